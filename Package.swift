@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// pushworker — the delivery fleet of OpenNotification. See ../shared/DESIGN.md and README.md.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "pushworker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushworker", targets: ["pushworker"]),
+    ],
+    targets: [
+        // C modules: a module map + shim.h of typed wrappers for what Swift cannot call.
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Pure core: no C import, no I/O.
+        .target(name: "PushCore", swiftSettings: strict),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+
+        // Adapters: one Swift wrapper per C library.
+        .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
+        .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto"], swiftSettings: strict),
+
+        .target(
+            name: "PushRuntime",
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "CMicroHTTPD"],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "pushworker", dependencies: ["PushRuntime"], swiftSettings: strict),
+
+        .target(name: "PushTestSupport", path: "Tests/PushTestSupport", swiftSettings: strict),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
+        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushTestSupport"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+/// PushHTTP: the pooled libcurl-multi HTTP/2 client.
+public enum PushHTTPModule {}

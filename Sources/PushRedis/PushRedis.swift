@@ -1,0 +1,2 @@
+/// PushRedis: hiredis adapter, pipelined per batch.
+public enum PushRedisModule {}

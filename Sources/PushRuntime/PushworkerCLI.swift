@@ -1,0 +1,56 @@
+import PushCore
+import PushKafka
+import PushSandbox
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `pushworker` command line: subcommand dispatch (DESIGN §10).
+public enum PushworkerCLI {
+    static let usage = """
+    usage: pushworker <command> [options]
+
+    commands:
+      run                 the worker: consume jobs, deliver, publish results
+      render [FILE|-]     dry run: print the provider requests of a job, one JSON line per recipient
+      send [FILE|-]       deliver one job directly (no Kafka), one result line per recipient
+      enqueue [FILE|-]    validate and produce jobs to the jobs topic
+      sandbox             the HTTP/2 provider emulator (APNs, FCM, Web Push)
+      dev-broker          development Kafka broker (librdkafka mock cluster)
+      demo                run a sample campaign end to end on embedded services
+      bench               benchmarks
+      topics apply|print  declared topics
+      msgid verify|decode a signed message id
+      config check|print  configuration
+      events              the tracking endpoint
+
+    Run `pushworker <command> --help` for a command's options.
+    """
+
+    /// Runs the command line `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            printError(usage)
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "--help", "-h", "help":
+            print(usage)
+            return ExitCode.ok
+        case "sandbox": return SandboxCommand.main(rest)
+        case "dev-broker": return DevBrokerCommand.main(rest)
+        default:
+            printError("pushworker: unknown command '\(command)'\n\n\(usage)")
+            return ExitCode.usage
+        }
+    }
+}
+
+/// Writes `message` and a newline to standard error.
+func printError(_ message: String) {
+    var text = message
+    text.append("\n")
+    var bytes = Array(text.utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}

@@ -1,0 +1,6 @@
+import PushRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(PushworkerCLI.main(Array(CommandLine.arguments.dropFirst())))
