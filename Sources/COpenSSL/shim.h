@@ -16,6 +16,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/crypto.h>
+#include "shim_tls.h"
 /* Typed wrappers for function-like macros, prefixed pw_ssl_. */
 static inline void pw_ssl_free(void *p) { OPENSSL_free(p); }
 static inline EVP_PKEY *pw_ssl_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
