@@ -1,0 +1,37 @@
+# pushworker — the two set-up commands are `make demo` and `make test` (see README.md).
+SHELL := /bin/bash
+export PATH := $(PATH):/opt/swift/usr/bin
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?= -j 2
+BIN := .build/debug/pushworker
+
+.PHONY: deps build release demo test test-swift test-ops bench chaos clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@$(SWIFT) build $(SWIFT_BUILD_FLAGS) 2>&1 | grep -vE 'prohibited flag|^\[[0-9]+/[0-9]+\]' || true
+	@test -x $(BIN)
+
+release: deps
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
+
+# Builds, starts embedded Redis, a Kafka broker and the provider sandbox, runs a sample
+# campaign end to end, prints the summary and stops everything it started.
+demo: build
+	@$(BIN) demo
+
+# Installs what is missing, starts nothing by hand: every test starts (and stops) the
+# services it needs on free loopback ports.
+test: deps test-swift test-ops
+
+test-swift:
+	@$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) 2>&1 | grep -E 'error|warning: (unre|var)' || true
+	$(SWIFT) test --skip-build --parallel --num-workers 2 2>&1 | tail -n 400 | grep -vE '^\s*$$' ; exit $${PIPESTATUS[0]}
+
+test-ops:
+	@bash scripts/ops-checks.sh
+
+clean:
+	rm -rf .build

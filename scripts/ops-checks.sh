@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Non-Swift checks run by `make test`: topic files and JSON Schemas against fixtures, the Helm
+# chart rendered and validated, the image's runtime libraries. Python tools live in a venv under
+# .build so nothing is installed system-wide.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=.build/ops-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if [ -f scripts/requirements-ci.txt ]; then
+  "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/requirements-ci.txt
+fi
+status=0
+for check in scripts/check_schemas.py scripts/check_chart.py; do
+  if [ -f "$check" ]; then
+    echo "== $check"
+    "$venv/bin/python" "$check" || status=1
+  fi
+done
+if [ -f scripts/check_image_libs.sh ] && [ -x .build/debug/pushworker ]; then
+  echo "== scripts/check_image_libs.sh"
+  bash scripts/check_image_libs.sh .build/debug/pushworker || status=1
+fi
+exit $status
