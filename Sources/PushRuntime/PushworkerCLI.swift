@@ -38,6 +38,11 @@ public enum PushworkerCLI {
         case "--help", "-h", "help":
             print(usage)
             return ExitCode.ok
+        case "run": return RunCommand.main(rest)
+        case "render": return RenderCommand.main(rest)
+        case "send": return SendCommand.main(rest)
+        case "msgid": return MsgIDCommand.main(rest)
+        case "config": return ConfigCommand.main(rest)
         case "sandbox": return SandboxCommand.main(rest)
         case "dev-broker": return DevBrokerCommand.main(rest)
         default:

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Turns a provider's HTTP answer into a ``ProviderOutcome`` (DESIGN §7 Classification). Pure
+/// and table-tested; unknown reason strings are preserved verbatim, never fatal.
+public enum ResponseClassifier {
+    /// Classifies an HTTP response. `header` looks up a response header by lower-case name.
+    public static func classify(platform: Platform, status: Int, header: (String) -> String?, body: [UInt8],
+                                nowUnix: Double) -> ProviderOutcome {
+        switch platform {
+        case .ios: APNSResponseClassifier.classify(status: status, header: header, body: body, nowUnix: nowUnix)
+        case .android: FCMResponseClassifier.classify(status: status, header: header, body: body, nowUnix: nowUnix)
+        case .web: WebPushResponseClassifier.classify(status: status, header: header, nowUnix: nowUnix)
+        }
+    }
+
+    /// Classifies a failure before any status arrived: all transient except a shutdown.
+    public static func classify(transport failure: TransportFailure) -> ProviderOutcome {
+        switch failure {
+        case .timeout: .retry(reason: "timeout", retryAfterSeconds: nil, scope: .recipient)
+        case .connect: .retry(reason: "connect_error", retryAfterSeconds: nil, scope: .provider)
+        case .tls: .retry(reason: "tls_error", retryAfterSeconds: nil, scope: .provider)
+        case .protocolError: .retry(reason: "protocol_error", retryAfterSeconds: nil, scope: .recipient)
+        case .shutdown: .retry(reason: "shutdown", retryAfterSeconds: nil, scope: .recipient)
+        case .other: .retry(reason: "transport_error", retryAfterSeconds: nil, scope: .recipient)
+        }
+    }
+}
+
+/// APNs (Apple: "Handling notification responses from APNs").
+public enum APNSResponseClassifier {
+    /// 400 reasons that mean the token itself is dead or belongs elsewhere.
+    static let invalidTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic"]
+
+    public static func classify(status: Int, header: (String) -> String?, body: [UInt8], nowUnix: Double) -> ProviderOutcome {
+        if status == 200 { return .sent(providerMessageID: header("apns-id")) }
+        let object = ProviderJSON.object(body)
+        let reason = object?["reason"] as? String
+        let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
+        switch status {
+        case 410:
+            // `timestamp`: ms since epoch when APNs learned the token was invalid; a token
+            // re-registered later is valid again (DESIGN §15 Re-registration).
+            let timestamp = (object?["timestamp"] as? NSNumber)?.int64Value
+            return .invalidToken(reason: reason ?? "Unregistered", invalidSinceMs: timestamp ?? Int64(nowUnix * 1000))
+        case 400 where reason.map(invalidTokenReasons.contains) == true:
+            return .invalidToken(reason: reason, invalidSinceMs: Int64(nowUnix * 1000))
+        case 403 where reason == "ExpiredProviderToken":
+            return .authExpired(reason: "ExpiredProviderToken")
+        case 429 where reason == "TooManyRequests":
+            // Too many pushes to one device: only this recipient waits.
+            return .retry(reason: reason, retryAfterSeconds: retryAfter, scope: .recipient)
+        case 429:
+            return .retry(reason: reason, retryAfterSeconds: retryAfter, scope: .provider)
+        case 500...599:
+            return .retry(reason: reason, retryAfterSeconds: retryAfter, scope: .provider)
+        default:
+            return .rejected(reason: reason ?? "http_\(status)")
+        }
+    }
+}
+
+/// FCM HTTP v1 (firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode).
+public enum FCMResponseClassifier {
+    public static func classify(status: Int, header: (String) -> String?, body: [UInt8], nowUnix: Double) -> ProviderOutcome {
+        let object = ProviderJSON.object(body)
+        if status == 200 { return .sent(providerMessageID: object?["name"] as? String) }
+        let error = object?["error"] as? [String: Any]
+        let statusText = error?["status"] as? String
+        var errorCode: String?
+        for detail in error?["details"] as? [[String: Any]] ?? [] {
+            if let code = detail["errorCode"] as? String { errorCode = code; break }
+        }
+        let reason = errorCode ?? statusText
+        let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
+        switch (status, reason) {
+        case (404, _) where reason == "UNREGISTERED" || reason == "NOT_FOUND":
+            return .invalidToken(reason: "UNREGISTERED", invalidSinceMs: Int64(nowUnix * 1000))
+        case (400, "UNREGISTERED"):
+            return .invalidToken(reason: "UNREGISTERED", invalidSinceMs: Int64(nowUnix * 1000))
+        case (401, _):
+            return .authExpired(reason: reason ?? "UNAUTHENTICATED")
+        case (429, _):
+            // QUOTA_EXCEEDED and any 429 naming no device: the app+provider pair waits, fleet-wide.
+            return .retry(reason: reason ?? "QUOTA_EXCEEDED", retryAfterSeconds: retryAfter, scope: .provider)
+        case (500...599, _):
+            return .retry(reason: reason ?? (status == 503 ? "UNAVAILABLE" : "INTERNAL"), retryAfterSeconds: retryAfter, scope: .provider)
+        default:
+            return .rejected(reason: reason ?? "http_\(status)")
+        }
+    }
+}
+
+/// Web Push (RFC 8030 §5, §6.2; push services answer 201 Created).
+public enum WebPushResponseClassifier {
+    public static func classify(status: Int, header: (String) -> String?, nowUnix: Double) -> ProviderOutcome {
+        let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
+        switch status {
+        case 200...299: return .sent(providerMessageID: header("location"))
+        // 404/410: the subscription is gone; DESIGN §15 keeps reason null, status in httpStatus.
+        case 404, 410: return .invalidToken(reason: nil, invalidSinceMs: Int64(nowUnix * 1000))
+        case 413: return .rejected(reason: "payload_too_large")
+        case 429: return .retry(reason: nil, retryAfterSeconds: retryAfter, scope: .provider)
+        case 500...599: return .retry(reason: nil, retryAfterSeconds: retryAfter, scope: .provider)
+        default: return .rejected(reason: nil)
+        }
+    }
+}
+
+/// Small provider bodies only (reasons, error objects); never payloads.
+enum ProviderJSON {
+    static func object(_ body: [UInt8]) -> [String: Any]? {
+        guard !body.isEmpty, body.count <= 65_536, body.first == UInt8(ascii: "{") else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+}

@@ -1,0 +1,97 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushHTTP
+import Synchronization
+
+/// `pushworker run`: the worker (DESIGN §1, §9, §12).
+enum RunCommand {
+    static let usage = """
+    usage: pushworker run
+
+    Consumes fan-out jobs from PUSHWORKER_TOPIC_JOBS (and due retries from PUSHWORKER_TOPIC_RETRY)
+    in the consumer group PUSHWORKER_KAFKA_GROUP, delivers every recipient, publishes results.
+    Configured by the environment (see `pushworker config check` and README's table).
+    Serves /metrics, /healthz and /readyz on PUSHWORKER_HTTP_ADDR. SIGTERM drains and exits 0.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
+        let configuration: Configuration
+        do { configuration = try Configuration.load(purpose: .worker) } catch {
+            printError("configuration problems:\n\(error)")
+            return ExitCode.config
+        }
+        return run(configuration, installSignalHandlers: true)
+    }
+
+    /// Runs a worker until SIGTERM (or `stop` is set by the caller, for the demo).
+    static func run(_ configuration: Configuration, installSignalHandlers: Bool, started: (@Sendable (Worker) -> Void)? = nil) -> Int32 {
+        let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
+        do {
+            let info = try LibcurlCheck.validate(allowCleartextHTTP2: false)
+            logger.info("libcurl", ["curl.version": info.version, "curl.ssl": info.sslVersion])
+        } catch {
+            logger.error("refusing to start", ["error": error.description])
+            return ExitCode.unavailable
+        }
+        let metrics = Metrics()
+        let worker: Worker
+        do { worker = try Worker(configuration: configuration, logger: logger, metrics: metrics) } catch {
+            logger.error("cannot start the worker", ["error": "\(error)"])
+            return ExitCode.unavailable
+        }
+        var listener: HTTPListener?
+        if let address = HostPort(configuration.httpAddr) {
+            do {
+                listener = try HTTPListener(address: address) { request in
+                    switch request.path {
+                    case "/metrics":
+                        return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render())
+                    case "/healthz":
+                        return .init(status: 200, body: "ok\n")
+                    case "/readyz":
+                        return worker.isReady ? .init(status: 200, body: "ready\n") : .init(status: 503, body: "not ready\n")
+                    default:
+                        return .init(status: 404, body: "not found\n")
+                    }
+                }
+                logger.info("http listener", ["http.addr": configuration.httpAddr, "http.port": "\(listener?.port ?? 0)"])
+            } catch {
+                logger.error("cannot listen for metrics/health", ["http.addr": configuration.httpAddr, "error": "\(error)"])
+                return ExitCode.unavailable
+            }
+        }
+        var sources: [any DispatchSourceSignal] = []
+        if installSignalHandlers {
+            let signals = Signals()
+            for number in [SIGTERM, SIGINT] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    if signals.received() > 1 {
+                        logger.warning("second signal: exiting at once")
+                        _exit(1)
+                    }
+                    logger.info("signal received: draining", ["signal": "\(number)"])
+                    worker.requestStop()
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
+        started?(worker)
+        let status = worker.run()
+        listener?.stop()
+        _ = sources
+        return status
+    }
+}
+
+/// Counts signals received (the second one exits at once).
+final class Signals: Sendable {
+    private let count = Atomic<Int>(0)
+    func received() -> Int { count.add(1, ordering: .relaxed).newValue }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import PushCore
+import PushCrypto
+import Synchronization
+
+/// One app's provider credentials, parsed from `<dir>/<appId>/` (DESIGN §9). Keys live only
+/// here, in memory; nothing in this type is ever logged.
+public struct AppCredentials: Sendable {
+    public struct APNS: Sendable {
+        public var teamID: String
+        public var keyID: String
+        public var key: P256PrivateKey
+        public var topic: String
+        public var endpoint: String
+    }
+    public struct FCM: Sendable {
+        public var projectID: String
+        public var clientEmail: String
+        public var privateKeyID: String?
+        public var key: RSAPrivateKey
+        public var tokenURI: String
+        public var endpoint: String
+    }
+    public struct WebPush: Sendable {
+        public var subject: String
+        public var key: P256PrivateKey
+        public var publicKey: String
+    }
+    public var appID: String
+    public var apns: APNS?
+    public var fcm: FCM?
+    public var webPush: WebPush?
+    public var additionalDataAtRoot: Bool
+    /// `app.json` `ratePerSecond`: the app's fleet-wide send budget per provider.
+    public var ratePerSecond: Double?
+    /// Files that exist but could not be used, with the reason (never the content).
+    public var problems: [String]
+
+    /// What payload builders need (no secrets).
+    public var profile: AppProfile {
+        AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) },
+                   fcm: fcm.map { AppProfile.FCM(projectID: $0.projectID, endpoint: $0.endpoint) },
+                   hasWebPush: webPush != nil, additionalDataAtRoot: additionalDataAtRoot)
+    }
+
+    /// Loads `folder` (one app). Missing files mean "no credentials for that platform".
+    public static func load(appID: String, folder: URL) -> AppCredentials {
+        var credentials = AppCredentials(appID: appID, apns: nil, fcm: nil, webPush: nil, additionalDataAtRoot: false,
+                                         ratePerSecond: nil, problems: [])
+        func object(_ name: String) -> [String: Any]? {
+            let url = folder.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+            guard let data = try? Data(contentsOf: url),
+                  let value = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                credentials.problems.append("\(appID)/\(name): not a JSON object")
+                return nil
+            }
+            return value
+        }
+        if let apns = object("apns.json") {
+            do {
+                guard let teamID = apns["teamId"] as? String, let keyID = apns["keyId"] as? String,
+                      let topic = apns["topic"] as? String else {
+                    throw CredentialsError("needs teamId, keyId and topic")
+                }
+                var pem = apns["privateKey"] as? String
+                if pem == nil, let file = apns["privateKeyFile"] as? String {
+                    // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+                    guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
+                        throw CredentialsError("privateKeyFile must be a path inside the app's folder")
+                    }
+                    pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                }
+                guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
+                let key = try P256PrivateKey(pem: pem)
+                credentials.apns = APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
+                                        endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
+            } catch {
+                credentials.problems.append("\(appID)/apns.json: \(error)")
+            }
+        }
+        if let fcm = object("fcm.json") {
+            do {
+                guard let projectID = fcm["project_id"] as? String, let email = fcm["client_email"] as? String,
+                      let pem = fcm["private_key"] as? String else {
+                    throw CredentialsError("needs project_id, client_email and private_key (a Google service-account file)")
+                }
+                let key = try RSAPrivateKey(pem: pem)
+                credentials.fcm = FCM(projectID: projectID, clientEmail: email, privateKeyID: fcm["private_key_id"] as? String,
+                                      key: key, tokenURI: fcm["token_uri"] as? String ?? "https://oauth2.googleapis.com/token",
+                                      endpoint: Self.trimSlash(fcm["endpoint"] as? String ?? "https://fcm.googleapis.com"))
+            } catch {
+                credentials.problems.append("\(appID)/fcm.json: \(error)")
+            }
+        }
+        if let web = object("webpush.json") {
+            do {
+                guard let subject = web["subject"] as? String, let publicKey = web["publicKey"] as? String,
+                      let privateKey = web["privateKey"] as? String else {
+                    throw CredentialsError("needs subject, publicKey and privateKey")
+                }
+                guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+                    throw CredentialsError("subject must be a mailto: or https: URL (RFC 8292 §2.1)")
+                }
+                guard let scalar = Base64URL.decode(privateKey) else { throw CredentialsError("privateKey is not base64url") }
+                let key = try P256PrivateKey(rawScalar: scalar)
+                guard Base64URL.encode(key.publicKey.uncompressed) == publicKey.replacingOccurrences(of: "=", with: "") else {
+                    throw CredentialsError("publicKey does not match privateKey")
+                }
+                credentials.webPush = WebPush(subject: subject, key: key, publicKey: publicKey)
+            } catch {
+                credentials.problems.append("\(appID)/webpush.json: \(error)")
+            }
+        }
+        if let app = object("app.json") {
+            credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false
+            credentials.ratePerSecond = (app["ratePerSecond"] as? NSNumber)?.doubleValue
+        }
+        return credentials
+    }
+
+    static func trimSlash(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+}
+
+struct CredentialsError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Credentials of every app, loaded on first use and reloaded when the mounted files change
+/// (a Kubernetes Secret update swaps the `..data` symlink: we compare modification times).
+public final class CredentialsStore: Sendable {
+    private struct Entry { var credentials: AppCredentials; var stamp: [Double]; var checkedAt: Double }
+    private let directory: URL?
+    private let entries = Mutex<[String: Entry]>([:])
+    private let recheckSeconds: Double
+    private let logger: Logger?
+
+    /// `directory` nil ⇒ no app has credentials.
+    public init(directory: String?, recheckSeconds: Double = 10, logger: Logger? = nil) {
+        self.directory = directory.map { URL(fileURLWithPath: $0) }
+        self.recheckSeconds = recheckSeconds
+        self.logger = logger
+    }
+
+    public var hasDirectory: Bool { directory != nil }
+
+    /// The app's credentials (nil when the folder has none). `appID` was validated by the job
+    /// decoder (`[A-Za-z0-9._-]+`, not `.`/`..`), so it is a safe path component.
+    public func credentials(for appID: String, now: Double = Date().timeIntervalSince1970) -> AppCredentials? {
+        guard let directory else { return nil }
+        if let entry = entries.withLock({ $0[appID] }), now - entry.checkedAt < recheckSeconds {
+            return entry.credentials
+        }
+        let folder = directory.appendingPathComponent(appID)
+        let stamp = Self.stamp(folder)
+        if let entry = entries.withLock({ $0[appID] }), entry.stamp == stamp {
+            entries.withLock { $0[appID]?.checkedAt = now }
+            return entry.credentials
+        }
+        let credentials = AppCredentials.load(appID: appID, folder: folder)
+        for problem in credentials.problems { logger?.error("credentials unusable", ["problem": problem]) }
+        entries.withLock { $0[appID] = Entry(credentials: credentials, stamp: stamp, checkedAt: now) }
+        return credentials
+    }
+
+    static func stamp(_ folder: URL) -> [Double] {
+        ["apns.json", "fcm.json", "webpush.json", "app.json"].map { name in
+            let path = folder.appendingPathComponent(name).path
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+            return (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? -1
+        }
+    }
+}

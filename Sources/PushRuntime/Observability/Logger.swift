@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// JSON-lines (or text) logger on standard error. Metadata, not interpolation; never log a
+/// secret or a raw token (hash it: ``TokenHash``).
+public final class Logger: Sendable {
+    public typealias Level = Configuration.LogLevel
+    private let minimum: Level
+    private let format: Configuration.LogFormat
+    private let lock = Mutex(())
+
+    public init(level: Level = .info, format: Configuration.LogFormat = .json) {
+        self.minimum = level
+        self.format = format
+    }
+
+    public func isEnabled(_ level: Level) -> Bool { level >= minimum }
+
+    public func log(_ level: Level, _ message: String, _ metadata: [String: String] = [:]) {
+        guard isEnabled(level) else { return }
+        var line: String
+        let timestamp = Timestamp.rfc3339Millis(Date())
+        switch format {
+        case .json:
+            line = "{\"at\":\"\(timestamp)\",\"level\":\"\(level.rawValue)\",\"msg\":\(JSONText.quote(message))"
+            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+                line += ",\(JSONText.quote(key)):\(JSONText.quote(value))"
+            }
+            line += "}\n"
+        case .text:
+            line = "\(timestamp) \(level.rawValue.uppercased()) \(message)"
+            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+            line += "\n"
+        }
+        lock.withLock { _ in
+            var bytes = Array(line.utf8)
+            _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        }
+    }
+
+    public func debug(_ message: String, _ metadata: [String: String] = [:]) { log(.debug, message, metadata) }
+    public func info(_ message: String, _ metadata: [String: String] = [:]) { log(.info, message, metadata) }
+    public func warning(_ message: String, _ metadata: [String: String] = [:]) { log(.warning, message, metadata) }
+    public func error(_ message: String, _ metadata: [String: String] = [:]) { log(.error, message, metadata) }
+}
+
+/// Minimal JSON string quoting for log lines and small documents built in the runtime.
+enum JSONText {
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+        return out
+    }
+}
+
+/// RFC 3339 UTC timestamps with milliseconds (`2026-11-30T10:00:01.234Z`).
+public enum Timestamp {
+    public static func rfc3339Millis(_ date: Date) -> String {
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        return rfc3339Millis(unixMillis: millis)
+    }
+
+    public static func rfc3339Millis(unixMillis: Int64) -> String {
+        let seconds = unixMillis >= 0 ? unixMillis / 1000 : (unixMillis - 999) / 1000
+        let millis = Int(unixMillis - seconds * 1000)
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T" +
+            "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    public static func rfc3339Seconds(_ date: Date) -> String {
+        var text = rfc3339Millis(date)
+        text.removeSubrange(text.index(text.endIndex, offsetBy: -5)..<text.index(text.endIndex, offsetBy: -1))
+        return text
+    }
+}

@@ -1,0 +1,100 @@
+import Synchronization
+
+/// Prometheus metrics of the worker (DESIGN §12; names start `pushworker_`, labels from small
+/// fixed sets only: never a token, campaign or app id). Created once, updated lock-free or under
+/// a short lock, rendered as Prometheus text by `/metrics`.
+public final class Metrics: Sendable {
+    private struct Key: Hashable { var name: String; var labels: String }
+    private let counters = Mutex<[Key: Double]>([:])
+    private let gauges = Mutex<[Key: Double]>([:])
+    private let histograms = Mutex<[Key: Histogram]>([:])
+    private let help: [String: (type: String, help: String)] = [
+        "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason."),
+        "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency."),
+        "pushworker_provider_responses_total": ("counter", "Provider responses by provider and HTTP status."),
+        "pushworker_in_flight": ("gauge", "Recipients currently being delivered."),
+        "pushworker_jobs_total": ("counter", "Jobs consumed, by outcome."),
+        "pushworker_retries_total": ("counter", "Recipients handed to the retry topic."),
+        "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic."),
+        "pushworker_redis_errors_total": ("counter", "Redis errors."),
+        "pushworker_kafka_errors_total": ("counter", "Kafka client errors."),
+        "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition."),
+        "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched."),
+        "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined)."),
+    ]
+
+    public init() {}
+
+    public func increment(_ name: String, _ labels: [(String, String)] = [], by amount: Double = 1) {
+        let key = Key(name: name, labels: Self.render(labels))
+        counters.withLock { $0[key, default: 0] += amount }
+    }
+
+    public func set(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
+        let key = Key(name: name, labels: Self.render(labels))
+        gauges.withLock { $0[key] = value }
+    }
+
+    public func observe(_ name: String, _ labels: [(String, String)] = [], seconds: Double) {
+        let key = Key(name: name, labels: Self.render(labels))
+        histograms.withLock { $0[key, default: Histogram()].observe(seconds) }
+    }
+
+    /// The current value of a counter (tests, summaries).
+    public func counter(_ name: String, _ labels: [(String, String)] = []) -> Double {
+        counters.withLock { $0[Key(name: name, labels: Self.render(labels))] ?? 0 }
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    public func render() -> String {
+        var byName: [String: [String]] = [:]
+        for (key, value) in counters.withLock({ $0 }) { byName[key.name, default: []].append("\(key.name)\(key.labels) \(Self.number(value))") }
+        for (key, value) in gauges.withLock({ $0 }) { byName[key.name, default: []].append("\(key.name)\(key.labels) \(Self.number(value))") }
+        for (key, histogram) in histograms.withLock({ $0 }) {
+            byName[key.name, default: []].append(contentsOf: histogram.lines(name: key.name, labels: key.labels))
+        }
+        var out = ""
+        for name in byName.keys.sorted() {
+            if let meta = help[name] { out += "# HELP \(name) \(meta.help)\n# TYPE \(name) \(meta.type)\n" }
+            for line in byName[name, default: []].sorted() { out += line + "\n" }
+        }
+        return out
+    }
+
+    static func render(_ labels: [(String, String)]) -> String {
+        guard !labels.isEmpty else { return "" }
+        return "{" + labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+/// A fixed-bucket latency histogram (seconds).
+struct Histogram: Sendable {
+    static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    var counts = [UInt64](repeating: 0, count: Histogram.bounds.count)
+    var sum = 0.0
+    var count: UInt64 = 0
+
+    mutating func observe(_ value: Double) {
+        for (index, bound) in Self.bounds.enumerated() where value <= bound { counts[index] += 1 }
+        sum += value
+        count += 1
+    }
+
+    func lines(name: String, labels: String) -> [String] {
+        let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
+        var lines = Self.bounds.enumerated().map { "\(name)_bucket{\(inner)le=\"\($0.element)\"} \(counts[$0.offset])" }
+        lines.append("\(name)_bucket{\(inner)le=\"+Inf\"} \(count)")
+        lines.append("\(name)_sum\(labels) \(sum)")
+        lines.append("\(name)_count\(labels) \(count)")
+        return lines
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import PushCore
+import PushCrypto
+
+/// One recipient of a job, planned: its request, or why there is none. Shared by `render`,
+/// `send` and the worker, so the three can never disagree about a payload.
+public struct PlannedRecipient: Sendable {
+    public enum State: Sendable {
+        case ready(ProviderRequest)
+        case rejected(reason: String)
+        case expired
+    }
+    public var recipient: Recipient
+    public var platform: String
+    public var language: String?
+    public var msgID: String?
+    /// Hash of the token or endpoint (logs, Redis, `push.tokens.v1`): never the token itself.
+    public var tokenHash: String
+    public var state: State
+}
+
+/// Plans every recipient of a job: language, templates, msgId, target validation, payload.
+public struct JobPlanner: Sendable {
+    public var keyring: MsgIDKeyring
+    public var webPushPolicy: WebPushPolicy
+
+    public init(keyring: MsgIDKeyring, webPushPolicy: WebPushPolicy) {
+        self.keyring = keyring
+        self.webPushPolicy = webPushPolicy
+    }
+
+    /// `profile` nil ⇒ the app has no credentials at all (every recipient `no_credentials`).
+    public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date) -> [PlannedRecipient] {
+        let prepared = PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy))
+        let issuedAt = Int(now.timeIntervalSince1970)
+        return job.recipients.map { recipient in
+            let hash = TokenHash.of(recipient)
+            var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformName, language: nil, msgID: nil,
+                                           tokenHash: hash, state: .expired)
+            switch prepared.resolve(recipient) {
+            case .expired(let msgID):
+                planned.msgID = msgID
+            case .rejected(let reason, let language, let msgID):
+                planned.language = language
+                planned.msgID = msgID
+                planned.state = .rejected(reason: reason)
+            case .ready(let content, let target):
+                planned.language = content.language
+                planned.msgID = content.msgID
+                guard let profile else {
+                    planned.state = .rejected(reason: "no_credentials")
+                    return planned
+                }
+                switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
+                case .success(let request): planned.state = .ready(request)
+                case .failure(let error): planned.state = .rejected(reason: error.reason)
+                }
+            }
+            return planned
+        }
+    }
+}
+
+/// Tokens are never logged or stored in clear: SHA-256, hex, first 32 characters.
+public enum TokenHash {
+    public static func of(_ recipient: Recipient) -> String {
+        of(recipient.token ?? recipient.subscriptionEndpoint ?? "")
+    }
+
+    public static func of(_ token: String) -> String {
+        let digest = Digest.sha256(Array(token.utf8))
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for byte in digest.prefix(16) {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
