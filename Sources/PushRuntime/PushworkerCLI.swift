@@ -43,6 +43,7 @@ public enum PushworkerCLI {
         case "send": return SendCommand.main(rest)
         case "msgid": return MsgIDCommand.main(rest)
         case "config": return ConfigCommand.main(rest)
+        case "demo": return DemoCommand.main(rest)
         case "sandbox": return SandboxCommand.main(rest)
         case "dev-broker": return DevBrokerCommand.main(rest)
         default:
