@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
