@@ -85,7 +85,7 @@ public enum APNSPayloadBuilder {
         let background = isBackground(content)
         let alert = !background && (text.title != nil || text.subtitle != nil || text.body != nil
             || ios.locKey != nil || ios.titleLocKey != nil)
-        var json = JSONWriter(capacity: 1024)
+        var json = JSONWriter(capacity: 2048)
         json.beginObject()
         json.key("aps")
         json.beginObject()

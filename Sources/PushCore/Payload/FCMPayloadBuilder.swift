@@ -90,7 +90,7 @@ public enum FCMPayloadBuilder {
                         actionsJSON: String?) -> (body: [UInt8], dataBytes: Int) {
         let pairs = dataPairs(content, text: text, actionsJSON: actionsJSON)
         var dataBytes = 0
-        var json = JSONWriter(capacity: 1024)
+        var json = JSONWriter(capacity: 2048)
         json.beginObject()
         json.key("message")
         json.beginObject()

@@ -56,26 +56,29 @@ public enum NotificationTextFitter {
         var current = text
         for field in [\NotificationText.body, \.subtitle, \.title] {
             guard let value = current[keyPath: field], !value.isEmpty else { continue }
+            // A text no longer than "…" gains nothing from being cut: leave it, cut the next.
+            if value.utf8.count <= ellipsisCost && JSONWriter.escapedCount(value) <= ellipsisCost { continue }
             var probe = current
             probe[keyPath: field] = ""
             let base = sizes(probe)
-            let costs = CharacterCosts(value)
-            // A text no longer than "…" gains nothing from being cut: leave it, cut the next.
-            if costs.isAtMostEllipsis { continue }
-            // Largest k such that the first k characters + "…" fit every budget.
-            func fitsPrefix(_ k: Int) -> Bool {
-                for (index, budget) in budgets.enumerated() {
-                    let cost = budget.measure == .utf8 ? costs.utf8[k] : costs.escaped[k]
-                    if base[index] + cost + ellipsisCost > budget.limit { return false }
-                }
-                return true
+            // Room for the kept characters in each measure; characters past it can never fit,
+            // so they are not even segmented (the work is bounded by the budget, not the text).
+            var roomUTF8 = Int.max
+            var roomEscaped = Int.max
+            for (index, budget) in budgets.enumerated() {
+                let room = budget.limit - base[index] - ellipsisCost
+                if budget.measure == .utf8 { roomUTF8 = min(roomUTF8, room) } else { roomEscaped = min(roomEscaped, room) }
             }
-            guard fitsPrefix(0) else {
+            guard roomUTF8 >= 0 && roomEscaped >= 0 else {
                 current[keyPath: field] = ellipsis
                 continue
             }
+            let costs = CharacterCosts(value, roomUTF8: roomUTF8, roomEscaped: roomEscaped)
+            func fitsPrefix(_ k: Int) -> Bool { costs.utf8[k] <= roomUTF8 && costs.escaped[k] <= roomEscaped }
+            // Binary search for the largest k whose first k characters + "…" fit.
             var low = 0 // fits
-            var high = costs.count // the whole text does not fit (checked above)
+            var high = costs.count
+            if fitsPrefix(high) { low = high }
             while high - low > 1 {
                 let middle = low + (high - low) / 2
                 if fitsPrefix(middle) { low = middle } else { high = middle }
@@ -87,24 +90,23 @@ public enum NotificationTextFitter {
     }
 }
 
-/// Prefix sums of a string's per-character byte costs.
+/// Prefix sums of a string's per-character byte costs, up to the first character that
+/// overflows the room (inclusive) or the end of the string.
 private struct CharacterCosts {
     /// `utf8[k]`: UTF-8 bytes of the first k characters.
-    var utf8: [Int]
+    var utf8: [Int] = [0]
     /// `escaped[k]`: bytes of the first k characters inside a JSON string.
-    var escaped: [Int]
+    var escaped: [Int] = [0]
     /// `ends[k]`: the index after the first k characters.
     var ends: [String.Index]
     var count: Int { ends.count - 1 }
 
-    init(_ value: String) {
-        utf8 = [0]
-        escaped = [0]
+    init(_ value: String, roomUTF8: Int, roomEscaped: Int) {
         ends = [value.startIndex]
         var rawTotal = 0
         var escapedTotal = 0
         var index = value.startIndex
-        while index < value.endIndex {
+        while index < value.endIndex && rawTotal <= roomUTF8 && escapedTotal <= roomEscaped {
             let next = value.index(after: index)
             for byte in value.utf8[index..<next] {
                 rawTotal += 1
@@ -115,9 +117,5 @@ private struct CharacterCosts {
             ends.append(next)
             index = next
         }
-    }
-
-    var isAtMostEllipsis: Bool {
-        (utf8.last ?? 0) <= 3 && (escaped.last ?? 0) <= 3
     }
 }

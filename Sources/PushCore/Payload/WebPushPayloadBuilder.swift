@@ -51,7 +51,7 @@ public enum WebPushPayloadBuilder {
     /// no subtitle line: it is not sent.
     static func payload(_ content: NotificationContent, browser: Browser, text: NotificationText) -> [UInt8] {
         let shown = content.actions.prefix(maxActions(for: browser))
-        var json = JSONWriter(capacity: 1024)
+        var json = JSONWriter(capacity: 2048)
         json.beginObject()
         json.member("title", ifPresent: text.title)
         json.member("body", ifPresent: text.body)
