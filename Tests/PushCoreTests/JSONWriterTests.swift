@@ -52,8 +52,8 @@ struct JSONWriterTests {
         #expect(text { $0.int(value) } == String(value))
     }
 
-    @Test("doubles: shortest round-trip, integral without fraction, non-finite as null", arguments: [
-        (0.8, "0.8"), (0.1 + 0.2, "0.30000000000000004"), (1.0, "1"), (-2.0, "-2"), (0.0, "0"),
+    @Test("doubles: shortest round-trip, non-finite as null", arguments: [
+        (0.8, "0.8"), (0.1 + 0.2, "0.30000000000000004"), (1.0, "1.0"), (-2.0, "-2.0"), (0.0, "0.0"),
         (0.25, "0.25"), (1e-7, "1e-07"), (1e300, "1e+300"),
         (Double.nan, "null"), (Double.infinity, "null"), (-Double.infinity, "null"),
     ] as [(Double, String)])

@@ -71,10 +71,9 @@ public struct JSONWriter: Sendable {
         separate()
         if !value.isFinite {
             appendASCII("null")
-        } else if value == value.rounded(.towardZero), abs(value) < 1e15 {
-            // Integral values: `1`, not `1.0` (both valid JSON; this one is shorter).
-            appendDecimal(Int(value))
         } else {
+            // Swift's description is the shortest round-trip form and always valid JSON
+            // (`0.8`, `1.0`, `1e-07`, `1e+300`).
             appendASCII(value.description)
         }
         needsComma = true
