@@ -4,9 +4,9 @@ import Testing
 
 @Suite("APNs payloads")
 struct PayloadAPNSTests {
-    private func apns(_ content: NotificationContent, profile: AppProfile = testProfile) throws -> (ProviderRequest, JSON) {
-        let request = try requireSuccess(build(content, .apns(deviceToken: apnsToken), profile: profile))
-        return (request, try parseJSON(request.body))
+    private func apns(_ content: NotificationContent, profile: AppProfile = payloadProfile) throws -> (ProviderRequest, PayloadJSON) {
+        let request = try requirePayload(buildPayload(content, .apns(deviceToken: payloadAPNSToken), profile: profile))
+        return (request, try parsePayloadJSON(request.body))
     }
 
     private func fullContent() -> NotificationContent {
@@ -23,7 +23,7 @@ struct PayloadAPNSTests {
     @Test("a full alert: aps, custom with compact keys, and headers")
     func fullAlert() throws {
         let (request, json) = try apns(fullContent())
-        let expected = JSON([
+        let expected = PayloadJSON([
             "aps": [
                 "alert": ["title": "Merhaba Ayşe", "subtitle": "Bugün", "body": "Her şeyde %20 indirim"],
                 "badge": 3, "sound": "default", "category": "promo", "thread-id": "sale",
@@ -39,7 +39,7 @@ struct PayloadAPNSTests {
             KeyValue("apns-topic", "com.example.shop"),
             KeyValue("apns-push-type", "alert"),
             KeyValue("apns-priority", "10"),
-            KeyValue("apns-expiration", String(testIssuedAt + 3600)),
+            KeyValue("apns-expiration", String(payloadIssuedAt + 3600)),
             KeyValue("apns-collapse-id", "sale"),
         ])
         let text = String(decoding: request.body, as: UTF8.self)
@@ -49,8 +49,8 @@ struct PayloadAPNSTests {
 
     @Test("a minimal alert carries only the alert and custom.i/c")
     func minimal() throws {
-        let (request, json) = try apns(simpleContent())
-        #expect(json == JSON([
+        let (request, json) = try apns(payloadSimpleContent())
+        #expect(json == PayloadJSON([
             "aps": ["alert": ["title": "Hi", "body": "Sale"]],
             "custom": ["i": "m.sig", "c": "cmp_42"],
         ]))
@@ -60,14 +60,14 @@ struct PayloadAPNSTests {
 
     @Test("a silent push is background, priority 5, content-available only")
     func silent() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.title = nil
         content.body = nil
         content.ios.contentAvailable = true
         content.ios.mutableContent = true
         content.data = [KeyValue("sync", "inbox")]
         let (request, json) = try apns(content)
-        #expect(json == JSON([
+        #expect(json == PayloadJSON([
             "aps": ["content-available": 1],
             "custom": ["i": "m.sig", "c": "cmp_42", "a": ["sync": "inbox"]] as [String: Any],
         ]))
@@ -80,7 +80,7 @@ struct PayloadAPNSTests {
         IOSOptions(badge: .init(mode: .set, value: 1), contentAvailable: true),
     ])
     func contentAvailableWithAlert(ios: IOSOptions) throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.title = nil
         content.body = nil
         content.ios = ios
@@ -92,7 +92,7 @@ struct PayloadAPNSTests {
 
     @Test("priority normal ⇒ apns-priority 5")
     func normalPriority() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.priority = .normal
         let (request, _) = try apns(content)
         #expect(request.header("apns-priority") == "5")
@@ -101,13 +101,13 @@ struct PayloadAPNSTests {
 
     @Test("loc keys travel in aps.alert beside or instead of text (seed 004)")
     func locKeys() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.title = nil
         content.body = nil
         content.ios = IOSOptions(sound: "message.caf", locKey: "NEW_MESSAGE_BODY", locArgs: ["Salom!"],
                                  titleLocKey: "NEW_MESSAGE_TITLE", titleLocArgs: ["Anna"])
         let (_, json) = try apns(content)
-        #expect(json["aps"] == JSON([
+        #expect(json["aps"] == PayloadJSON([
             "alert": ["title-loc-key": "NEW_MESSAGE_TITLE", "title-loc-args": ["Anna"],
                       "loc-key": "NEW_MESSAGE_BODY", "loc-args": ["Salom!"]] as [String: Any],
             "sound": "message.caf",
@@ -117,12 +117,12 @@ struct PayloadAPNSTests {
         content.ios.titleLocKey = nil
         content.body = "fallback"
         let (_, second) = try apns(content)
-        #expect(second["aps"]?["alert"] == JSON(["body": "fallback", "loc-key": "NEW_MESSAGE_BODY"]))
+        #expect(second["aps"]?["alert"] == PayloadJSON(["body": "fallback", "loc-key": "NEW_MESSAGE_BODY"]))
     }
 
     @Test("badge set ⇒ aps.badge; increase ⇒ custom.bi and mutable-content")
     func badge() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.ios.badge = .init(mode: .set, value: 7)
         let (_, set) = try apns(content)
         #expect(set["aps"]?["badge"] == .number(7))
@@ -138,14 +138,14 @@ struct PayloadAPNSTests {
 
     @Test("3 actions: derived category, buttons in custom.b, mutable-content forced")
     func actions() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.actions = [NotificationAction(id: "buy", title: "Buy", url: "https://shop.example/cart"),
                            NotificationAction(id: "later", title: "Later"),
                            NotificationAction(id: "no", title: "No thanks")]
         let (_, json) = try apns(content)
         #expect(json["aps"]?["category"] == .string("on.b.buy.later.no"))
         #expect(json["aps"]?["mutable-content"] == .number(1))
-        #expect(json["custom"]?["b"] == JSON([
+        #expect(json["custom"]?["b"] == PayloadJSON([
             ["i": "buy", "n": "Buy", "u": "https://shop.example/cart"],
             ["i": "later", "n": "Later"],
             ["i": "no", "n": "No thanks"],
@@ -159,11 +159,11 @@ struct PayloadAPNSTests {
 
     @Test("additionalDataAtRoot puts data keys at the payload root, not custom.a (seeds 000–002)")
     func additionalDataAtRoot() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.data = [KeyValue("promo_code", "SPRING20"), KeyValue("screen", "sale")]
-        let profile = AppProfile(apns: testProfile.apns, fcm: nil, hasWebPush: false, additionalDataAtRoot: true)
+        let profile = AppProfile(apns: payloadProfile.apns, fcm: nil, hasWebPush: false, additionalDataAtRoot: true)
         let (_, json) = try apns(content, profile: profile)
-        #expect(json == JSON([
+        #expect(json == PayloadJSON([
             "aps": ["alert": ["title": "Hi", "body": "Sale"]],
             "custom": ["i": "m.sig", "c": "cmp_42"],
             "promo_code": "SPRING20", "screen": "sale",
@@ -179,7 +179,7 @@ struct PayloadAPNSTests {
         (nil, 1_800_000_000, "1800000000"),
     ] as [(Int?, Int?, String)])
     func expiration(ttl: Int?, expiresAt: Int?, expected: String) throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.ttlSeconds = ttl
         content.expiresAtUnix = expiresAt
         let (request, _) = try apns(content)
@@ -188,7 +188,7 @@ struct PayloadAPNSTests {
 
     @Test("collapse id becomes apns-collapse-id")
     func collapseID() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.collapseID = "sale-2026"
         let (request, _) = try apns(content)
         #expect(request.header("apns-collapse-id") == "sale-2026")

@@ -5,16 +5,16 @@ import Testing
 // MARK: - Shared helpers for the Payload*Tests files (Foundation is used in tests only).
 
 /// Parsed JSON in a comparable form (JSONSerialization output or a Swift literal).
-indirect enum JSON: Equatable, CustomStringConvertible {
+indirect enum PayloadJSON: Equatable, CustomStringConvertible {
     case string(String), number(Double), bool(Bool), null
-    case array([JSON]), object([String: JSON])
+    case array([PayloadJSON]), object([String: PayloadJSON])
     case unsupported(String)
 
     init(_ value: Any) {
         switch value {
         case let string as String: self = .string(string)
-        case let object as [String: Any]: self = .object(object.mapValues(JSON.init))
-        case let array as [Any]: self = .array(array.map(JSON.init))
+        case let object as [String: Any]: self = .object(object.mapValues(PayloadJSON.init))
+        case let array as [Any]: self = .array(array.map(PayloadJSON.init))
         case is NSNull: self = .null
         default:
             let typeName = String(describing: type(of: value))
@@ -42,7 +42,7 @@ indirect enum JSON: Equatable, CustomStringConvertible {
         }
     }
 
-    subscript(_ key: String) -> JSON? {
+    subscript(_ key: String) -> PayloadJSON? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
@@ -53,11 +53,11 @@ indirect enum JSON: Equatable, CustomStringConvertible {
     }
 }
 
-func parseJSON(_ bytes: [UInt8]) throws -> JSON {
-    JSON(try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]))
+func parsePayloadJSON(_ bytes: [UInt8]) throws -> PayloadJSON {
+    PayloadJSON(try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]))
 }
 
-func requireSuccess(_ result: Result<ProviderRequest, PayloadError>,
+func requirePayload(_ result: Result<ProviderRequest, PayloadError>,
                     sourceLocation: SourceLocation = #_sourceLocation) throws -> ProviderRequest {
     switch result {
     case .success(let request): return request
@@ -67,27 +67,27 @@ func requireSuccess(_ result: Result<ProviderRequest, PayloadError>,
     }
 }
 
-let testIssuedAt = 1_796_036_400 // 2026-11-30T10:20:00Z
-let apnsToken = String(repeating: "ab", count: 32)
-let fcmToken = "fcm:APA91b-token_1"
-let testProfile = AppProfile(apns: .init(topic: "com.example.shop", endpoint: "https://apns.test/"),
+let payloadIssuedAt = 1_796_036_400 // 2026-11-30T10:20:00Z
+let payloadAPNSToken = String(repeating: "ab", count: 32)
+let payloadFCMToken = "fcm:APA91b-token_1"
+let payloadProfile = AppProfile(apns: .init(topic: "com.example.shop", endpoint: "https://apns.test/"),
                              fcm: .init(projectID: "shop-prod", endpoint: "https://fcm.test"),
                              hasWebPush: true)
 
-func webSubscription(_ browser: Browser) -> WebPushSubscription {
+func payloadWebSubscription(_ browser: Browser) -> WebPushSubscription {
     WebPushSubscription(endpoint: "https://push.test/wp/abc", p256dh: Array(repeating: 4, count: 65),
                         auth: Array(repeating: 7, count: 16), browser: browser)
 }
 
 /// A minimal alert: title + body, no options.
-func simpleContent() -> NotificationContent {
+func payloadSimpleContent() -> NotificationContent {
     NotificationContent(jobID: "cmp_42:0007", appID: "app_demo", campaignID: "cmp_42", subscriptionID: "s1",
                         msgID: "m.sig", language: "en", title: "Hi", body: "Sale")
 }
 
-func build(_ content: NotificationContent, _ target: DeliveryTarget,
-           profile: AppProfile = testProfile) -> Result<ProviderRequest, PayloadError> {
-    PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: testIssuedAt)
+func buildPayload(_ content: NotificationContent, _ target: DeliveryTarget,
+           profile: AppProfile = payloadProfile) -> Result<ProviderRequest, PayloadError> {
+    PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: payloadIssuedAt)
 }
 
 // MARK: - Dispatch
@@ -96,20 +96,20 @@ func build(_ content: NotificationContent, _ target: DeliveryTarget,
 struct PayloadBuilderTests {
     @Test("each target goes to its provider's URL and platform")
     func dispatch() throws {
-        let apns = try requireSuccess(build(simpleContent(), .apns(deviceToken: apnsToken)))
+        let apns = try requirePayload(buildPayload(payloadSimpleContent(), .apns(deviceToken: payloadAPNSToken)))
         #expect(apns.platform == .ios)
         #expect(apns.method == "POST")
-        #expect(apns.url == "https://apns.test/3/device/\(apnsToken)")
+        #expect(apns.url == "https://apns.test/3/device/\(payloadAPNSToken)")
         #expect(apns.webPush == nil)
 
-        let fcm = try requireSuccess(build(simpleContent(), .fcm(registrationToken: fcmToken)))
+        let fcm = try requirePayload(buildPayload(payloadSimpleContent(), .fcm(registrationToken: payloadFCMToken)))
         #expect(fcm.platform == .android)
         #expect(fcm.url == "https://fcm.test/v1/projects/shop-prod/messages:send")
 
-        let web = try requireSuccess(build(simpleContent(), .webPush(webSubscription(.chrome))))
+        let web = try requirePayload(buildPayload(payloadSimpleContent(), .webPush(payloadWebSubscription(.chrome))))
         #expect(web.platform == .web)
         #expect(web.url == "https://push.test/wp/abc")
-        #expect(web.webPush == webSubscription(.chrome))
+        #expect(web.webPush == payloadWebSubscription(.chrome))
     }
 
     @Test("a profile without the platform's credentials gives no_credentials", arguments: [
@@ -119,15 +119,15 @@ struct PayloadBuilderTests {
     ])
     func noCredentials(target: DeliveryTarget) {
         let empty = AppProfile(apns: nil, fcm: nil, hasWebPush: false)
-        #expect(build(simpleContent(), target, profile: empty) == .failure(.noCredentials))
+        #expect(buildPayload(payloadSimpleContent(), target, profile: empty) == .failure(.noCredentials))
     }
 
     @Test("the placeholder profile builds for every platform")
     func placeholderProfile() throws {
-        let apns = try requireSuccess(build(simpleContent(), .apns(deviceToken: apnsToken), profile: .placeholder))
+        let apns = try requirePayload(buildPayload(payloadSimpleContent(), .apns(deviceToken: payloadAPNSToken), profile: .placeholder))
         #expect(apns.url.hasPrefix("https://api.push.apple.com/3/device/"))
         #expect(apns.header("apns-topic") == "<unknown>")
-        let fcm = try requireSuccess(build(simpleContent(), .fcm(registrationToken: fcmToken), profile: .placeholder))
+        let fcm = try requirePayload(buildPayload(payloadSimpleContent(), .fcm(registrationToken: payloadFCMToken), profile: .placeholder))
         #expect(fcm.url == "https://fcm.googleapis.com/v1/projects/<unknown>/messages:send")
     }
 
@@ -139,9 +139,9 @@ struct PayloadBuilderTests {
 
     @Test("no request carries an authorization header (the transport adds it)")
     func noAuthorization() throws {
-        for target in [DeliveryTarget.apns(deviceToken: apnsToken), .fcm(registrationToken: fcmToken),
-                       .webPush(webSubscription(.edge))] {
-            let request = try requireSuccess(build(simpleContent(), target))
+        for target in [DeliveryTarget.apns(deviceToken: payloadAPNSToken), .fcm(registrationToken: payloadFCMToken),
+                       .webPush(payloadWebSubscription(.edge))] {
+            let request = try requirePayload(buildPayload(payloadSimpleContent(), target))
             #expect(request.header("authorization") == nil)
             #expect(request.headers.allSatisfy { $0.key == $0.key.lowercased() })
         }

@@ -4,9 +4,9 @@ import Testing
 
 @Suite("FCM HTTP v1 payloads")
 struct PayloadFCMTests {
-    private func fcm(_ content: NotificationContent) throws -> (ProviderRequest, JSON) {
-        let request = try requireSuccess(build(content, .fcm(registrationToken: fcmToken)))
-        return (request, try parseJSON(request.body))
+    private func fcm(_ content: NotificationContent) throws -> (ProviderRequest, PayloadJSON) {
+        let request = try requirePayload(buildPayload(content, .fcm(registrationToken: payloadFCMToken)))
+        return (request, try parsePayloadJSON(request.body))
     }
 
     private func fullContent() -> NotificationContent {
@@ -30,8 +30,8 @@ struct PayloadFCMTests {
     func full() throws {
         let (request, json) = try fcm(fullContent())
         let actions = #"[{"id":"buy","title":"Comprar","url":"https://shop.example/cart"},{"id":"later","title":"Depois"},{"id":"no","title":"Não"}]"#
-        let expected = JSON(["message": [
-            "token": fcmToken,
+        let expected = PayloadJSON(["message": [
+            "token": payloadFCMToken,
             "data": [
                 "screen": "sale", "promo": "SPRING20",
                 "on.msgId": "m.sig", "on.campaignId": "cmp_42",
@@ -48,16 +48,16 @@ struct PayloadFCMTests {
         #expect(json == expected)
         #expect(request.headers == [KeyValue("content-type", "application/json")])
         // on.actions parses back to the three buttons.
-        let parsedActions = try parseJSON(Array(actions.utf8))
-        #expect(parsedActions == JSON([["id": "buy", "title": "Comprar", "url": "https://shop.example/cart"],
+        let parsedActions = try parsePayloadJSON(Array(actions.utf8))
+        #expect(parsedActions == PayloadJSON([["id": "buy", "title": "Comprar", "url": "https://shop.example/cart"],
                                        ["id": "later", "title": "Depois"], ["id": "no", "title": "Não"]]))
     }
 
     @Test("a minimal message: only msgId, campaignId, title, body and the priority")
     func minimal() throws {
-        let (_, json) = try fcm(simpleContent())
-        #expect(json == JSON(["message": [
-            "token": fcmToken,
+        let (_, json) = try fcm(payloadSimpleContent())
+        #expect(json == PayloadJSON(["message": [
+            "token": payloadFCMToken,
             "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.title": "Hi", "on.body": "Sale"],
             "android": ["priority": "HIGH"],
         ] as [String: Any]]))
@@ -65,7 +65,7 @@ struct PayloadFCMTests {
 
     @Test("every value of message.data is a string", arguments: 0..<3)
     func allStrings(variant: Int) throws {
-        var content = variant == 0 ? simpleContent() : fullContent()
+        var content = variant == 0 ? payloadSimpleContent() : fullContent()
         if variant == 2 { content.ios.badge = .init(mode: .set, value: 12) }
         let (_, json) = try fcm(content)
         guard case .object(let data)? = json["message"]?["data"] else {
@@ -81,35 +81,35 @@ struct PayloadFCMTests {
 
     @Test("priority normal, ttl 0 and collapse id in the android block")
     func androidBlock() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.priority = .normal
         content.ttlSeconds = 0
         content.collapseID = "c1"
         let (_, json) = try fcm(content)
-        #expect(json["message"]?["android"] == JSON(["priority": "NORMAL", "ttl": "0s", "collapse_key": "c1"]))
+        #expect(json["message"]?["android"] == PayloadJSON(["priority": "NORMAL", "ttl": "0s", "collapse_key": "c1"]))
     }
 
     @Test("a silent job carries no title or body: the SDK draws nothing")
     func silent() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.title = nil
         content.body = ""
         content.ios.contentAvailable = true
         content.data = [KeyValue("sync", "inbox")]
         let (_, json) = try fcm(content)
-        #expect(json["message"]?["data"] == JSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42"]))
+        #expect(json["message"]?["data"] == PayloadJSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42"]))
     }
 
     @Test("the data budget counts keys + values of message.data")
     func dataBudget() throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         // 4096-byte rule on keys + values: fill the data so that exactly 4096 fit.
         let fixed = "on.msgId".utf8.count + "m.sig".utf8.count + "on.campaignId".utf8.count + "cmp_42".utf8.count
             + "on.title".utf8.count + 2 + "on.body".utf8.count + 4 + "k".utf8.count
         content.data = [KeyValue("k", String(repeating: "x", count: 4096 - fixed))]
-        let rendered = FCMPayloadBuilder.payload(content, token: fcmToken, text: NotificationText(content), actionsJSON: nil)
+        let rendered = FCMPayloadBuilder.payload(content, token: payloadFCMToken, text: NotificationText(content), actionsJSON: nil)
         #expect(rendered.dataBytes == 4096)
         // The whole body is then over 4096: the body text is cut to "…" … and more is needed: too large.
-        #expect(build(content, .fcm(registrationToken: fcmToken)) == .failure(.payloadTooLarge))
+        #expect(buildPayload(content, .fcm(registrationToken: payloadFCMToken)) == .failure(.payloadTooLarge))
     }
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import PushCore
 
 /// Texts that stress grapheme clusters and escaping.
-let truncationSamples: [(String, String)] = [
+let payloadTruncationSamples: [(String, String)] = [
     ("Turkish", "Ağaç İşçi Şükrü ıĞü çöğüş "),
     ("Korean", "모든 상품 20% 할인 한정 판매 "),
     ("Uzbek Latin", "Oʻzbekiston gʻalaba shoʻx "),
@@ -14,14 +14,14 @@ let truncationSamples: [(String, String)] = [
     ("escapes", "quote\" back\\slash\nline\ttab\u{1}ctl "),
 ]
 
-enum TruncationPlatform: String, CaseIterable, Sendable {
+enum PayloadTruncationPlatform: String, CaseIterable, Sendable {
     case apns, fcm, web
 
     var target: DeliveryTarget {
         switch self {
-        case .apns: .apns(deviceToken: apnsToken)
-        case .fcm: .fcm(registrationToken: fcmToken)
-        case .web: .webPush(webSubscription(.chrome))
+        case .apns: .apns(deviceToken: payloadAPNSToken)
+        case .fcm: .fcm(registrationToken: payloadFCMToken)
+        case .web: .webPush(payloadWebSubscription(.chrome))
         }
     }
 
@@ -31,7 +31,7 @@ enum TruncationPlatform: String, CaseIterable, Sendable {
         case .apns:
             return APNSPayloadBuilder.payload(content, text: text, additionalDataAtRoot: false).count <= 4096
         case .fcm:
-            let rendered = FCMPayloadBuilder.payload(content, token: fcmToken, text: text,
+            let rendered = FCMPayloadBuilder.payload(content, token: payloadFCMToken, text: text,
                                                      actionsJSON: FCMPayloadBuilder.actionsJSON(content.actions))
             return rendered.dataBytes <= 4096 && rendered.body.count <= 4096
         case .web:
@@ -42,7 +42,7 @@ enum TruncationPlatform: String, CaseIterable, Sendable {
     var limit: Int { self == .web ? 3993 : 4096 }
 
     /// The title, subtitle and body as they travel.
-    func texts(_ json: JSON) -> NotificationText {
+    func texts(_ json: PayloadJSON) -> NotificationText {
         switch self {
         case .apns:
             let alert = json["aps"]?["alert"]
@@ -62,7 +62,7 @@ enum TruncationPlatform: String, CaseIterable, Sendable {
 struct PayloadTruncationTests {
     /// Asserts `cut` is `original`'s first k characters + "…", that the payload fits, and that
     /// one more character would not.
-    private func expectMaximalCut(_ received: NotificationText, of original: String, platform: TruncationPlatform,
+    private func expectMaximalCut(_ received: NotificationText, of original: String, platform: PayloadTruncationPlatform,
                                   content: NotificationContent, field: WritableKeyPath<NotificationText, String?>,
                                   sourceLocation: SourceLocation = #_sourceLocation) {
         // Web Push sends no subtitle: measure with the content's.
@@ -89,31 +89,31 @@ struct PayloadTruncationTests {
     }
 
     @Test("an overlong body is cut at a grapheme boundary, as long as fits",
-          arguments: TruncationPlatform.allCases, truncationSamples.map(\.1))
-    func bodyCut(platform: TruncationPlatform, sample: String) throws {
-        var content = simpleContent()
+          arguments: PayloadTruncationPlatform.allCases, payloadTruncationSamples.map(\.1))
+    func bodyCut(platform: PayloadTruncationPlatform, sample: String) throws {
+        var content = payloadSimpleContent()
         content.title = "Başlık 🇹🇷"
         content.subtitle = "Subtitle"
         content.body = String(repeating: sample, count: 5000 / sample.utf8.count + 2)
         content.data = [KeyValue("screen", "sale")]
-        let request = try requireSuccess(build(content, platform.target))
+        let request = try requirePayload(buildPayload(content, platform.target))
         #expect(request.body.count <= platform.limit)
         #expect(String(bytes: request.body, encoding: .utf8) != nil)
-        let texts = platform.texts(try parseJSON(request.body))
+        let texts = platform.texts(try parsePayloadJSON(request.body))
         #expect(texts.title == "Başlık 🇹🇷")
         if platform != .web { #expect(texts.subtitle == "Subtitle") }
         expectMaximalCut(texts, of: content.body ?? "", platform: platform, content: content, field: \.body)
     }
 
-    @Test("body to … alone, then subtitle, then title", arguments: TruncationPlatform.allCases)
-    func cutOrder(platform: TruncationPlatform) throws {
-        var content = simpleContent()
+    @Test("body to … alone, then subtitle, then title", arguments: PayloadTruncationPlatform.allCases)
+    func cutOrder(platform: PayloadTruncationPlatform) throws {
+        var content = payloadSimpleContent()
         content.title = String(repeating: "Ўзбекистон 👨‍👩‍👧 ", count: 300)
         content.subtitle = platform == .web ? nil : String(repeating: "Oʻzbek ", count: 800)
         content.body = String(repeating: "모든 상품 ", count: 800)
-        let request = try requireSuccess(build(content, platform.target))
+        let request = try requirePayload(buildPayload(content, platform.target))
         #expect(request.body.count <= platform.limit)
-        let texts = platform.texts(try parseJSON(request.body))
+        let texts = platform.texts(try parsePayloadJSON(request.body))
         let body = texts.body
         let subtitle = texts.subtitle
         #expect(body == "…")
@@ -121,36 +121,36 @@ struct PayloadTruncationTests {
         expectMaximalCut(texts, of: content.title ?? "", platform: platform, content: content, field: \.title)
     }
 
-    @Test("only the body is cut when that suffices; a long title survives", arguments: TruncationPlatform.allCases)
-    func onlyBody(platform: TruncationPlatform) throws {
-        var content = simpleContent()
+    @Test("only the body is cut when that suffices; a long title survives", arguments: PayloadTruncationPlatform.allCases)
+    func onlyBody(platform: PayloadTruncationPlatform) throws {
+        var content = payloadSimpleContent()
         content.title = String(repeating: "Ş", count: 500)
         content.body = String(repeating: "ğ", count: 3000)
-        let request = try requireSuccess(build(content, platform.target))
-        let texts = platform.texts(try parseJSON(request.body))
+        let request = try requirePayload(buildPayload(content, platform.target))
+        let texts = platform.texts(try parsePayloadJSON(request.body))
         let titleKept = texts.title == content.title
         #expect(titleKept)
         expectMaximalCut(texts, of: content.body ?? "", platform: platform, content: content, field: \.body)
     }
 
-    @Test("a payload that fits is not touched", arguments: TruncationPlatform.allCases)
-    func untouched(platform: TruncationPlatform) throws {
-        var content = simpleContent()
+    @Test("a payload that fits is not touched", arguments: PayloadTruncationPlatform.allCases)
+    func untouched(platform: PayloadTruncationPlatform) throws {
+        var content = payloadSimpleContent()
         content.body = String(repeating: "a", count: 3000)
-        let request = try requireSuccess(build(content, platform.target))
-        let isUntouched = platform.texts(try parseJSON(request.body)).body == content.body
+        let request = try requirePayload(buildPayload(content, platform.target))
+        let isUntouched = platform.texts(try parsePayloadJSON(request.body)).body == content.body
         #expect(isUntouched)
     }
 
-    @Test("huge data or URL cannot fit: payload_too_large", arguments: TruncationPlatform.allCases, [true, false])
-    func tooLarge(platform: TruncationPlatform, hugeData: Bool) {
-        var content = simpleContent()
+    @Test("huge data or URL cannot fit: payload_too_large", arguments: PayloadTruncationPlatform.allCases, [true, false])
+    func tooLarge(platform: PayloadTruncationPlatform, hugeData: Bool) {
+        var content = payloadSimpleContent()
         if hugeData {
             content.data = [KeyValue("blob", String(repeating: "d", count: 4100))]
         } else {
             content.url = "https://shop.example/" + String(repeating: "u", count: 4100)
         }
-        #expect(build(content, platform.target) == .failure(.payloadTooLarge))
+        #expect(buildPayload(content, platform.target) == .failure(.payloadTooLarge))
     }
 
     @Test("the fitter cuts a text no longer than … last: it would not help")

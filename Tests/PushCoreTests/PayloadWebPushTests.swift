@@ -4,9 +4,9 @@ import Testing
 
 @Suite("Web Push payloads")
 struct PayloadWebPushTests {
-    private func web(_ content: NotificationContent, _ browser: Browser = .chrome) throws -> (ProviderRequest, JSON) {
-        let request = try requireSuccess(build(content, .webPush(webSubscription(browser))))
-        return (request, try parseJSON(request.body))
+    private func web(_ content: NotificationContent, _ browser: Browser = .chrome) throws -> (ProviderRequest, PayloadJSON) {
+        let request = try requirePayload(buildPayload(content, .webPush(payloadWebSubscription(browser))))
+        return (request, try parsePayloadJSON(request.body))
     }
 
     private func fullContent() -> NotificationContent {
@@ -25,7 +25,7 @@ struct PayloadWebPushTests {
     @Test("Chrome: full plaintext with 2 actions and button URLs in data")
     func chrome() throws {
         let (request, json) = try web(fullContent(), .chrome)
-        #expect(json == JSON([
+        #expect(json == PayloadJSON([
             "title": "안녕하세요", "body": "모든 상품 20% 할인",
             "icon": "https://cdn.example/i.png", "image": "https://cdn.example/sale.jpg",
             "badge": "https://cdn.example/b.png", "tag": "sale",
@@ -37,7 +37,7 @@ struct PayloadWebPushTests {
             KeyValue("ttl", "3600"), KeyValue("urgency", "low"), KeyValue("topic", "sale"),
             KeyValue("content-type", "application/octet-stream"),
         ])
-        #expect(request.webPush == webSubscription(.chrome))
+        #expect(request.webPush == payloadWebSubscription(.chrome))
     }
 
     @Test("actions per browser: Chrome/Edge 2, Firefox/Safari none", arguments: [
@@ -58,8 +58,8 @@ struct PayloadWebPushTests {
 
     @Test("minimal plaintext: title, body, ids and an empty data object")
     func minimal() throws {
-        let (request, json) = try web(simpleContent())
-        #expect(json == JSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42",
+        let (request, json) = try web(payloadSimpleContent())
+        #expect(json == PayloadJSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42",
                               "data": [String: Any]()] as [String: Any]))
         #expect(request.header("ttl") == "2419200")
         #expect(request.header("urgency") == "high")
@@ -73,7 +73,7 @@ struct PayloadWebPushTests {
         (60, .high, "very-low", "60", "very-low"),
     ] as [(Int?, DeliveryPriority, String?, String, String)])
     func headers(ttl: Int?, priority: DeliveryPriority, urgency: String?, ttlHeader: String, urgencyHeader: String) throws {
-        var content = simpleContent()
+        var content = payloadSimpleContent()
         content.ttlSeconds = ttl
         content.priority = priority
         content.web.urgency = urgency
