@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import PushCore
+
+@Suite("JSONWriter")
+struct JSONWriterTests {
+    private func text(_ build: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter()
+        build(&writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test("commas and nesting")
+    func structure() {
+        let json = text { w in
+            w.beginObject()
+            w.key("a")
+            w.beginArray(); w.int(1); w.int(2); w.beginObject(); w.key("b"); w.null(); w.endObject(); w.endArray()
+            w.member("c", true)
+            w.key("d"); w.beginObject(); w.endObject()
+            w.key("e"); w.beginArray(); w.endArray()
+            w.member("f", "x")
+            w.endObject()
+        }
+        #expect(json == #"{"a":[1,2,{"b":null}],"c":true,"d":{},"e":[],"f":"x"}"#)
+    }
+
+    @Test("escapes quote, backslash and control characters; passes non-ASCII through")
+    func escaping() {
+        #expect(text { $0.string("a\"b\\c/d") } == #""a\"b\\c/d""#)
+        #expect(text { $0.string("\n\r\t\u{8}\u{C}") } == #""\n\r\t\b\f""#)
+        #expect(text { $0.string("\u{0}\u{1}\u{1F}\u{7F}") } == "\"\\u0000\\u0001\\u001f\u{7F}\"")
+        let unicode = "Ayşe 모든 Ўзбек 👨‍👩‍👧‍👦 🇺🇿 e\u{301}"
+        #expect(JSONWriter.quoted(unicode) == [UInt8(ascii: "\"")] + Array(unicode.utf8) + [UInt8(ascii: "\"")])
+    }
+
+    @Test("every string round-trips through a JSON parser", arguments: [
+        "", "plain", "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{E}\u{F}",
+        "\u{10}\u{11}\u{12}\u{13}\u{14}\u{15}\u{16}\u{17}\u{18}\u{19}\u{1A}\u{1B}\u{1C}\u{1D}\u{1E}\u{1F}",
+        "\"\\\"\\", "\u{2028}\u{2029}", "İstanbul ığüşöç", "한국어", "Oʻzbekiston", "Ўзбекистон", "🏳️‍🌈🇰🇷",
+    ])
+    func roundTrip(value: String) throws {
+        var writer = JSONWriter()
+        writer.beginArray(); writer.string(value); writer.endArray()
+        let parsed = try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String]
+        #expect(parsed == [value])
+        #expect(JSONWriter.escapedCount(value) == JSONWriter.quoted(value).count - 2)
+    }
+
+    @Test("integers", arguments: [0, 1, -1, 42, 1_796_036_400, Int.max, Int.min])
+    func integers(value: Int) {
+        #expect(text { $0.int(value) } == String(value))
+    }
+
+    @Test("doubles: shortest round-trip, non-finite as null", arguments: [
+        (0.8, "0.8"), (0.1 + 0.2, "0.30000000000000004"), (1.0, "1.0"), (-2.0, "-2.0"), (0.0, "0.0"),
+        (0.25, "0.25"), (1e-7, "1e-07"), (1e300, "1e+300"),
+        (Double.nan, "null"), (Double.infinity, "null"), (-Double.infinity, "null"),
+    ] as [(Double, String)])
+    func doubles(value: Double, expected: String) throws {
+        let json = text { $0.double(value) }
+        #expect(json == expected)
+        if value.isFinite {
+            // Linux JSONSerialization parses some doubles imprecisely: check with Double(_:).
+            #expect(Double(json) == value)
+        }
+    }
+
+    @Test("raw fragments and optional members")
+    func rawAndOptional() {
+        let json = text { w in
+            w.beginObject()
+            w.member("a", ifPresent: nil)
+            w.member("b", ifPresent: "x")
+            w.key("c"); w.raw(Array("[1]".utf8))
+            w.member("d", strings: ["p", "q"])
+            w.member("e", 0.5)
+            w.endObject()
+        }
+        #expect(json == #"{"b":"x","c":[1],"d":["p","q"],"e":0.5}"#)
+    }
+}
