@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import Synchronization
 
 /// JSON-lines (or text) logger on standard error. Metadata, not interpolation; never log a
@@ -44,30 +45,10 @@ public final class Logger: Sendable {
     public func error(_ message: String, _ metadata: [String: String] = [:]) { log(.error, message, metadata) }
 }
 
-/// Minimal JSON string quoting for log lines and small documents built in the runtime.
+/// JSON string quoting for log lines and small documents built in the runtime (PushCore's
+/// `JSONWriter` does the escaping).
 enum JSONText {
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
-        return out
-    }
+    static func quote(_ text: String) -> String { String(decoding: JSONWriter.quoted(text), as: UTF8.self) }
 }
 
 /// RFC 3339 UTC timestamps with milliseconds (`2026-11-30T10:00:01.234Z`).
