@@ -15,7 +15,9 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 FROM ${SWIFT_IMAGE} AS build
 # Headers and pkg-config files of the C libraries the Swift modules link (Package.swift
 # systemLibrary targets). Versions are bookworm's: librdkafka 2.0.2, libcurl 7.88.1,
-# OpenSSL 3.0, hiredis 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75.
+# OpenSSL 3.0, hiredis 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75. Versions are not pinned
+# (DL3008): bookworm keeps one version per package and security updates replace it.
+# hadolint ignore=DL3008
 RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
@@ -36,6 +38,7 @@ RUN --mount=type=cache,target=/src/.build \
 
 FROM ${RUNTIME_IMAGE} AS runtime
 # Runtime libraries only (scripts/check_image_libs.sh checks this list against `ldd pushworker`).
+# hadolint ignore=DL3008
 RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4 libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 ca-certificates \

@@ -49,7 +49,7 @@ if [[ -z $runtime_packages ]]; then
     echo "check_image_libs: no apt-get install in the last stage of $dockerfile" >&2
     exit 1
 fi
-echo "runtime stage installs: $(echo $runtime_packages)"
+echo "runtime stage installs: $(tr '\n' ' ' <<<"$runtime_packages")"
 
 # --- 2. closure of what the image contains ---------------------------------------------------
 depends_of() {  # prints the direct Depends + Pre-Depends of package $1, one a line
