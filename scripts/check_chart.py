@@ -175,7 +175,7 @@ SETS: dict[str, dict] = {
         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
                                        "whenUnsatisfiable": "ScheduleAnyway",
                                        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "pushworker"}}}]}),
-    "keda": merged(REQUIRED, {"autoscaling": {"keda": {"enabled": True, "maxReplicaCount": 24,
+    "keda": merged(REQUIRED, {"autoscaling": {"keda": {"enabled": True, "maxReplicaCount": 24, "includeRetryTopic": True,
                                                         "authenticationRef": "kafka-trigger-auth"}}}),
     "hpa": merged(REQUIRED, {"autoscaling": {"hpa": {"enabled": True}}}),
     "events-netpol-monitor": merged(REQUIRED, CREDENTIALS, {
