@@ -1,0 +1,63 @@
+# syntax=docker/dockerfile:1
+# pushworker image: build with the official Swift toolchain image, run on Debian bookworm-slim.
+#
+#   docker build -t pushworker:dev .
+#   docker run --rm pushworker:dev --help
+#
+# Build stage choice: FROM the official `swift:<version>-bookworm` image (same Debian release
+# as the runtime stage, so the -dev packages built against match the runtime libraries
+# exactly; the toolchain is the publisher's signed build, and the layer is cached). To use a
+# mirror or another patch release, pass --build-arg SWIFT_IMAGE=registry.example/swift:6.3.1-bookworm.
+# The toolchain must be Swift >= 6.0 on bookworm; we develop and test on 6.3.1.
+ARG SWIFT_IMAGE=swift:6.3-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+FROM ${SWIFT_IMAGE} AS build
+# Headers and pkg-config files of the C libraries the Swift modules link (Package.swift
+# systemLibrary targets). Versions are bookworm's: librdkafka 2.0.2, libcurl 7.88.1,
+# OpenSSL 3.0, hiredis 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75. Versions are not pinned
+# (DL3008): bookworm keeps one version per package and security updates replace it.
+# hadolint ignore=DL3008
+RUN export DEBIAN_FRONTEND=noninteractive \
+ && apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends \
+      pkg-config librdkafka-dev libcurl4-openssl-dev libssl-dev libhiredis-dev \
+      libnghttp2-dev libmicrohttpd-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Manifest first: dependency resolution is cached until Package.swift changes.
+COPY Package.swift Package.resolved* ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+# --static-swift-stdlib links the Swift runtime and Foundation into the binary (~70 MB), so
+# the runtime stage needs only the C libraries below.
+RUN --mount=type=cache,target=/src/.build \
+    swift build -c release --static-swift-stdlib --product pushworker \
+ && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/pushworker" /out/pushworker
+
+FROM ${RUNTIME_IMAGE} AS runtime
+# Runtime libraries only (scripts/check_image_libs.sh checks this list against `ldd pushworker`).
+# hadolint ignore=DL3008
+RUN export DEBIAN_FRONTEND=noninteractive \
+ && apt-get update -qq \
+ && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4 libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 65532 pushworker \
+ && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin pushworker
+COPY --from=build /out/pushworker /usr/local/bin/pushworker
+# Topic definitions and message schemas, for `pushworker topics apply|print`.
+COPY topics /usr/share/pushworker/topics
+LABEL org.opencontainers.image.title="pushworker" \
+      org.opencontainers.image.description="Push-notification delivery worker: Kafka jobs to APNs, FCM and Web Push" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENV PUSHWORKER_HTTP_ADDR=0.0.0.0:9400 \
+    PUSHWORKER_CREDENTIALS_DIR=/etc/pushworker/credentials \
+    PUSHWORKER_LOG_FORMAT=json
+USER 65532:65532
+EXPOSE 9400
+# SIGTERM is the graceful drain (DESIGN §12); pushworker is PID 1 and handles it itself.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["pushworker"]
+CMD ["run"]
