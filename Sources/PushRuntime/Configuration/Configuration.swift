@@ -38,7 +38,7 @@ public struct Configuration: Sendable {
     public var rdkafkaProperties: [String: String]
 
     public enum LogLevel: String, Sendable, CaseIterable, Comparable {
-        case trace, debug, info, warning, error
+        case trace, debug, info, notice, warning, error, critical
         public static func < (a: LogLevel, b: LogLevel) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
     }
     public enum LogFormat: String, Sendable, CaseIterable { case json, text }
@@ -65,7 +65,7 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_HTTP_CONNECTIONS", "2", "HTTP/2 connections per provider origin"),
         ("PUSHWORKER_HTTP_STREAMS", "100", "concurrent streams per connection"),
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
-        ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, warning, error"),
+        ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical"),
         ("PUSHWORKER_LOG_FORMAT", "json", "json or text"),
         ("PUSHWORKER_CONFIG_FILE", nil, "optional JSON file of the same names (environment wins)"),
         ("PUSHWORKER_RDKAFKA_<NAME>", nil, "librdkafka property pass-through, e.g. PUSHWORKER_RDKAFKA_SASL_MECHANISM"),
