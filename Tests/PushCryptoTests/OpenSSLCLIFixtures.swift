@@ -64,4 +64,11 @@ R9pAE7r2wBKtsN0k/u+E1zFvqt0cjPF4zmTfA9Z7tCQ+i3vHQSBcb6HVxA==
 -----END PUBLIC KEY-----
 """
     static let es256Token = "eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpc3MiOiJERUYxMjNHSElKIiwiaWF0IjoxNzAwMDAwMDAwfQ.invqO0dlYIKLHDMOxApdqT25ih_R6voOud5Moo2ODX37eOT1NEnkJ2mPECiqloRO5xXcaXwsxdLzQwPq4QbPWQ"
+    /// The same EC key as PKCS#8 without the optional public key (`ec -no_public | pkcs8 -topk8`).
+    static let ecPKCS8NoPublicPEM = """
+-----BEGIN PRIVATE KEY-----
+MEECAQAwEwYHKoZIzj0CAQYIKoZIzj0DAQcEJzAlAgEBBCDuUtB8R6spdWiMSAvu
+JaesjRCKB4il8U/z7U723nyckw==
+-----END PRIVATE KEY-----
+"""
 }

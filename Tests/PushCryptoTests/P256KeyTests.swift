@@ -86,6 +86,14 @@ struct P256KeyTests {
         #expect(key.publicKey.uncompressed.count == 65)
     }
 
+    @Test("a PKCS#8 key without the optional public key still yields its public key")
+    func pkcs8WithoutPublicKey() throws {
+        let key = try P256PrivateKey(pem: OpenSSLCLIFixtures.ecPKCS8NoPublicPEM)
+        let full = try P256PrivateKey(pem: OpenSSLCLIFixtures.ecSEC1PEM)
+        #expect(key.publicKey.uncompressed == full.publicKey.uncompressed)
+        #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: key.publicKey))
+    }
+
     @Test("ECDH agrees from both sides")
     func ecdh() throws {
         let a = try P256PrivateKey.generate()
