@@ -136,6 +136,9 @@ struct P256KeyTests {
         BadPEM(label: "bad base64", text: "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n"),
         BadPEM(label: "RSA key", text: OpenSSLCLIFixtures.rsaTraditionalPEM),
         BadPEM(label: "public key", text: OpenSSLCLIFixtures.ecPublicPEM),
+        BadPEM(label: "encrypted PKCS#8", text: OpenSSLCLIFixtures.ecEncryptedPKCS8PEM),
+        BadPEM(label: "encrypted traditional", text: OpenSSLCLIFixtures.ecEncryptedTraditionalPEM),
+        BadPEM(label: "PEM armour around garbage", text: "-----BEGIN EC PRIVATE KEY-----\nq1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI\n-----END EC PRIVATE KEY-----\n"),
     ])
     func refusesBadPEM(pem: BadPEM) {
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: pem.text) }
