@@ -98,6 +98,11 @@ public final class P256PublicKey: Sendable {
         self.init(key: key, uncompressed: try key.p256UncompressedPoint())
     }
 
+    /// "BEGIN PUBLIC KEY" (SubjectPublicKeyInfo) PEM.
+    public func pem() throws(CryptoError) -> String {
+        try key.publicKeyPEM()
+    }
+
     /// Verifies a 64-byte R || S ES256 signature; false for any other length.
     public func verifyES256(signature: [UInt8], message: [UInt8]) -> Bool {
         guard let der = ECDSASignatureFormat.derFromRaw(signature) else { return false }

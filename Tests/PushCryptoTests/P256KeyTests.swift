@@ -35,6 +35,7 @@ struct P256KeyTests {
         let spki = try P256PublicKey(pem: OpenSSLCLIFixtures.ecPublicPEM)
         #expect(sec1.rawScalar == pkcs8.rawScalar)
         #expect(sec1.publicKey.uncompressed == spki.uncompressed)
+        #expect(try sec1.publicKey.pem() == OpenSSLCLIFixtures.ecPublicPEM + "\n")
         #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: spki))
         #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: pkcs8.publicKey))
         let parts = try #require(JWT.parse(OpenSSLCLIFixtures.es256Token))

@@ -131,6 +131,7 @@ enum AES128GCM {
             throw OpenSSLErrors.error("AES-128-GCM initialisation")
         }
         let total = parts.reduce(0) { $0 + $1.count }
+        guard total < Int(Int32.max) - 64 else { throw CryptoError("AES-128-GCM input of \(total) bytes is too large") }
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: total + 16 + tagLength))
         let ok = output.withUnsafeMutableBufferPointer { buffer -> Int? in
@@ -159,6 +160,7 @@ enum AES128GCM {
     static func open(key: [UInt8], nonce: [UInt8], sealed: ArraySlice<UInt8>) throws(CryptoError) -> [UInt8] {
         guard key.count == 16, nonce.count == 12 else { throw CryptoError("AES-128-GCM needs a 16-byte key and a 12-byte nonce") }
         guard sealed.count >= tagLength else { throw CryptoError("ciphertext shorter than the GCM tag") }
+        guard sealed.count < Int(Int32.max) - 64 else { throw CryptoError("AES-128-GCM input of \(sealed.count) bytes is too large") }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLErrors.error("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(ctx) }
         guard EVP_DecryptInit_ex(ctx, EVP_aes_128_gcm(), nil, key, nonce) == 1 else {
