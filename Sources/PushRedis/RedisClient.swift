@@ -25,6 +25,13 @@ public final class RedisClient: Sendable {
     private let timeoutMs: Int
     private let state = Mutex(State())
     private let queue: DispatchQueue
+    private let roundTrips = Atomic<Int>(0)
+    private let connectionErrors = Atomic<Int>(0)
+
+    /// Pipelines sent so far (each is one network round trip), for metrics and tests.
+    public var roundTripCount: Int { roundTrips.load(ordering: .relaxed) }
+    /// Calls that failed with a connection error so far, for metrics (`pushworker_redis_errors_total`).
+    public var connectionErrorCount: Int { connectionErrors.load(ordering: .relaxed) }
 
     private struct State: ~Copyable {
         var context: HiredisContext?
@@ -60,7 +67,17 @@ public final class RedisClient: Sendable {
         if commands.isEmpty { return [] }
         if commands.contains(where: \.isEmpty) { throw RedisError("a Redis command needs at least one argument") }
         let endpoint = endpoint, timeoutMs = timeoutMs
-        return try state.withLock { (state: inout State) throws(RedisError) -> [RedisReply] in
+        roundTrips.add(1, ordering: .relaxed)
+        do throws(RedisError) {
+            return try run(commands, endpoint: endpoint, timeoutMs: timeoutMs)
+        } catch {
+            if error.isConnectionError { connectionErrors.add(1, ordering: .relaxed) }
+            throw error
+        }
+    }
+
+    private func run(_ commands: [[RedisArgument]], endpoint: RedisEndpoint, timeoutMs: Int) throws(RedisError) -> [RedisReply] {
+        try state.withLock { (state: inout State) throws(RedisError) -> [RedisReply] in
             if state.isClosed { throw RedisError("the client is closed") }
             let context: HiredisContext
             if let existing = state.context {
