@@ -262,6 +262,12 @@ public final class DeliveryStateStore: Sendable {
 
     // MARK: - Execution
 
+    /// Loads the Lua scripts into Redis's script cache (one round trip). Optional: without it the
+    /// first scripted call after a (re)start costs one extra round trip (`NOSCRIPT` ⇒ `EVAL`).
+    public func preloadScripts() throws(RedisError) {
+        try Self.checkNoErrors(client.pipeline([Self.keepMax, Self.tokenBucket].map { ["SCRIPT", "LOAD", .string($0.source)] }))
+    }
+
     /// Runs a pipeline; commands that met `NOSCRIPT` are re-sent with `EVAL` in a second round trip.
     private func execute(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
         var replies = try client.pipeline(commands)
