@@ -43,7 +43,7 @@ public final class RedisClient: Sendable {
     }
 
     public init(endpoint: RedisEndpoint, timeout: Duration = .seconds(2)) throws(RedisError) {
-        let ms = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let ms = DeliveryStateStore.milliseconds(timeout)
         guard ms > 0 else { throw RedisError("the timeout must be positive") }
         self.endpoint = endpoint
         self.timeoutMs = Int(clamping: ms)
@@ -52,10 +52,12 @@ public final class RedisClient: Sendable {
     }
 
     private static let ignoreSIGPIPE: Void = {
+        #if canImport(Glibc)
         var current = sigaction()
         if sigaction(SIGPIPE, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil {
             signal(SIGPIPE, SIG_IGN)
         }
+        #endif
     }()
 
     /// Sends all commands in one round trip and returns one reply per command, in order.
