@@ -1,2 +1,0 @@
-/// PushRedis: hiredis adapter, pipelined per batch.
-public enum PushRedisModule {}

@@ -1,0 +1,18 @@
+/// One argument of a Redis command; binary-safe.
+public enum RedisArgument: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    case bytes([UInt8])
+    case string(String)
+    /// Sent as its decimal text, as Redis expects.
+    case int(Int64)
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+
+    func append(to buffer: inout [UInt8]) {
+        switch self {
+        case .bytes(let bytes): buffer.append(contentsOf: bytes)
+        case .string(let string): buffer.append(contentsOf: string.utf8)
+        case .int(let value): buffer.append(contentsOf: String(value).utf8)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Every Redis key pushworker writes, built here and nowhere else.
+///
+/// Layout `pw:{<appId>}:<kind>:…`: the `{appId}` hash tag keeps all of an app's keys on one
+/// Redis Cluster slot, so one app's batch can be pipelined (and scripted) on one node.
+/// Components are escaped (`%`, `:`, `{`, `}` percent-encoded) so no input can forge another
+/// key's structure or move a key to another app's slot. Every key is written with a TTL (see
+/// `docs/redis.md`).
+///
+/// | key | value | TTL |
+/// |---|---|---|
+/// | `pw:{app}:sent:<msgId>` | `1` | sentTTL (7 d) |
+/// | `pw:{app}:inv:<platform>:<tokenHash>` | invalidSince ms | invalidTTL (90 d) |
+/// | `pw:{app}:tb:<provider>` | hash `t`, `ts` | time to refill + 1 s |
+/// | `pw:{app}:tb:cmp:<campaignId>` | hash `t`, `ts` | time to refill + 1 s |
+/// | `pw:{app}:backoff:<provider>` | deadline ms | until deadline + 60 s |
+public enum RedisKeys {
+    /// De-duplication marker of a sent message.
+    public static func sent(appID: String, msgID: String) -> String {
+        "\(prefix(appID))sent:\(escape(msgID))"
+    }
+
+    /// A token the provider declared invalid; `tokenHash` is computed by the caller.
+    public static func invalidToken(appID: String, platform: String, tokenHash: String) -> String {
+        "\(prefix(appID))inv:\(escape(platform)):\(escape(tokenHash))"
+    }
+
+    /// The fleet-wide token bucket of an app at one provider.
+    public static func providerBucket(appID: String, provider: String) -> String {
+        "\(prefix(appID))tb:\(escape(provider))"
+    }
+
+    /// The fleet-wide token bucket of one campaign (`throttlePerMinute`).
+    public static func campaignBucket(appID: String, campaignID: String) -> String {
+        "\(prefix(appID))tb:cmp:\(escape(campaignID))"
+    }
+
+    /// The fleet-wide backoff deadline of an app at one provider (after a 429 naming no device).
+    public static func backoff(appID: String, provider: String) -> String {
+        "\(prefix(appID))backoff:\(escape(provider))"
+    }
+
+    private static func prefix(_ appID: String) -> String { "pw:{\(escape(appID))}:" }
+
+    /// Percent-encodes the characters that carry structure in a key.
+    static func escape(_ component: String) -> String {
+        guard component.utf8.contains(where: { $0 == 0x25 || $0 == 0x3A || $0 == 0x7B || $0 == 0x7D }) else { return component }
+        var out = ""
+        for character in component.unicodeScalars {
+            switch character {
+            case "%": out += "%25"
+            case ":": out += "%3A"
+            case "{": out += "%7B"
+            case "}": out += "%7D"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+}
