@@ -3,4 +3,11 @@ import PushRuntime
 import Glibc
 #endif
 
+// A parent (a test runner, some init systems) may hand us a blocked signal mask: SIGTERM must
+// reach the graceful shutdown. A dead peer must be an error, not SIGPIPE.
+var allSignals = sigset_t()
+sigfillset(&allSignals)
+pthread_sigmask(SIG_UNBLOCK, &allSignals, nil)
+signal(SIGPIPE, SIG_IGN)
+
 exit(PushworkerCLI.main(Array(CommandLine.arguments.dropFirst())))
