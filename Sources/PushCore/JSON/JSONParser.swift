@@ -257,9 +257,9 @@ private struct JSONReader {
     }
 
     func hex4(at position: Int) throws(JSONParseError) -> UInt16 {
-        guard position + 4 <= bytes.count else { throw JSONParseError(.unexpectedEnd, at: bytes.count) }
         var value: UInt16 = 0
         for offset in 0..<4 {
+            guard position + offset < bytes.count else { throw JSONParseError(.unexpectedEnd, at: bytes.count) }
             let byte = bytes[position + offset]
             let digit: UInt8
             switch byte {

@@ -66,9 +66,9 @@ public enum RFC3339Timestamp {
     public static func format(_ date: Date, milliseconds: Bool = false) -> String {
         let interval = date.timeIntervalSince1970
         guard interval.isFinite, abs(interval) < 2.5e11 else { return "1970-01-01T00:00:00Z" }
-        let wholeSeconds = interval.rounded(.down)
-        let totalSeconds = Int(wholeSeconds)
-        let millisecond = min(999, Int(((interval - wholeSeconds) * 1000).rounded(.down)))
+        let totalMilliseconds = Int((interval * 1000).rounded())
+        let totalSeconds = Int((Double(totalMilliseconds) / 1000).rounded(.down))
+        let millisecond = totalMilliseconds - totalSeconds * 1000
         var days = totalSeconds / 86_400
         var secondOfDay = totalSeconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
