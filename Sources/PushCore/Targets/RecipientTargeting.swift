@@ -105,39 +105,58 @@ struct EndpointURL {
         let bytes = Array(text.utf8)
         guard bytes.count <= RecipientTargeting.maximumEndpointLength,
               bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
-        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
-        let scheme = text[..<schemeEnd.lowerBound]
-        guard let first = scheme.first, first.isLetter,
-              scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else { return nil }
-        let rest = text[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.contains("@"), !authority.isEmpty else { return nil }
-        var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return nil }
-                portText = after.dropFirst()
+        // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1), then "://".
+        var index = 0
+        while index < bytes.count, EndpointURL.isSchemeByte(bytes[index], first: index == 0) { index += 1 }
+        guard index > 0, index + 3 <= bytes.count, bytes[index] == UInt8(ascii: ":"),
+              bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+        let scheme = String(decoding: bytes[0..<index], as: UTF8.self).lowercased()
+        let authorityStart = index + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < bytes.count, bytes[authorityEnd] != UInt8(ascii: "/"),
+              bytes[authorityEnd] != UInt8(ascii: "?"), bytes[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
+        let authority = bytes[authorityStart..<authorityEnd]
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
+        var hostRange: Range<Int>
+        var portStart: Int?
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostRange = (authorityStart + 1)..<close
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == UInt8(ascii: ":") else { return nil }
+                portStart = close + 2
             }
-            guard WebPushPolicy.ipv6Bytes(String(host)) != nil else { return nil }
+            guard WebPushPolicy.ipv6Bytes(String(decoding: bytes[hostRange], as: UTF8.self)) != nil else { return nil }
         } else {
-            if let colon = authority.firstIndex(of: ":") {
-                host = authority[..<colon]
-                portText = authority[authority.index(after: colon)...]
-            } else {
-                host = authority
-            }
-            guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_") }) else { return nil }
+            let colon = authority.firstIndex(of: UInt8(ascii: ":"))
+            hostRange = authorityStart..<(colon ?? authorityEnd)
+            portStart = colon.map { $0 + 1 }
+            guard bytes[hostRange].allSatisfy(EndpointURL.isHostByte) else { return nil }
         }
-        guard !host.isEmpty else { return nil }
-        if let portText {
-            guard let port = Int(portText), (1...65535).contains(port) else { return nil }
+        guard !hostRange.isEmpty else { return nil }
+        if let portStart {
+            let digits = bytes[portStart..<authorityEnd]
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port) else { return nil }
             self.port = port
         }
-        self.scheme = scheme.lowercased()
-        self.host = String(host).lowercased()
+        self.scheme = scheme
+        self.host = String(decoding: bytes[hostRange], as: UTF8.self).lowercased()
+    }
+
+    static func isSchemeByte(_ byte: UInt8, first: Bool) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."): !first
+        default: false
+        }
+    }
+
+    static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 }
