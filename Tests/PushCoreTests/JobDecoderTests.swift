@@ -173,6 +173,7 @@ struct JobDecoderTests {
     @Test("valid edge values are accepted", arguments: [
         (["data", "big"], "\"" + String(repeating: "x", count: 2045) + "\""),
         (["collapseId"], "\"" + String(repeating: "c", count: 64) + "\""),
+        (["collapseId"], "\"\""),
         (["web", "topic"], "\"" + String(repeating: "A", count: 31) + "_\""),
         (["appId"], "\"com.example-app_1\""),
         (["appId"], "\"...\""),

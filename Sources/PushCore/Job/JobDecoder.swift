@@ -51,7 +51,8 @@ public enum JobDecoder {
             priority = known
         }
         let ttlSeconds = try root.int("ttlSeconds", in: 0...Int(Int32.max))
-        let collapseID = try root.string("collapseId")
+        let collapseIDText = try root.string("collapseId")
+        let collapseID = collapseIDText?.isEmpty == true ? nil : collapseIDText
         if let collapseID, collapseID.utf8.count > maxCollapseIDBytes {
             throw root.error("collapseId", "longer than \(maxCollapseIDBytes) bytes")
         }

@@ -70,7 +70,8 @@ public struct PreparedJob: Sendable {
         selector = LanguageSelector(languages: tags, defaultLanguage: job.content.defaultLanguage)
         let fallback = job.content.languages.indices.contains(selector.defaultIndex)
             ? job.content.languages[selector.defaultIndex] : LocalizedContent(language: job.content.defaultLanguage)
-        languages = job.content.languages.map { language in
+        let entries = job.content.languages.isEmpty ? [fallback] : job.content.languages
+        languages = entries.map { language in
             let actions = (language.actions ?? fallback.actions ?? []).map {
                 PreparedAction(id: $0.id, title: Template($0.title), url: $0.url)
             }
@@ -110,13 +111,12 @@ public struct PreparedJob: Sendable {
 
     /// The language tag (as written in the job) chosen for `recipient`.
     public func language(for recipient: Recipient) -> String {
-        languages.isEmpty ? job.content.defaultLanguage : languages[selector.index(for: recipient.language)].tag
+        languages[selector.index(for: recipient.language)].tag
     }
 
     public func resolve(_ recipient: Recipient) -> RecipientResolution {
         let msgID = msgID(for: recipient)
         if isExpired { return .expired(msgID: msgID) }
-        guard !languages.isEmpty else { return .rejected(reason: RecipientRejection.unknownPlatform.reason, language: nil, msgID: msgID) }
         let language = languages[selector.index(for: recipient.language)]
         let target: DeliveryTarget
         switch RecipientTargeting.target(for: recipient, policy: context.webPushPolicy) {
