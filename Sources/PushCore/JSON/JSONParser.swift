@@ -1,0 +1,337 @@
+/// Why a JSON document was refused, and where (byte offset into the input).
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        case unexpectedEnd = "unexpected end of input"
+        case unexpectedByte = "unexpected byte"
+        case invalidUTF8 = "invalid UTF-8"
+        case controlCharacter = "unescaped control character in string"
+        case invalidEscape = "invalid escape sequence"
+        case loneSurrogate = "unpaired UTF-16 surrogate in \\u escape"
+        case invalidNumber = "invalid number"
+        case numberOutOfRange = "number out of range"
+        case duplicateKey = "duplicate object key"
+        case tooDeep = "nesting too deep"
+        case tooLarge = "input too large"
+        case trailingData = "data after the JSON value"
+    }
+
+    public var kind: Kind
+    /// Offset in bytes from the start of the input.
+    public var offset: Int
+
+    public init(_ kind: Kind, at offset: Int) { self.kind = kind; self.offset = offset }
+
+    public var description: String { "\(kind.rawValue) at byte \(offset)" }
+}
+
+/// A strict RFC 8259 parser working on UTF-8 bytes.
+///
+/// Strict means: one value with optional whitespace around it, no comments, no trailing commas,
+/// no leading zeros, no BOM, no lone surrogates, invalid UTF-8 refused (RFC 3629 §4: no overlong
+/// forms, no encoded surrogates, nothing above U+10FFFF), and duplicate object keys refused
+/// (RFC 8259 §4 leaves them undefined, and two readers disagreeing on a job is worse than a DLQ).
+/// Numbers whose value does not fit a finite `Double` are refused. It never traps on input: depth
+/// and size are bounded by parameters.
+public enum JSONParser {
+    /// Default maximum nesting of arrays and objects: 64.
+    public static let defaultMaxDepth = 64
+    /// Default maximum input size: 8 MiB.
+    public static let defaultMaxBytes = 8 << 20
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth,
+                             maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> JSONValue {
+        guard bytes.count <= maxBytes else { throw JSONParseError(.tooLarge, at: maxBytes) }
+        var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
+        reader.skipWhitespace()
+        let value = try reader.parseValue(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw JSONParseError(.trailingData, at: reader.index) }
+        return value
+    }
+
+    /// Parses a string's UTF-8 (convenience for tests and CLI input).
+    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth,
+                             maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> JSONValue {
+        try parse(Array(text.utf8), maxDepth: maxDepth, maxBytes: maxBytes)
+    }
+}
+
+private enum ASCII {
+    static let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C, slash: UInt8 = 0x2F
+    static let comma: UInt8 = 0x2C, colon: UInt8 = 0x3A
+    static let openBrace: UInt8 = 0x7B, closeBrace: UInt8 = 0x7D
+    static let openBracket: UInt8 = 0x5B, closeBracket: UInt8 = 0x5D
+    static let minus: UInt8 = 0x2D, plus: UInt8 = 0x2B, dot: UInt8 = 0x2E
+    static let zero: UInt8 = 0x30, nine: UInt8 = 0x39
+    static let lowerE: UInt8 = 0x65, upperE: UInt8 = 0x45
+}
+
+private struct JSONReader {
+    let bytes: [UInt8]
+    let maxDepth: Int
+    var index = 0
+
+    init(bytes: [UInt8], maxDepth: Int) { self.bytes = bytes; self.maxDepth = maxDepth }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    func peek() throws(JSONParseError) -> UInt8 {
+        guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
+        return bytes[index]
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        var offset = 0
+        while offset < count {
+            let expected = literal.utf8Start[offset]
+            guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
+            guard bytes[index] == expected else { throw JSONParseError(.unexpectedByte, at: index) }
+            index += 1
+            offset += 1
+        }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        switch try peek() {
+        case ASCII.openBrace: return try parseObject(depth: depth + 1)
+        case ASCII.openBracket: return try parseArray(depth: depth + 1)
+        case ASCII.quote:
+            index += 1
+            return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case ASCII.minus, ASCII.zero...ASCII.nine:
+            return .number(try parseNumber())
+        default:
+            throw JSONParseError(.unexpectedByte, at: index)
+        }
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: index) }
+        index += 1
+        var members: [(key: String, value: JSONValue)] = []
+        var seen: Set<String>?
+        skipWhitespace()
+        if try peek() == ASCII.closeBrace {
+            index += 1
+            return .object(JSONObject(members))
+        }
+        while true {
+            skipWhitespace()
+            let keyOffset = index
+            guard try peek() == ASCII.quote else { throw JSONParseError(.unexpectedByte, at: index) }
+            index += 1
+            let key = try parseString()
+            if members.count < 16 {
+                if members.contains(where: { $0.key == key }) { throw JSONParseError(.duplicateKey, at: keyOffset) }
+            } else {
+                if seen == nil { seen = Set(members.map(\.key)) }
+                if seen?.insert(key).inserted == false { throw JSONParseError(.duplicateKey, at: keyOffset) }
+            }
+            skipWhitespace()
+            guard try peek() == ASCII.colon else { throw JSONParseError(.unexpectedByte, at: index) }
+            index += 1
+            skipWhitespace()
+            let value = try parseValue(depth: depth)
+            members.append((key: key, value: value))
+            skipWhitespace()
+            switch try peek() {
+            case ASCII.comma: index += 1
+            case ASCII.closeBrace:
+                index += 1
+                return .object(JSONObject(members))
+            default: throw JSONParseError(.unexpectedByte, at: index)
+            }
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: index) }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if try peek() == ASCII.closeBracket {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            switch try peek() {
+            case ASCII.comma: index += 1
+            case ASCII.closeBracket:
+                index += 1
+                return .array(elements)
+            default: throw JSONParseError(.unexpectedByte, at: index)
+            }
+        }
+    }
+
+    /// Parses a string body; `index` is just after the opening quote.
+    mutating func parseString() throws(JSONParseError) -> String {
+        let start = index
+        var position = start
+        // Fast path: no escapes, validate UTF-8 in place and decode once.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == ASCII.quote {
+                index = position + 1
+                return String(decoding: bytes[start..<position], as: UTF8.self)
+            }
+            if byte == ASCII.backslash { break }
+            if byte < 0x20 { throw JSONParseError(.controlCharacter, at: position) }
+            position = byte < 0x80 ? position + 1 : try validatedMultibyteEnd(at: position)
+        }
+        guard position < bytes.count else { throw JSONParseError(.unexpectedEnd, at: position) }
+        var buffer = Array(bytes[start..<position])
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case ASCII.quote:
+                index = position + 1
+                return String(decoding: buffer, as: UTF8.self)
+            case ASCII.backslash:
+                position += 1
+                guard position < bytes.count else { throw JSONParseError(.unexpectedEnd, at: position) }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case ASCII.quote, ASCII.backslash, ASCII.slash: buffer.append(escape)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    let escapeStart = position - 2
+                    let unit = try hex4(at: position)
+                    position += 4
+                    var scalarValue = UInt32(unit)
+                    if unit >= 0xD800 && unit <= 0xDBFF {
+                        guard position + 1 < bytes.count, bytes[position] == ASCII.backslash,
+                              bytes[position + 1] == UInt8(ascii: "u") else {
+                            throw JSONParseError(.loneSurrogate, at: escapeStart)
+                        }
+                        let low = try hex4(at: position + 2)
+                        guard low >= 0xDC00 && low <= 0xDFFF else { throw JSONParseError(.loneSurrogate, at: escapeStart) }
+                        position += 6
+                        scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                    } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                        throw JSONParseError(.loneSurrogate, at: escapeStart)
+                    }
+                    guard let scalar = Unicode.Scalar(scalarValue) else { throw JSONParseError(.invalidEscape, at: escapeStart) }
+                    buffer.append(contentsOf: scalar.utf8)
+                default:
+                    throw JSONParseError(.invalidEscape, at: position - 2)
+                }
+            default:
+                if byte < 0x20 { throw JSONParseError(.controlCharacter, at: position) }
+                if byte < 0x80 {
+                    buffer.append(byte)
+                    position += 1
+                } else {
+                    let end = try validatedMultibyteEnd(at: position)
+                    buffer.append(contentsOf: bytes[position..<end])
+                    position = end
+                }
+            }
+        }
+        throw JSONParseError(.unexpectedEnd, at: position)
+    }
+
+    func hex4(at position: Int) throws(JSONParseError) -> UInt16 {
+        var value: UInt16 = 0
+        for offset in 0..<4 {
+            guard position + offset < bytes.count else { throw JSONParseError(.unexpectedEnd, at: bytes.count) }
+            let byte = bytes[position + offset]
+            let digit: UInt8
+            switch byte {
+            case ASCII.zero...ASCII.nine: digit = byte - ASCII.zero
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw JSONParseError(.invalidEscape, at: position + offset)
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    /// Validates one multi-byte UTF-8 sequence starting at `position` (RFC 3629 §4) and
+    /// returns the index after it.
+    func validatedMultibyteEnd(at position: Int) throws(JSONParseError) -> Int {
+        let lead = bytes[position]
+        let length: Int
+        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; secondRange = 0xA0...0xBF
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; secondRange = 0x80...0x9F
+        case 0xF0: length = 4; secondRange = 0x90...0xBF
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; secondRange = 0x80...0x8F
+        default: throw JSONParseError(.invalidUTF8, at: position)
+        }
+        guard position + length <= bytes.count else { throw JSONParseError(.invalidUTF8, at: position) }
+        guard secondRange.contains(bytes[position + 1]) else { throw JSONParseError(.invalidUTF8, at: position) }
+        var offset = 2
+        while offset < length {
+            guard bytes[position + offset] & 0xC0 == 0x80 else { throw JSONParseError(.invalidUTF8, at: position) }
+            offset += 1
+        }
+        return position + length
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
+        let start = index
+        var isInteger = true
+        if bytes[index] == ASCII.minus { index += 1 }
+        guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
+        if bytes[index] == ASCII.zero {
+            index += 1
+        } else if bytes[index] > ASCII.zero && bytes[index] <= ASCII.nine {
+            skipDigits()
+        } else {
+            throw JSONParseError(.invalidNumber, at: index)
+        }
+        if index < bytes.count && bytes[index] == ASCII.dot {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError(.invalidNumber, at: index) }
+            skipDigits()
+        }
+        if index < bytes.count && (bytes[index] == ASCII.lowerE || bytes[index] == ASCII.upperE) {
+            isInteger = false
+            index += 1
+            if index < bytes.count && (bytes[index] == ASCII.plus || bytes[index] == ASCII.minus) { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError(.invalidNumber, at: index) }
+            skipDigits()
+        }
+        let literal = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let value = Double(literal), value.isFinite else { throw JSONParseError(.numberOutOfRange, at: start) }
+        return JSONNumber(double: value, isIntegerLiteral: isInteger, literal: literal)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= ASCII.zero && byte <= ASCII.nine }
+
+    mutating func skipDigits() {
+        while index < bytes.count && isDigit(bytes[index]) { index += 1 }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// A fan-out job v1 (DESIGN §3, contract) as decoded and validated by ``JobDecoder``.
+///
+/// Properties are read-only outside the module: the job is what upstream sent, and
+/// ``encoded(recipients:attempt:notBefore:)`` writes that document back out.
+public struct FanOutJob: Sendable, Equatable {
+    /// Always 1 for this version.
+    public internal(set) var schemaVersion: Int
+    public internal(set) var jobID: String
+    /// `[A-Za-z0-9._-]+`, never `.` or `..` (it names a credentials folder).
+    public internal(set) var appID: String
+    public internal(set) var campaignID: String
+    public internal(set) var variant: String?
+    public internal(set) var createdAt: Date?
+    /// Past this instant every recipient is `expired` and nothing is sent.
+    public internal(set) var expiresAt: Date?
+    /// Default: `.high`.
+    public internal(set) var priority: DeliveryPriority
+    /// Seconds; 0 means "now or never". Nil leaves the provider default (bounded by `expiresAt`).
+    public internal(set) var ttlSeconds: Int?
+    /// ≤ 64 bytes (APNs `apns-collapse-id` limit).
+    public internal(set) var collapseID: String?
+    /// Campaign pace held by the fleet-wide Redis throttle (DESIGN §8).
+    public internal(set) var throttlePerMinute: Int?
+    public internal(set) var content: JobContent
+    /// Flat string map, in document order; keys + values ≤ 2048 bytes.
+    public internal(set) var data: [KeyValue]
+    public internal(set) var ios: IOSOptions
+    public internal(set) var android: AndroidOptions
+    public internal(set) var web: WebOptions
+    public internal(set) var recipients: [Recipient]
+    /// Attempts already made (retry jobs, DESIGN §15 Retry messages); 0 for a fresh job.
+    public internal(set) var attempt: Int
+    /// Retry jobs: not to be attempted before this instant.
+    public internal(set) var notBefore: Date?
+    /// The document as received (re-emitted by ``encoded(recipients:attempt:notBefore:)``).
+    public internal(set) var document: JSONValue
+
+    /// The JSON of this job with `recipients` replaced and, when given, `attempt` and
+    /// `notBefore` (RFC 3339 UTC) set: how a retry job for a subset of recipients is published,
+    /// and how `enqueue --batch` splits a job. Every other member is written back as received.
+    public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil) -> [UInt8] {
+        var root = document.objectValue ?? JSONObject()
+        root["recipients"] = .array(recipients.map(\.json))
+        if let attempt { root["attempt"] = .number(JSONNumber(attempt)) }
+        if let notBefore {
+            let hasFraction = notBefore.timeIntervalSince1970.rounded(.down) != notBefore.timeIntervalSince1970
+            root["notBefore"] = .string(RFC3339Timestamp.format(notBefore, milliseconds: hasFraction))
+        }
+        return JSONValue.object(root).jsonBytes()
+    }
+}
+
+/// The job's `content`: per-language texts, one of which is the default.
+public struct JobContent: Sendable, Equatable {
+    /// A tag present in `languages` (matched case-insensitively).
+    public var defaultLanguage: String
+    /// In document order.
+    public var languages: [LocalizedContent]
+
+    public init(defaultLanguage: String, languages: [LocalizedContent]) {
+        self.defaultLanguage = defaultLanguage; self.languages = languages
+    }
+
+    /// The default language's entry.
+    public var defaultContent: LocalizedContent? {
+        let wanted = defaultLanguage.lowercased()
+        return languages.first { $0.language.lowercased() == wanted }
+    }
+}
+
+/// One language's texts. Title, subtitle, body and action titles are templates
+/// (``Template``); a field that is nil falls back to the default language's.
+public struct LocalizedContent: Sendable, Equatable {
+    /// The tag as written in the job (`en`, `pt-BR`).
+    public var language: String
+    public var title: String?
+    public var subtitle: String?
+    public var body: String?
+    public var url: String?
+    public var imageURL: String?
+    /// Nil when the language has no `actions` member (then the default language's apply).
+    public var actions: [NotificationAction]?
+
+    public init(language: String, title: String? = nil, subtitle: String? = nil, body: String? = nil,
+                url: String? = nil, imageURL: String? = nil, actions: [NotificationAction]? = nil) {
+        self.language = language; self.title = title; self.subtitle = subtitle; self.body = body
+        self.url = url; self.imageURL = imageURL; self.actions = actions
+    }
+}
+
+/// One entry of `recipients` (DESIGN §3). Decoded leniently: a problem here never fails the job,
+/// it rejects only this recipient when it is resolved (``RecipientTargeting``).
+public struct Recipient: Sendable, Equatable {
+    /// A browser push subscription as sent (keys still base64url text).
+    public struct Subscription: Sendable, Equatable {
+        public var endpoint: String?
+        public var p256dh: String?
+        public var auth: String?
+        public init(endpoint: String?, p256dh: String?, auth: String?) {
+            self.endpoint = endpoint; self.p256dh = p256dh; self.auth = auth
+        }
+    }
+
+    public var userID: String?
+    /// Empty when missing (the recipient is then rejected, but still gets a result line).
+    public var subscriptionID: String
+    /// `platform` exactly as given.
+    public var platformName: String?
+    /// `platformName` recognised (case-insensitively), else nil (`unknown_platform`).
+    public var platform: Platform?
+    public var token: String?
+    /// A BCP 47 tag (`pt-BR`); `_` is read as `-`.
+    public var language: String?
+    /// `chrome`, `edge`, `firefox`, `safari`, as given.
+    public var browser: String?
+    public var subscription: Subscription?
+    /// Template variables. Numbers and booleans are kept as their JSON text; other values are ignored.
+    public var properties: [String: String]
+    /// When the token was (re-)registered (DESIGN §15 Re-registration); nil when absent or unreadable.
+    public var tokenUpdatedAt: Date?
+    /// The recipient's JSON as received, written back verbatim in retry jobs.
+    public var source: JSONValue?
+
+    public init(userID: String? = nil, subscriptionID: String, platformName: String?, token: String? = nil,
+                language: String? = nil, browser: String? = nil, subscription: Subscription? = nil,
+                properties: [String: String] = [:], tokenUpdatedAt: Date? = nil, source: JSONValue? = nil) {
+        self.userID = userID; self.subscriptionID = subscriptionID; self.platformName = platformName
+        self.platform = platformName.flatMap { Platform(rawValue: $0.lowercased()) }
+        self.token = token; self.language = language; self.browser = browser; self.subscription = subscription
+        self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.source = source
+    }
+
+    /// The platform text used in msgIDs and results: the known platform's name, else as given.
+    public var platformLabel: String { platform?.rawValue ?? platformName ?? "" }
+
+    /// The recipient as JSON: `source` when it was decoded, else built from the properties.
+    public var json: JSONValue {
+        if let source { return source }
+        var object = JSONObject()
+        if let userID { object["userId"] = .string(userID) }
+        object["subscriptionId"] = .string(subscriptionID)
+        if let platformName { object["platform"] = .string(platformName) }
+        if let token { object["token"] = .string(token) }
+        if let language { object["language"] = .string(language) }
+        if let browser { object["browser"] = .string(browser) }
+        if let subscription {
+            var keys = JSONObject()
+            if let p256dh = subscription.p256dh { keys["p256dh"] = .string(p256dh) }
+            if let auth = subscription.auth { keys["auth"] = .string(auth) }
+            var subscriptionObject = JSONObject()
+            if let endpoint = subscription.endpoint { subscriptionObject["endpoint"] = .string(endpoint) }
+            subscriptionObject["keys"] = .object(keys)
+            object["subscription"] = .object(subscriptionObject)
+        }
+        if !properties.isEmpty {
+            object["properties"] = .object(JSONObject(properties.sorted { $0.key < $1.key }
+                .map { (key: $0.key, value: JSONValue.string($0.value)) }))
+        }
+        if let tokenUpdatedAt { object["tokenUpdatedAt"] = .string(RFC3339Timestamp.format(tokenUpdatedAt, milliseconds: true)) }
+        return .object(object)
+    }
+}
+
+/// Why a job is invalid as a whole (DESIGN §15 "Job vs recipient errors"): it goes to the DLQ,
+/// `render`/`send` exit 65 with ``description`` on stderr.
+public struct JobValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where, as a JSON path: `$.content.languages.en.actions[1].id`.
+    public var path: String
+    public var reason: String
+
+    public init(path: String, reason: String) { self.path = path; self.reason = reason }
+
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// What resolving a job needs besides the job: the clock reading, msgID keys and the Web Push
+/// allow-list. `now` is injected so tests and `render` are reproducible.
+public struct RenderContext: Sendable {
+    public var now: Date
+    public var keyring: MsgIDKeyring
+    public var webPushPolicy: WebPushPolicy
+
+    public init(now: Date, keyring: MsgIDKeyring, webPushPolicy: WebPushPolicy = .standard) {
+        self.now = now; self.keyring = keyring; self.webPushPolicy = webPushPolicy
+    }
+}
+
+/// One recipient's outcome before any provider is contacted.
+public enum RecipientResolution: Sendable, Equatable {
+    /// Ready for a payload builder.
+    case ready(NotificationContent, DeliveryTarget)
+    /// `reason` is a ``RecipientRejection`` reason; `language` the language that would have been
+    /// used; `msgID` signed from the recipient's fields so the result line still carries one.
+    case rejected(reason: String, language: String?, msgID: String?)
+    /// The job's `expiresAt` has passed (DESIGN §15 TTL): nothing is sent.
+    case expired(msgID: String?)
+
+    /// The msgID, whatever the outcome.
+    public var msgID: String? {
+        switch self {
+        case .ready(let content, _): content.msgID
+        case .rejected(_, _, let msgID): msgID
+        case .expired(let msgID): msgID
+        }
+    }
+}
+
+/// A job with every per-job decision taken once (templates parsed per language with per-field
+/// fallback, TTL, data list, options), so ``resolve(_:)`` is the cheap per-recipient step:
+/// language choice, template rendering, msgID signing and target validation.
+public struct PreparedJob: Sendable {
+    public let job: FanOutJob
+    public let context: RenderContext
+    /// True when `expiresAt` ≤ `context.now`.
+    public let isExpired: Bool
+    /// min(`ttlSeconds`, `expiresAt` − now) in whole seconds; nil when the job has neither.
+    public let ttlSeconds: Int?
+
+    private let selector: LanguageSelector
+    private let languages: [PreparedLanguage]
+    private let base: NotificationContent
+
+    private struct PreparedAction: Sendable {
+        var id: String
+        var title: Template
+        var url: String?
+    }
+
+    private struct PreparedLanguage: Sendable {
+        var tag: String
+        var title: Template?
+        var subtitle: Template?
+        var body: Template?
+        var url: String?
+        var imageURL: String?
+        var actions: [PreparedAction]
+    }
+
+    public init(job: FanOutJob, context: RenderContext) {
+        self.job = job
+        self.context = context
+        let tags = job.content.languages.map(\.language)
+        selector = LanguageSelector(languages: tags, defaultLanguage: job.content.defaultLanguage)
+        let fallback = job.content.languages.indices.contains(selector.defaultIndex)
+            ? job.content.languages[selector.defaultIndex] : LocalizedContent(language: job.content.defaultLanguage)
+        let entries = job.content.languages.isEmpty ? [fallback] : job.content.languages
+        languages = entries.map { language in
+            let actions = (language.actions ?? fallback.actions ?? []).map {
+                PreparedAction(id: $0.id, title: Template($0.title), url: $0.url)
+            }
+            return PreparedLanguage(tag: language.language,
+                                    title: (language.title ?? fallback.title).map(Template.init),
+                                    subtitle: (language.subtitle ?? fallback.subtitle).map(Template.init),
+                                    body: (language.body ?? fallback.body).map(Template.init),
+                                    url: language.url ?? fallback.url, imageURL: language.imageURL ?? fallback.imageURL,
+                                    actions: actions)
+        }
+
+        var ttl = job.ttlSeconds
+        var expired = false
+        var expiresAtUnix: Int?
+        if let expiresAt = job.expiresAt {
+            let remaining = expiresAt.timeIntervalSince(context.now)
+            expired = remaining <= 0
+            let remainingSeconds = expired ? 0 : Int(min(remaining, Double(Int32.max)).rounded(.down))
+            ttl = min(ttl ?? remainingSeconds, remainingSeconds)
+            let unix = expiresAt.timeIntervalSince1970
+            if unix.isFinite, abs(unix) < 1e15 { expiresAtUnix = Int(unix.rounded(.down)) }
+        }
+        isExpired = expired
+        ttlSeconds = ttl
+        base = NotificationContent(jobID: job.jobID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
+                                   subscriptionID: "", msgID: "", language: "", data: job.data, priority: job.priority,
+                                   ttlSeconds: ttl, expiresAtUnix: expiresAtUnix, collapseID: job.collapseID,
+                                   ios: job.ios, android: job.android, web: job.web)
+    }
+
+    /// The signed msgID for `recipient` in this job.
+    public func msgID(for recipient: Recipient) -> String {
+        MsgID.sign(MsgIDFields(appID: job.appID, campaignID: job.campaignID, userID: recipient.userID,
+                               subscriptionID: recipient.subscriptionID, platform: recipient.platformLabel,
+                               variant: job.variant), keyring: context.keyring)
+    }
+
+    /// The language tag (as written in the job) chosen for `recipient`.
+    public func language(for recipient: Recipient) -> String {
+        languages[selector.index(for: recipient.language)].tag
+    }
+
+    public func resolve(_ recipient: Recipient) -> RecipientResolution {
+        let msgID = msgID(for: recipient)
+        if isExpired { return .expired(msgID: msgID) }
+        let language = languages[selector.index(for: recipient.language)]
+        let target: DeliveryTarget
+        switch RecipientTargeting.target(for: recipient, policy: context.webPushPolicy) {
+        case .success(let found): target = found
+        case .failure(let rejection): return .rejected(reason: rejection.reason, language: language.tag, msgID: msgID)
+        }
+        let properties = recipient.properties
+        var content = base
+        content.userID = recipient.userID
+        content.subscriptionID = recipient.subscriptionID
+        content.msgID = msgID
+        content.language = language.tag
+        content.title = language.title?.render(properties)
+        content.subtitle = language.subtitle?.render(properties)
+        content.body = language.body?.render(properties)
+        content.url = language.url
+        content.imageURL = language.imageURL
+        if !language.actions.isEmpty {
+            content.actions = language.actions.map {
+                NotificationAction(id: $0.id, title: $0.title.render(properties), url: $0.url)
+            }
+        }
+        return .ready(content, target)
+    }
+}

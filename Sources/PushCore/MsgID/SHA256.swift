@@ -1,0 +1,161 @@
+/// SHA-256 (FIPS 180-4 §6.2) in pure Swift, for msgID HMACs in the pure core.
+///
+/// Incremental: `update` any number of times, then `finalize`. A value type, so a prepared
+/// state (e.g. HMAC's keyed inner/outer state) is copied cheaply and reused.
+public struct SHA256: Sendable {
+    public static let digestByteCount = 32
+    public static let blockByteCount = 64
+
+    private static let roundConstants: [UInt32] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    ]
+
+    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+        (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+    private var buffer: [UInt8] = []
+    private var totalBytes: UInt64 = 0
+
+    public init() { buffer.reserveCapacity(SHA256.blockByteCount) }
+
+    /// The digest of `bytes` in one call.
+    public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        update(Array(bytes)[...])
+    }
+
+    public mutating func update(_ bytes: [UInt8]) { update(bytes[...]) }
+
+    /// Whole blocks are compressed straight from `bytes`; only a tail is buffered.
+    public mutating func update(_ bytes: ArraySlice<UInt8>) {
+        totalBytes &+= UInt64(bytes.count)
+        var index = bytes.startIndex
+        if !buffer.isEmpty {
+            let take = min(SHA256.blockByteCount - buffer.count, bytes.count)
+            buffer.append(contentsOf: bytes[index..<index + take])
+            index += take
+            guard buffer.count == SHA256.blockByteCount else { return }
+            compress(buffer[...], at: 0)
+            buffer.removeAll(keepingCapacity: true)
+        }
+        while bytes.endIndex - index >= SHA256.blockByteCount {
+            compress(bytes, at: index)
+            index += SHA256.blockByteCount
+        }
+        if index < bytes.endIndex { buffer.append(contentsOf: bytes[index...]) }
+    }
+
+    public mutating func finalize() -> [UInt8] {
+        let bitLength = totalBytes &* 8
+        buffer.append(0x80)
+        if buffer.count > 56 {
+            while buffer.count < 64 { buffer.append(0) }
+            compress(buffer[...], at: 0)
+            buffer.removeAll(keepingCapacity: true)
+        }
+        while buffer.count < 56 { buffer.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        compress(buffer[...], at: 0)
+        buffer.removeAll(keepingCapacity: true)
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
+            digest.append(UInt8(truncatingIfNeeded: word >> 24))
+            digest.append(UInt8(truncatingIfNeeded: word >> 16))
+            digest.append(UInt8(truncatingIfNeeded: word >> 8))
+            digest.append(UInt8(truncatingIfNeeded: word))
+        }
+        return digest
+    }
+
+    /// One block (FIPS 180-4 §6.2.2). The message schedule is a 16-word ring (a small array:
+    /// measured faster than a SIMD16 with dynamic indices).
+    private mutating func compress(_ block: ArraySlice<UInt8>, at start: Int) {
+        let constants = SHA256.roundConstants
+        var schedule = [UInt32](repeating: 0, count: 16)
+        for index in 0..<16 {
+            let offset = start + index * 4
+            schedule[index] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
+                | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
+        }
+        var (a, b, c, d, e, f, g, h) = state
+        for index in 0..<64 {
+            let word: UInt32
+            if index < 16 {
+                word = schedule[index]
+            } else {
+                let word15 = schedule[(index - 15) & 15], word2 = schedule[(index - 2) & 15]
+                let sigma0 = rotateRight(word15, 7) ^ rotateRight(word15, 18) ^ (word15 >> 3)
+                let sigma1 = rotateRight(word2, 17) ^ rotateRight(word2, 19) ^ (word2 >> 10)
+                word = schedule[index & 15] &+ sigma0 &+ schedule[(index - 7) & 15] &+ sigma1
+                schedule[index & 15] = word
+            }
+            let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
+            let choice = (e & f) ^ (~e & g)
+            let temp1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ word
+            let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
+            let majority = (a & b) ^ (a & c) ^ (b & c)
+            let temp2 = bigSigma0 &+ majority
+            h = g; g = f; f = e; e = d &+ temp1
+            d = c; c = b; b = a; a = temp1 &+ temp2
+        }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+                 state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+    }
+
+    @inline(__always)
+    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
+}
+
+/// HMAC-SHA256 (RFC 2104, test vectors RFC 4231). The keyed inner and outer states are
+/// computed once per key, so each MAC costs only the message's compressions plus two.
+public struct HMACSHA256: Sendable {
+    private var inner = SHA256()
+    private var outer = SHA256()
+
+    public init(key: [UInt8]) {
+        var block = key.count > SHA256.blockByteCount ? SHA256.hash(key) : key
+        block += [UInt8](repeating: 0, count: SHA256.blockByteCount - block.count)
+        inner.update(block.map { $0 ^ 0x36 })
+        outer.update(block.map { $0 ^ 0x5c })
+    }
+
+    /// The 32-byte tag of `message`.
+    public func authenticationCode<Bytes: Sequence>(for message: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        authenticationCode(for: Array(message)[...])
+    }
+
+    public func authenticationCode(for message: [UInt8]) -> [UInt8] { authenticationCode(for: message[...]) }
+
+    public func authenticationCode(for message: ArraySlice<UInt8>) -> [UInt8] {
+        var innerHash = inner
+        innerHash.update(message)
+        var outerHash = outer
+        outerHash.update(innerHash.finalize())
+        return outerHash.finalize()
+    }
+
+    /// One-shot HMAC-SHA256.
+    public static func authenticationCode(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        HMACSHA256(key: key).authenticationCode(for: message)
+    }
+
+    /// Compares in time independent of where the first difference is.
+    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<lhs.count { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+}

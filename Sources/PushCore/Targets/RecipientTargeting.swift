@@ -1,0 +1,162 @@
+/// Why a recipient cannot be addressed (DESIGN §15 Reasons). It rejects only that recipient.
+public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable {
+    /// APNs token not ≥ 64 even-length hex; FCM token not 20…4096 of `[A-Za-z0-9_:-]`; or missing.
+    case badToken = "bad_token"
+    /// Web Push subscription missing, endpoint unreadable, or keys not base64url of the right size.
+    case badSubscription = "bad_subscription"
+    /// Web Push endpoint not `https`, or its host not on the allow-list (``WebPushPolicy``).
+    case endpointNotAllowed = "endpoint_not_allowed"
+    /// `platform` missing or not `ios`, `android`, `web`.
+    case unknownPlatform = "unknown_platform"
+
+    /// The `reason` string of the result (contract).
+    public var reason: String { rawValue }
+}
+
+/// Turns a recipient's token or subscription into a validated ``DeliveryTarget`` (DESIGN §5 Tokens).
+public enum RecipientTargeting {
+    /// APNs device tokens: 32 bytes today (64 hex characters); longer even-length hex is accepted.
+    public static let apnsTokenLengths = 64...200
+    /// FCM registration tokens are ~100–300 characters in practice; bounds are kept lenient.
+    public static let fcmTokenLengths = 20...4096
+    /// Longer endpoints are refused.
+    public static let maximumEndpointLength = 4096
+
+    public static func target(for recipient: Recipient, policy: WebPushPolicy) -> Result<DeliveryTarget, RecipientRejection> {
+        switch recipient.platform {
+        case nil:
+            return .failure(.unknownPlatform)
+        case .ios?:
+            guard let token = recipient.token, let normalized = apnsToken(token) else { return .failure(.badToken) }
+            return .success(.apns(deviceToken: normalized))
+        case .android?:
+            guard let token = recipient.token, isFCMToken(token) else { return .failure(.badToken) }
+            return .success(.fcm(registrationToken: token))
+        case .web?:
+            guard let subscription = recipient.subscription else { return .failure(.badSubscription) }
+            return webPush(subscription, browser: recipient.browser, policy: policy).map(DeliveryTarget.webPush)
+        }
+    }
+
+    /// The token in lower case when it is valid APNs hex, else nil.
+    public static func apnsToken(_ token: String) -> String? {
+        let bytes = token.utf8
+        guard apnsTokenLengths.contains(bytes.count), bytes.count % 2 == 0 else { return nil }
+        var hasUpper = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUpper = true
+            default: return nil
+            }
+        }
+        return hasUpper ? token.lowercased() : token
+    }
+
+    public static func isFCMToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard fcmTokenLengths.contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"): true
+            default: false
+            }
+        }
+    }
+
+    /// Validates a Web Push subscription: endpoint `https` on an allowed host, `p256dh` an
+    /// uncompressed P-256 point (65 bytes, 0x04 first), `auth` 16 bytes (RFC 8291 §3).
+    public static func webPush(_ subscription: Recipient.Subscription, browser: String?,
+                               policy: WebPushPolicy) -> Result<WebPushSubscription, RecipientRejection> {
+        guard let endpoint = subscription.endpoint, let parsed = EndpointURL(endpoint) else {
+            return .failure(.badSubscription)
+        }
+        guard parsed.scheme == "https", policy.allows(host: parsed.host) else { return .failure(.endpointNotAllowed) }
+        guard let p256dhText = subscription.p256dh, let p256dh = Base64URLCodec.decode(p256dhText, lenient: true),
+              p256dh.count == 65, p256dh[0] == 0x04,
+              let authText = subscription.auth, let auth = Base64URLCodec.decode(authText, lenient: true),
+              auth.count == 16 else {
+            return .failure(.badSubscription)
+        }
+        let chosen = browser.flatMap { Browser(rawValue: $0.lowercased()) } ?? inferBrowser(host: parsed.host)
+        return .success(WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth, browser: chosen))
+    }
+
+    /// The browser behind a push service host; unknown hosts count as Chrome (DESIGN §15 Web layout).
+    public static func inferBrowser(host: String) -> Browser {
+        let name = WebPushPolicy.normalizeHost(host)
+        if name == "fcm.googleapis.com" { return .chrome }
+        if name.hasSuffix(".notify.windows.com") { return .edge }
+        if name == "mozilla.com" || name.hasSuffix(".mozilla.com") { return .firefox }
+        if name.hasSuffix(".push.apple.com") { return .safari }
+        return .chrome
+    }
+}
+
+/// The parts of an absolute `scheme://host[:port]/…` URL the allow-list needs. Refuses user
+/// info, control characters, spaces, empty hosts and bad ports instead of guessing.
+struct EndpointURL {
+    var scheme: String
+    var host: String
+    var port: Int?
+
+    init?(_ text: String) {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= RecipientTargeting.maximumEndpointLength,
+              bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+        // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1), then "://".
+        var index = 0
+        while index < bytes.count, EndpointURL.isSchemeByte(bytes[index], first: index == 0) { index += 1 }
+        guard index > 0, index + 3 <= bytes.count, bytes[index] == UInt8(ascii: ":"),
+              bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+        let scheme = String(decoding: bytes[0..<index], as: UTF8.self).lowercased()
+        let authorityStart = index + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < bytes.count, bytes[authorityEnd] != UInt8(ascii: "/"),
+              bytes[authorityEnd] != UInt8(ascii: "?"), bytes[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
+        let authority = bytes[authorityStart..<authorityEnd]
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
+        var hostRange: Range<Int>
+        var portStart: Int?
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostRange = (authorityStart + 1)..<close
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == UInt8(ascii: ":") else { return nil }
+                portStart = close + 2
+            }
+            guard WebPushPolicy.ipv6Bytes(String(decoding: bytes[hostRange], as: UTF8.self)) != nil else { return nil }
+        } else {
+            let colon = authority.firstIndex(of: UInt8(ascii: ":"))
+            hostRange = authorityStart..<(colon ?? authorityEnd)
+            portStart = colon.map { $0 + 1 }
+            guard bytes[hostRange].allSatisfy(EndpointURL.isHostByte) else { return nil }
+        }
+        guard !hostRange.isEmpty else { return nil }
+        if let portStart {
+            let digits = bytes[portStart..<authorityEnd]
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port) else { return nil }
+            self.port = port
+        }
+        self.scheme = scheme
+        self.host = String(decoding: bytes[hostRange], as: UTF8.self).lowercased()
+    }
+
+    static func isSchemeByte(_ byte: UInt8, first: Bool) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."): !first
+        default: false
+        }
+    }
+
+    static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+}
