@@ -1,5 +1,3 @@
-import Foundation
-
 /// Turns a provider's HTTP answer into a ``ProviderOutcome`` (DESIGN §7 Classification). Pure
 /// and table-tested; unknown reason strings are preserved verbatim, never fatal.
 public enum ResponseClassifier {
@@ -34,13 +32,13 @@ public enum APNSResponseClassifier {
     public static func classify(status: Int, header: (String) -> String?, body: [UInt8], nowUnix: Double) -> ProviderOutcome {
         if status == 200 { return .sent(providerMessageID: header("apns-id")) }
         let object = ProviderJSON.object(body)
-        let reason = object?["reason"] as? String
+        let reason = object?["reason"]?.stringValue
         let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
         switch status {
         case 410:
             // `timestamp`: ms since epoch when APNs learned the token was invalid; a token
             // re-registered later is valid again (DESIGN §15 Re-registration).
-            let timestamp = (object?["timestamp"] as? NSNumber)?.int64Value
+            let timestamp = object?["timestamp"].flatMap(ProviderJSON.integer)
             return .invalidToken(reason: reason ?? "Unregistered", invalidSinceMs: timestamp ?? Int64(nowUnix * 1000))
         case 400 where reason.map(invalidTokenReasons.contains) == true:
             return .invalidToken(reason: reason, invalidSinceMs: Int64(nowUnix * 1000))
@@ -63,12 +61,12 @@ public enum APNSResponseClassifier {
 public enum FCMResponseClassifier {
     public static func classify(status: Int, header: (String) -> String?, body: [UInt8], nowUnix: Double) -> ProviderOutcome {
         let object = ProviderJSON.object(body)
-        if status == 200 { return .sent(providerMessageID: object?["name"] as? String) }
-        let error = object?["error"] as? [String: Any]
-        let statusText = error?["status"] as? String
+        if status == 200 { return .sent(providerMessageID: object?["name"]?.stringValue) }
+        let error = object?["error"]
+        let statusText = error?["status"]?.stringValue
         var errorCode: String?
-        for detail in error?["details"] as? [[String: Any]] ?? [] {
-            if let code = detail["errorCode"] as? String { errorCode = code; break }
+        for detail in error?["details"]?.arrayValue ?? [] {
+            if let code = detail["errorCode"]?.stringValue { errorCode = code; break }
         }
         let reason = errorCode ?? statusText
         let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
@@ -108,8 +106,13 @@ public enum WebPushResponseClassifier {
 
 /// Small provider bodies only (reasons, error objects); never payloads.
 enum ProviderJSON {
-    static func object(_ body: [UInt8]) -> [String: Any]? {
+    static func object(_ body: [UInt8]) -> JSONValue? {
         guard !body.isEmpty, body.count <= 65_536, body.first == UInt8(ascii: "{") else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return try? JSONParser.parse(body, maxDepth: 16, maxBytes: 65_536)
+    }
+
+    static func integer(_ value: JSONValue) -> Int64? {
+        guard case .number(let number) = value, let int = number.intValue else { return nil }
+        return Int64(int)
     }
 }

@@ -37,9 +37,9 @@ enum MsgIDCommand {
             return ExitCode.failure
         }
         let fields = decoded.fields
-        print("{\"kid\":\(JSONText.quote(decoded.kid)),\"appId\":\(JSONText.quote(fields.appID)),\"campaignId\":\(JSONText.quote(fields.campaignID))," +
-            "\"userId\":\(JSONText.quote(fields.userID)),\"subscriptionId\":\(JSONText.quote(fields.subscriptionID))," +
-            "\"platform\":\(JSONText.quote(fields.platform)),\"variant\":\(JSONText.quote(fields.variant)),\"valid\":\(verified != nil)}")
+        print("{\"kid\":\(JSONText.quote(decoded.keyID)),\"appId\":\(JSONText.quote(fields.appID)),\"campaignId\":\(JSONText.quote(fields.campaignID))," +
+            "\"userId\":\(fields.userID.map(JSONText.quote) ?? "null"),\"subscriptionId\":\(JSONText.quote(fields.subscriptionID))," +
+            "\"platform\":\(JSONText.quote(fields.platform)),\"variant\":\(fields.variant.map(JSONText.quote) ?? "null"),\"valid\":\(verified != nil)}")
         return verified != nil ? ExitCode.ok : ExitCode.failure
     }
 }

@@ -35,7 +35,7 @@ public struct JobPlanner: Sendable {
         let issuedAt = Int(now.timeIntervalSince1970)
         return job.recipients.map { recipient in
             let hash = TokenHash.of(recipient)
-            var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformName, language: nil, msgID: nil,
+            var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
                                            tokenHash: hash, state: .expired)
             switch prepared.resolve(recipient) {
             case .expired(let msgID):
@@ -64,7 +64,7 @@ public struct JobPlanner: Sendable {
 /// Tokens are never logged or stored in clear: SHA-256, hex, first 32 characters.
 public enum TokenHash {
     public static func of(_ recipient: Recipient) -> String {
-        of(recipient.token ?? recipient.subscriptionEndpoint ?? "")
+        of(recipient.token ?? recipient.subscription?.endpoint ?? "")
     }
 
     public static func of(_ token: String) -> String {

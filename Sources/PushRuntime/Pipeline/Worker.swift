@@ -206,7 +206,7 @@ public final class Worker: Sendable {
         for (index, plan) in plans.enumerated() {
             guard case .ready = plan.state, let msgID = plan.msgID else { continue }
             checks.append(DeliveryStateStore.CheckItem(appID: job.appID, msgID: msgID, platform: plan.platform,
-                                                       tokenHash: plan.tokenHash, tokenUpdatedAtMs: plan.recipient.tokenUpdatedAtMs))
+                                                       tokenHash: plan.tokenHash, tokenUpdatedAtMs: plan.recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) }))
             checkIndex.append(index)
         }
         var checked = [DeliveryStateStore.CheckResult](repeating: .fresh, count: plans.count)
