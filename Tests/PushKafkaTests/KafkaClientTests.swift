@@ -220,3 +220,22 @@ struct KafkaClientTests {
         #expect(throws: KafkaError.self) { try cluster.createTopic("t", partitions: 0) }
     }
 }
+
+@Suite("Kafka group membership", .serialized)
+struct KafkaGroupMembershipTests {
+    @Test("a member with an empty assignment still counts as joined")
+    func emptyAssignmentJoins() async throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("one", partitions: 1)
+        let group = unique("g")
+        let a = try KafkaConsumer(properties: consumerProperties(cluster.bootstrapServers, group: group), topics: ["one"])
+        let b = try KafkaConsumer(properties: consumerProperties(cluster.bootstrapServers, group: group), topics: ["one"])
+        #expect(!a.hasJoinedGroup && !b.hasJoinedGroup)
+        let joined = await onThread {
+            pollUntil([a, b]) { a.hasJoinedGroup && b.hasJoinedGroup && a.assignment.count + b.assignment.count == 1 }
+        }
+        #expect(joined, "a=\(a.assignment) \(a.hasJoinedGroup) b=\(b.assignment) \(b.hasJoinedGroup)")
+        #expect(a.memberID != nil && b.memberID != nil)
+        await onThread { a.close(); b.close() }
+    }
+}
