@@ -208,6 +208,25 @@ struct KafkaClientTests {
         }
     }
 
+    @Test("a completion may flush or close its own producer without deadlocking")
+    func closeFromCompletion() async throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("jobs", partitions: 1)
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
+        let flushFailed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            producer.produce(topic: "jobs", key: nil, value: [1]) { _ in
+                var failed = false
+                do throws(KafkaError) { try producer.flush(timeout: .seconds(5)) } catch { failed = true }
+                producer.close(timeout: .seconds(1))
+                continuation.resume(returning: failed)
+            }
+        }
+        #expect(flushFailed)
+        await #expect(throws: KafkaError.self) {
+            _ = try await producer.produce(topic: "jobs", key: nil, value: [2])
+        }
+    }
+
     @Test("bad configuration throws a KafkaError")
     func badConfiguration() throws {
         #expect(throws: KafkaError.self) { _ = try KafkaProducer(properties: ["no.such.property": "1"]) }

@@ -16,6 +16,7 @@ final class RDKafkaEventClient: @unchecked Sendable {
     let handleGuard = RDKafkaHandleGuard()
     private let running = Atomic<Bool>(true)
     private let pollThreadExited = DispatchSemaphore(value: 0)
+    private let pollThread = Mutex<pthread_t?>(nil)
     private let errors = Mutex<[KafkaError]>([])
     private let name: String
 
@@ -48,11 +49,17 @@ final class RDKafkaEventClient: @unchecked Sendable {
         thread.start()
     }
 
-    deinit {
-        close(timeout: .seconds(5))
+    // No deinit: the poll thread keeps this object alive until `close`, which owners
+    // (`KafkaProducer`, `KafkaMockCluster`) call from their own deinit.
+
+    /// Whether the caller is this client's poll thread (i.e. inside a completion).
+    private var isOnPollThread: Bool {
+        guard let thread = pollThread.withLock({ $0 }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
     }
 
     private func pollLoop() {
+        pollThread.withLock { $0 = pthread_self() }
         while running.load(ordering: .acquiring) {
             if let event = rd_kafka_queue_poll(mainQueue, 100) {
                 handle(event: event)
@@ -163,6 +170,9 @@ final class RDKafkaEventClient: @unchecked Sendable {
     }
 
     func flush(timeout: Duration) throws(KafkaError) {
+        guard !isOnPollThread else {
+            throw KafkaError(code: KafkaError.invalidArgument, message: "flush called from a delivery completion would wait for itself")
+        }
         guard handleGuard.enter() else { return }
         defer { handleGuard.leave() }
         let err = rd_kafka_flush(handle, timeout.rdkafkaMilliseconds)
@@ -174,6 +184,11 @@ final class RDKafkaEventClient: @unchecked Sendable {
     /// Flushes up to `timeout`, purges what is left (its completions get `_PURGE_QUEUE` /
     /// `_PURGE_INFLIGHT`), stops the poll thread and destroys the handle. Idempotent.
     func close(timeout: Duration) {
+        if isOnPollThread {
+            // Called from a completion: the poll thread cannot wait for itself.
+            Thread { self.close(timeout: timeout) }.start()
+            return
+        }
         guard handleGuard.closeAndWait() else { return }
         _ = rd_kafka_flush(handle, timeout.rdkafkaMilliseconds)
         if rd_kafka_outq_len(handle) > 0 {
