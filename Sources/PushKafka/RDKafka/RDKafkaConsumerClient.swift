@@ -113,12 +113,16 @@ final class RDKafkaConsumerClient: @unchecked Sendable {
             guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
             defer { rd_kafka_message_destroy(message) }
             if message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                var error = RDKafkaErrors.error(message.pointee.err)
+                // For consumer errors librdkafka puts the error string in the payload.
+                let code = message.pointee.err.rawValue
+                var text = RDKafkaErrors.describe(code)
                 if let payload = message.pointee.payload, message.pointee.len > 0 {
-                    let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
-                    error = KafkaError(code: error.code, message: text)
+                    text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
                 }
-                return .failure(error)
+                if let topic = message.pointee.rkt.flatMap({ rd_kafka_topic_name($0) }) {
+                    text = "\(String(cString: topic))[\(message.pointee.partition)]: \(text)"
+                }
+                return .failure(KafkaError(code: code, message: text))
             }
             return .success(RDKafkaMessageReader.read(message))
         }
