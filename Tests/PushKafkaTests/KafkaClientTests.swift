@@ -222,9 +222,17 @@ struct KafkaClientTests {
             }
         }
         #expect(flushFailed)
-        await #expect(throws: KafkaError.self) {
-            _ = try await producer.produce(topic: "jobs", key: nil, value: [2])
+        // The close finishes on another thread; then produce fails at once with _DESTROY.
+        let closed = await onThread {
+            eventually(timeout: 5) {
+                let failure = Mutex<KafkaError?>(nil)
+                producer.produce(topic: "jobs", key: nil, value: [2]) { result in
+                    if case .failure(let error) = result { failure.withLock { $0 = error } }
+                }
+                return failure.withLock { $0?.code } == KafkaError.destroyed
+            }
         }
+        #expect(closed)
     }
 
     @Test("bad configuration throws a KafkaError")
