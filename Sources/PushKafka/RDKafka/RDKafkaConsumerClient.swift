@@ -1,0 +1,211 @@
+import CRdKafka
+import Foundation
+import Synchronization
+
+/// State written by librdkafka callbacks and read by `KafkaConsumer`.
+/// The callbacks are served only from `rd_kafka_consumer_poll` / `rd_kafka_consumer_close`
+/// calls made by PushKafka (`log.queue=true`, main queue forwarded to the consumer queue), so
+/// they run on the application's polling thread, never on librdkafka's internal threads.
+final class RDKafkaConsumerContext: Sendable {
+    struct State {
+        var errors: [KafkaError] = []
+        var rebalanceEvents: [KafkaRebalanceEvent] = []
+        var hasJoinedGroup = false
+    }
+
+    let state = Mutex(State())
+
+    func record(_ error: KafkaError) {
+        KafkaLogging.emit(level: error.isFatal ? 2 : 3, facility: "ERROR", message: "consumer: \(error)")
+        state.withLock { s in
+            s.errors.append(error)
+            if s.errors.count > RDKafkaEventClient.maxKeptErrors { s.errors.removeFirst() }
+        }
+    }
+
+    func record(_ event: KafkaRebalanceEvent) {
+        state.withLock { s in
+            s.rebalanceEvents.append(event)
+            s.hasJoinedGroup = true
+        }
+    }
+
+    func popError() -> KafkaError? {
+        state.withLock { s in s.errors.isEmpty ? nil : s.errors.removeFirst() }
+    }
+}
+
+private func context(_ opaque: UnsafeMutableRawPointer?) -> RDKafkaConsumerContext? {
+    opaque.map { Unmanaged<RDKafkaConsumerContext>.fromOpaque($0).takeUnretainedValue() }
+}
+
+/// Assigns/unassigns on the polling thread (cooperative: incrementally) and records the event.
+private let rebalanceCallback: @convention(c) (OpaquePointer?, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, UnsafeMutableRawPointer?) -> Void = { handle, err, partitions, opaque in
+    guard let handle, let context = context(opaque) else { return }
+    let list = partitions.map { RDKafkaTopicPartitionList.read($0).map(\.topicPartition) } ?? []
+    let isCooperative = rd_kafka_rebalance_protocol(handle).map { String(cString: $0) } == "COOPERATIVE"
+    switch err {
+    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        if isCooperative {
+            if let error = rd_kafka_incremental_assign(handle, partitions) {
+                context.record(RDKafkaErrors.consume(error, "incremental assign"))
+            }
+        } else {
+            let result = rd_kafka_assign(handle, partitions)
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR { context.record(RDKafkaErrors.error(result, "assign")) }
+        }
+        context.record(.assigned(list))
+    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+        let isLost = rd_kafka_assignment_lost(handle) != 0
+        if isCooperative {
+            if let error = rd_kafka_incremental_unassign(handle, partitions) {
+                context.record(RDKafkaErrors.consume(error, "incremental unassign"))
+            }
+        } else {
+            _ = rd_kafka_assign(handle, nil)
+        }
+        context.record(isLost ? .lost(list) : .revoked(list))
+    default:
+        _ = rd_kafka_assign(handle, nil)
+        context.record(RDKafkaErrors.error(err, "rebalance"))
+    }
+}
+
+private let errorCallback: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { handle, code, reason, opaque in
+    guard let context = context(opaque) else { return }
+    context.record(RDKafkaErrors.fromErrorReport(handle: handle, code: code, reason: reason.map { String(cString: $0) } ?? ""))
+}
+
+/// An `rd_kafka_t` of consumer type subscribed to topics.
+///
+/// Thread safety: `handle` never changes after init and librdkafka's consumer calls are
+/// thread-safe; every use goes through `handleGuard`, and `close` destroys the handle only after
+/// the guard has shut out new users and waited for current ones. `context` outlives the handle
+/// (it is released only after `rd_kafka_destroy`), so the callbacks' unretained opaque stays valid.
+final class RDKafkaConsumerClient: @unchecked Sendable {
+    private let handle: OpaquePointer
+    let context = RDKafkaConsumerContext()
+    private let handleGuard = RDKafkaHandleGuard()
+
+    init(properties: [String: String], topics: [String]) throws(KafkaError) {
+        let conf = try RDKafkaConfig.make(properties)
+        rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(context).toOpaque())
+        rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
+        rd_kafka_conf_set_error_cb(conf, errorCallback)
+        handle = try RDKafkaConfig.newHandle(RD_KAFKA_CONSUMER, conf)
+        _ = rd_kafka_set_log_queue(handle, nil)
+        _ = rd_kafka_poll_set_consumer(handle)
+        let list = RDKafkaTopicPartitionList.make(topics.map { (TopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA), nil) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let err = rd_kafka_subscribe(handle, list)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            rd_kafka_destroy(handle)
+            throw RDKafkaErrors.error(err, "subscribe to \(topics.joined(separator: ","))")
+        }
+    }
+
+    deinit { close() }
+
+    /// One `rd_kafka_consumer_poll`; nil on timeout (or when closed).
+    func poll(timeoutMs: Int32) -> Result<KafkaMessage, KafkaError>? {
+        if let error = context.popError() { return .failure(error) }
+        let result: Result<KafkaMessage, KafkaError>?? = handleGuard.with {
+            guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
+            defer { rd_kafka_message_destroy(message) }
+            if message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                // For consumer errors librdkafka puts the error string in the payload.
+                let code = message.pointee.err.rawValue
+                var text = RDKafkaErrors.describe(code)
+                if let payload = message.pointee.payload, message.pointee.len > 0 {
+                    text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
+                }
+                if let topic = message.pointee.rkt.flatMap({ rd_kafka_topic_name($0) }) {
+                    text = "\(String(cString: topic))[\(message.pointee.partition)]: \(text)"
+                }
+                return .failure(KafkaError(code: code, message: text))
+            }
+            return .success(RDKafkaMessageReader.read(message))
+        }
+        if let result = result ?? nil { return result }
+        return context.popError().map { .failure($0) }
+    }
+
+    func commit(_ offsets: [TopicPartition: Int64]) throws(KafkaError) {
+        guard !offsets.isEmpty else { return }
+        let outcome: Result<Void, KafkaError>? = handleGuard.with {
+            let list = RDKafkaTopicPartitionList.make(offsets.map { ($0.key, $0.value) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let err = rd_kafka_commit(handle, list, 0)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { return .failure(RDKafkaErrors.error(err, "commit")) }
+            if let failed = RDKafkaTopicPartitionList.read(list).first(where: { $0.error != 0 }) {
+                return .failure(KafkaError(code: failed.error, message: "commit \(failed.topicPartition): \(RDKafkaErrors.describe(failed.error))"))
+            }
+            return .success(())
+        }
+        guard let outcome else { throw KafkaError(code: KafkaError.destroyed, message: "consumer is closed") }
+        try outcome.get()
+    }
+
+    func setPaused(_ partitions: [TopicPartition], paused: Bool) {
+        guard !partitions.isEmpty else { return }
+        _ = handleGuard.with {
+            let list = RDKafkaTopicPartitionList.make(partitions.map { ($0, nil) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let err = paused ? rd_kafka_pause_partitions(handle, list) : rd_kafka_resume_partitions(handle, list)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                context.record(RDKafkaErrors.error(err, paused ? "pause" : "resume"))
+            }
+        }
+    }
+
+    var assignment: [TopicPartition] {
+        handleGuard.with {
+            var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+            guard rd_kafka_assignment(handle, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return [] }
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            return RDKafkaTopicPartitionList.read(list).map(\.topicPartition)
+        } ?? []
+    }
+
+    /// Lag per assigned partition: high watermark − committed offset (low watermark if nothing
+    /// is committed yet). Blocks up to `timeoutMs` for the committed offsets.
+    func lag(timeoutMs: Int32) -> [TopicPartition: Int64] {
+        let partitions = assignment
+        guard !partitions.isEmpty else { return [:] }
+        return handleGuard.with {
+            let list = RDKafkaTopicPartitionList.make(partitions.map { ($0, nil) })
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            guard rd_kafka_committed(handle, list, timeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR else { return [:] }
+            var lags: [TopicPartition: Int64] = [:]
+            for element in RDKafkaTopicPartitionList.read(list) {
+                let tp = element.topicPartition
+                var low: Int64 = -1, high: Int64 = -1
+                if rd_kafka_get_watermark_offsets(handle, tp.topic, tp.partition, &low, &high) != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0 {
+                    guard rd_kafka_query_watermark_offsets(handle, tp.topic, tp.partition, &low, &high, timeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR else { continue }
+                }
+                let committed = element.offset >= 0 ? element.offset : max(low, 0)
+                lags[tp] = max(0, high - committed)
+            }
+            return lags
+        } ?? [:]
+    }
+
+    var memberID: String? {
+        handleGuard.with {
+            guard let id = rd_kafka_memberid(handle) else { return nil }
+            defer { rd_kafka_mem_free(handle, id) }
+            let s = String(cString: id)
+            return s.isEmpty ? nil : s
+        } ?? nil
+    }
+
+    /// Leaves the group (serving the final revoke on this thread) and destroys the handle.
+    func close() {
+        guard handleGuard.closeAndWait() else { return }
+        let err = rd_kafka_consumer_close(handle)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            KafkaLogging.emit(level: 4, facility: "CLOSE", message: "consumer close: \(RDKafkaErrors.describe(err.rawValue))")
+        }
+        rd_kafka_destroy(handle)
+    }
+}

@@ -1,0 +1,208 @@
+import CRdKafka
+import Foundation
+import Synchronization
+
+/// An `rd_kafka_t` of producer type whose main queue is drained by one dedicated thread using
+/// the event API: delivery reports, errors and logs arrive as `rd_kafka_event_t`s.
+/// Used by `KafkaProducer` and `KafkaMockCluster` (whose cluster lives in such a handle).
+///
+/// Thread safety: `handle` and `mainQueue` never change after init; librdkafka handles are
+/// thread-safe for the calls made here. They are destroyed once, in `close`, after
+/// `handleGuard` has stopped new users and waited for current ones, and after the poll thread
+/// has exited.
+final class RDKafkaEventClient: @unchecked Sendable {
+    let handle: OpaquePointer
+    private let mainQueue: OpaquePointer
+    let handleGuard = RDKafkaHandleGuard()
+    private let running = Atomic<Bool>(true)
+    private let pollThreadExited = DispatchSemaphore(value: 0)
+    private let pollThread = Mutex<pthread_t?>(nil)
+    private let errors = Mutex<[KafkaError]>([])
+    private let name: String
+
+    /// Errors kept for `drainErrors` (oldest dropped beyond this).
+    static let maxKeptErrors = 100
+
+    /// Final delivery handler for one produced message; retained across C as the message opaque.
+    final class DeliveryBox {
+        let completion: @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void
+        init(_ completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) {
+            self.completion = completion
+        }
+    }
+
+    init(properties: [String: String], name: String) throws(KafkaError) {
+        let conf = try RDKafkaConfig.make(properties)
+        rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG)
+        let handle = try RDKafkaConfig.newHandle(RD_KAFKA_PRODUCER, conf)
+        self.handle = handle
+        self.name = name
+        // Logs (queued since rd_kafka_new because of log.queue=true) go to the main queue.
+        _ = rd_kafka_set_log_queue(handle, nil)
+        guard let queue = rd_kafka_queue_get_main(handle) else {
+            rd_kafka_destroy(handle)
+            throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_queue_get_main failed")
+        }
+        mainQueue = queue
+        let thread = Thread { [self] in self.pollLoop() }
+        thread.name = "rdkafka-\(name)"
+        thread.start()
+    }
+
+    // No deinit: the poll thread keeps this object alive until `close`, which owners
+    // (`KafkaProducer`, `KafkaMockCluster`) call from their own deinit.
+
+    /// Whether the caller is this client's poll thread (i.e. inside a completion).
+    private var isOnPollThread: Bool {
+        guard let thread = pollThread.withLock({ $0 }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    private func pollLoop() {
+        pollThread.withLock { $0 = pthread_self() }
+        while running.load(ordering: .acquiring) {
+            if let event = rd_kafka_queue_poll(mainQueue, 100) {
+                handle(event: event)
+            }
+        }
+        pollThreadExited.signal()
+    }
+
+    private func handle(event: OpaquePointer) {
+        defer { rd_kafka_event_destroy(event) }
+        switch rd_kafka_event_type(event) {
+        case RD_KAFKA_EVENT_DR:
+            while let message = rd_kafka_event_message_next(event) {
+                deliver(message.pointee)
+            }
+        case RD_KAFKA_EVENT_LOG:
+            var facility: UnsafePointer<CChar>?
+            var text: UnsafePointer<CChar>?
+            var level: Int32 = 6
+            if rd_kafka_event_log(event, &facility, &text, &level) == 0 {
+                KafkaLogging.emit(level: level, facility: facility.map { String(cString: $0) } ?? "",
+                                  message: text.map { String(cString: $0) } ?? "")
+            }
+        case RD_KAFKA_EVENT_ERROR:
+            let code = rd_kafka_event_error(event).rawValue
+            let reason = rd_kafka_event_error_string(event).map { String(cString: $0) } ?? ""
+            var error = RDKafkaErrors.fromErrorReport(handle: rd_kafka_event_error_is_fatal(event) != 0 ? handle : nil,
+                                                       code: code, reason: reason)
+            if rd_kafka_event_error_is_fatal(event) != 0 && !error.isFatal {
+                error = KafkaError(code: error.code, message: error.message, isFatal: true)
+            }
+            record(error)
+        default:
+            break
+        }
+    }
+
+    private func deliver(_ message: rd_kafka_message_t) {
+        guard let opaque = message._private else { return }
+        let box = Unmanaged<DeliveryBox>.fromOpaque(opaque).takeRetainedValue()
+        if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let topic = message.rkt.flatMap { rd_kafka_topic_name($0) }.map { String(cString: $0) } ?? ""
+            box.completion(.success(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset)))
+        } else {
+            var error = RDKafkaErrors.error(message.err, "delivery failed")
+            if message.err == RD_KAFKA_RESP_ERR__FATAL {
+                error = RDKafkaErrors.fromErrorReport(handle: handle, code: message.err.rawValue, reason: error.message)
+            }
+            box.completion(.failure(error))
+        }
+    }
+
+    func record(_ error: KafkaError) {
+        KafkaLogging.emit(level: error.isFatal ? 2 : 3, facility: "ERROR", message: "\(name): \(error)")
+        errors.withLock { list in
+            list.append(error)
+            if list.count > Self.maxKeptErrors { list.removeFirst(list.count - Self.maxKeptErrors) }
+        }
+    }
+
+    func drainErrors() -> [KafkaError] {
+        errors.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+    }
+
+    /// Produces one message; `completion` runs on the poll thread (or right here on a
+    /// synchronous failure).
+    func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader],
+                 completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) {
+        guard handleGuard.enter() else {
+            completion(.failure(KafkaError(code: KafkaError.destroyed, message: "producer is closed")))
+            return
+        }
+        defer { handleGuard.leave() }
+        var hdrs: OpaquePointer?
+        if !headers.isEmpty {
+            hdrs = rd_kafka_headers_new(headers.count)
+            for header in headers {
+                if let value = header.value {
+                    _ = value.withUnsafeBytes { bytes in
+                        // An empty non-null value needs a non-NULL pointer: NULL means a null value.
+                        rd_kafka_header_add(hdrs, header.name, -1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), bytes.count)
+                    }
+                } else {
+                    _ = rd_kafka_header_add(hdrs, header.name, -1, nil, 0)
+                }
+            }
+        }
+        let opaque = Unmanaged.passRetained(DeliveryBox(completion)).toOpaque()
+        // Key and value are copied by librdkafka (RD_KAFKA_MSG_F_COPY) before this returns.
+        let failure: OpaquePointer? = value.withUnsafeBytes { valueBytes in
+            if let key {
+                return key.withUnsafeBytes { keyBytes in
+                    pw_rdk_produce(handle, topic, keyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), keyBytes.count,
+                                   valueBytes.baseAddress, valueBytes.count, hdrs, opaque)
+                }
+            }
+            return pw_rdk_produce(handle, topic, nil, 0, valueBytes.baseAddress, valueBytes.count, hdrs, opaque)
+        }
+        if let failure {
+            // On failure librdkafka neither owns the headers nor will report the message.
+            if let hdrs { rd_kafka_headers_destroy(hdrs) }
+            Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
+            completion(.failure(RDKafkaErrors.consume(failure, "produce to \(topic)")))
+        }
+    }
+
+    func flush(timeout: Duration) throws(KafkaError) {
+        guard !isOnPollThread else {
+            throw KafkaError(code: KafkaError.invalidArgument, message: "flush called from a delivery completion would wait for itself")
+        }
+        guard handleGuard.enter() else { return }
+        defer { handleGuard.leave() }
+        let err = rd_kafka_flush(handle, timeout.rdkafkaMilliseconds)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            throw RDKafkaErrors.error(err, "flush: \(rd_kafka_outq_len(handle)) messages still queued")
+        }
+    }
+
+    /// Flushes up to `timeout`, purges what is left (its completions get `_PURGE_QUEUE` /
+    /// `_PURGE_INFLIGHT`), stops the poll thread and destroys the handle. Idempotent.
+    func close(timeout: Duration) {
+        if isOnPollThread {
+            // Called from a completion: the poll thread cannot wait for itself.
+            Thread { self.close(timeout: timeout) }.start()
+            return
+        }
+        guard handleGuard.closeAndWait() else { return }
+        _ = rd_kafka_flush(handle, timeout.rdkafkaMilliseconds)
+        if rd_kafka_outq_len(handle) > 0 {
+            _ = rd_kafka_purge(handle, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+            _ = rd_kafka_flush(handle, 1000)
+        }
+        running.store(false, ordering: .releasing)
+        rd_kafka_queue_yield(mainQueue)
+        pollThreadExited.wait()
+        // Serve whatever is left so every completion runs exactly once.
+        while let event = rd_kafka_queue_poll(mainQueue, 0) {
+            handle(event: event)
+        }
+        rd_kafka_queue_destroy(mainQueue)
+        rd_kafka_destroy(handle)
+    }
+}
