@@ -1,0 +1,81 @@
+import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns one `CURLM *`.
+///
+/// Thread safety: `wakeup()` may be called from any thread (`curl_multi_wakeup` is
+/// documented thread-safe); every other use of `handle` happens on the client's I/O thread.
+/// The handle is cleaned up in `deinit`, i.e. only when neither the client nor its I/O loop
+/// references it any more, so a late `wakeup()` never touches a freed handle.
+final class CurlMulti: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+
+    init(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int) throws(HTTPClientError) {
+        CurlGlobal.ensureInitialized()
+        guard let handle = curl_multi_init() else { throw HTTPClientError("curl_multi_init failed") }
+        self.handle = handle
+        let options: [(CURLMoption, Int, String)] = [
+            (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
+            (CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
+            (CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
+            (CURLMOPT_MAXCONNECTS, maxTotalConnections, "CURLMOPT_MAXCONNECTS"),
+            (CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
+        ]
+        for (option, value, name) in options where pw_curl_multi_setopt_long(handle, option, value) != CURLM_OK {
+            curl_multi_cleanup(handle)
+            throw HTTPClientError("libcurl refused \(name)=\(value)")
+        }
+    }
+
+    /// Interrupts a `curl_multi_poll` in progress (or the next one). Any thread.
+    func wakeup() { _ = curl_multi_wakeup(handle) }
+
+    deinit { curl_multi_cleanup(handle) }
+}
+
+/// CA certificates handed to libcurl as `CURLOPT_CAINFO_BLOB` with `CURL_BLOB_NOCOPY`:
+/// libcurl keeps a pointer to these bytes, so every transfer holds a reference to this
+/// object and the bytes live until the last easy handle using them is gone.
+///
+/// Thread safety: immutable after `init`.
+final class CurlCABundle: @unchecked Sendable {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(_ pem: [UInt8]) {
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(pem.count, 1), alignment: 1)
+        pem.withUnsafeBytes { bytes.copyMemory(from: $0) }
+        self.bytes = bytes
+        count = pem.count
+    }
+
+    let count: Int
+
+    deinit { bytes.deallocate() }
+
+    /// libcurl's compiled-in CA bundle path (`CURLINFO_CAINFO`, libcurl ≥ 7.84), if any.
+    static func defaultBundlePath() -> String? {
+        CurlGlobal.ensureInitialized()
+        guard let easy = curl_easy_init() else { return nil }
+        defer { curl_easy_cleanup(easy) }
+        var path: UnsafePointer<CChar>?
+        guard pw_curl_easy_getinfo_str(easy, CURLINFO_CAINFO, &path) == CURLE_OK, let path else { return nil }
+        return String(cString: path)
+    }
+}
+
+/// Reads a whole file with POSIX calls (no Foundation in this module).
+func readWholeFile(_ path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var result: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 { return nil }
+        if n == 0 { return result }
+        result.append(contentsOf: chunk[0..<n])
+    }
+}

@@ -1,0 +1,118 @@
+import CCurl
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The multi loop on the client's dedicated I/O thread: takes submissions, adds easy
+/// handles, runs `curl_multi_perform` / `curl_multi_info_read`, calls completions, sleeps in
+/// `curl_multi_poll` until libcurl's next timeout, socket activity or `curl_multi_wakeup`.
+///
+/// Thread safety: `run()` is called once, on the I/O thread, and is the only code touching
+/// the mutable stored properties (`free`, `active`, `batch`, `done`). `shared` is a Mutex;
+/// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex.
+final class CurlIOLoop: @unchecked Sendable {
+    let multi: CurlMulti
+    let shared: HTTPClientShared
+    let settings: TransferSettings
+    /// Set when `run()` returned.
+    let finished = Mutex(false)
+
+    private var free: [CurlTransfer] = []
+    private var active: [ObjectIdentifier: CurlTransfer] = [:]
+    private var batch: [HTTPSubmission] = []
+    private var done: [(HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>)] = []
+    private let maxFreeHandles: Int
+
+    init(multi: CurlMulti, shared: HTTPClientShared, settings: TransferSettings, maxFreeHandles: Int) {
+        self.multi = multi
+        self.shared = shared
+        self.settings = settings
+        self.maxFreeHandles = maxFreeHandles
+    }
+
+    func run() {
+        var running: Int32 = 0
+        while true {
+            let phase = shared.state.withLock { $0.takePending(into: &batch) }
+            for submission in batch { start(submission) }
+            batch.removeAll(keepingCapacity: true)
+
+            _ = curl_multi_perform(multi.handle, &running)
+            collectFinished()
+            deliver()
+
+            var pollMS: Int32 = 1000
+            if case .draining(let deadline) = phase {
+                let now = ContinuousClock.now
+                if active.isEmpty || now >= deadline { break }
+                pollMS = Int32(min(1000, (deadline - now).wholeMilliseconds))
+            }
+            _ = curl_multi_poll(multi.handle, nil, 0, pollMS, nil)
+        }
+        stopAll()
+        finished.withLock { $0 = true }
+    }
+
+    private func start(_ submission: HTTPSubmission) {
+        guard let transfer = free.popLast() ?? CurlTransfer() else {
+            done.append((submission.completion, .failure(.other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed"))))
+            return
+        }
+        if let error = transfer.configure(submission.request, settings: settings, completion: submission.completion) {
+            done.append((submission.completion, .failure(error)))
+            recycle(transfer)
+            return
+        }
+        let code = curl_multi_add_handle(multi.handle, transfer.handle)
+        guard code == CURLM_OK else {
+            let completion = transfer.abandon()
+            let message = String(cString: curl_multi_strerror(code))
+            done.append((completion, .failure(.other(code: Int(code.rawValue), message: "curl_multi_add_handle: \(message)"))))
+            recycle(transfer)
+            return
+        }
+        active[ObjectIdentifier(transfer)] = transfer
+    }
+
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi.handle, &left) {
+            // The message is invalid after curl_multi_remove_handle: read it first.
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            _ = curl_multi_remove_handle(multi.handle, easy)
+            var privateData: UnsafeMutableRawPointer?
+            guard pw_curl_easy_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData) == CURLE_OK, let privateData else { continue }
+            let key = ObjectIdentifier(Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue())
+            guard let transfer = active.removeValue(forKey: key) else { continue }
+            done.append(transfer.finish(code))
+            recycle(transfer)
+        }
+    }
+
+    /// Calls the completions gathered this round, after one lock to update `inFlight`.
+    private func deliver() {
+        guard !done.isEmpty else { return }
+        let count = done.count
+        shared.state.withLock { $0.completed(count) }
+        for (completion, result) in done { completion?(result) }
+        done.removeAll(keepingCapacity: true)
+    }
+
+    private func recycle(_ transfer: CurlTransfer) {
+        if free.count < maxFreeHandles { free.append(transfer) }
+    }
+
+    private func stopAll() {
+        let leftovers = shared.state.withLock { $0.stop() }
+        for submission in leftovers { done.append((submission.completion, .failure(.shutdown))) }
+        for transfer in active.values {
+            _ = curl_multi_remove_handle(multi.handle, transfer.handle)
+            done.append((transfer.abandon(), .failure(.shutdown)))
+        }
+        active.removeAll()
+        deliver()
+        free.removeAll()
+    }
+}

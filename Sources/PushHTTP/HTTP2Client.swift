@@ -1,0 +1,166 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pooled HTTP/2 client over one libcurl multi handle, driven by ONE dedicated I/O thread
+/// (never the Swift cooperative pool). Requests to the same origin are multiplexed as
+/// streams over at most ``HTTPClientConfiguration/maxConnectionsPerHost`` TLS connections
+/// (`CURLOPT_PIPEWAIT`: a new request waits for a stream on an existing connection rather
+/// than opening another). Redirects are never followed; TLS verification is always on.
+///
+/// Thread safety: `submit`, `send`, `inFlight` and `shutdown` may be called from any thread.
+public final class HTTP2Client: Sendable {
+    /// The libcurl this client runs on (validated at `init`).
+    public let libcurl: LibcurlInfo
+    private let shared: HTTPClientShared
+    private let multi: CurlMulti
+    private let loop: CurlIOLoop
+    private let thread: pthread_t
+    private let joinState = Mutex(JoinState.notJoined)
+
+    private enum JoinState { case notJoined, claimed, detached }
+
+    /// Checks libcurl (see ``LibcurlCheck``), loads the CA file, creates the multi handle and
+    /// starts the I/O thread. Throws if libcurl is unsuitable or the configuration is invalid.
+    public init(configuration: HTTPClientConfiguration) throws(HTTPClientError) {
+        libcurl = try LibcurlCheck.validate(allowCleartextHTTP2: configuration.allowCleartextHTTP2)
+        let settings = try Self.settings(for: configuration)
+        multi = try CurlMulti(
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+            maxTotalConnections: configuration.maxTotalConnections,
+            maxConcurrentStreams: configuration.maxConcurrentStreams
+        )
+        shared = HTTPClientShared()
+        loop = CurlIOLoop(
+            multi: multi, shared: shared, settings: settings,
+            maxFreeHandles: min(4096, configuration.maxTotalConnections * configuration.maxConcurrentStreams)
+        )
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(loop).toOpaque()
+        let rc = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            let loop = Unmanaged<CurlIOLoop>.fromOpaque(argument).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<CurlIOLoop>.fromOpaque(box).release()
+            throw HTTPClientError("cannot start the HTTP I/O thread: pthread_create returned \(rc)")
+        }
+        self.thread = thread
+    }
+
+    deinit {
+        // Never blocks: the thread may be the one dropping the last reference (a completion).
+        if shared.state.withLock({ $0.beginShutdown(deadline: .now) }) { multi.wakeup() }
+        let detach = joinState.withLock { state -> Bool in
+            guard state == .notJoined else { return false }
+            state = .detached
+            return true
+        }
+        if detach { pthread_detach(thread) }
+    }
+
+    /// Queues `request`; thread-safe and non-blocking. `completion` runs exactly once, on the
+    /// I/O thread (keep it cheap: hand the result on, never block), or immediately on the
+    /// caller's thread with `.shutdown` after ``shutdown(drainTimeout:)``.
+    public func submit(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
+        let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request, completion: completion)) }
+        switch action {
+        case .wakeUp: multi.wakeup()
+        case .queued: break
+        case .reject: completion(.failure(.shutdown))
+        }
+    }
+
+    /// Sends `request` and waits for its outcome. Cancelling the task does not cancel the
+    /// transfer; it ends by its timeout at the latest.
+    public func send(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPTransportError> {
+        await withCheckedContinuation { continuation in
+            submit(request) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Requests submitted and not yet completed.
+    public var inFlight: Int { shared.state.withLock { $0.inFlight } }
+
+    /// Stops accepting requests (later submits fail with `.shutdown`), lets in-flight ones
+    /// finish for up to `drainTimeout`, fails the rest with `.shutdown`, then stops the I/O
+    /// thread. Blocks the caller until then (call it from a thread that may block, not from
+    /// the cooperative pool in a hot path). Idempotent; from a completion it does not wait.
+    public func shutdown(drainTimeout: Duration) {
+        if shared.state.withLock({ $0.beginShutdown(deadline: .now + drainTimeout) }) { multi.wakeup() }
+        if pthread_equal(pthread_self(), thread) != 0 { return }
+        let shouldJoin = joinState.withLock { state -> Bool in
+            guard state == .notJoined else { return false }
+            state = .claimed
+            return true
+        }
+        if shouldJoin {
+            pthread_join(thread, nil)
+        } else {
+            while !loop.finished.withLock({ $0 }) { usleep(1000) }
+        }
+    }
+
+    static func settings(for configuration: HTTPClientConfiguration) throws(HTTPClientError) -> TransferSettings {
+        let positive: [(String, Int)] = [
+            ("maxConnectionsPerHost", configuration.maxConnectionsPerHost),
+            ("maxConcurrentStreams", configuration.maxConcurrentStreams),
+            ("maxTotalConnections", configuration.maxTotalConnections),
+            ("maxResponseBodyBytes", configuration.maxResponseBodyBytes),
+        ]
+        for (name, value) in positive where value < 1 {
+            throw HTTPClientError("\(name) must be at least 1 (got \(value))")
+        }
+        for (name, value) in [("connectTimeout", configuration.connectTimeout), ("requestTimeout", configuration.requestTimeout), ("keepAliveInterval", configuration.keepAliveInterval)] where value <= .zero {
+            throw HTTPClientError("\(name) must be positive")
+        }
+        var bundle: CurlCABundle?
+        if let caFile = configuration.caFile {
+            bundle = CurlCABundle(try CABundleBuilder.combined(extraFile: caFile, systemBundlePath: CurlCABundle.defaultBundlePath()))
+        }
+        let keepAliveMS = configuration.keepAliveInterval.wholeMilliseconds
+        return TransferSettings(
+            protocols: configuration.allowCleartextHTTP2 ? "https,http" : "https",
+            allowCleartextHTTP2: configuration.allowCleartextHTTP2,
+            connectTimeoutMS: configuration.connectTimeout.wholeMilliseconds,
+            requestTimeoutMS: configuration.requestTimeout.wholeMilliseconds,
+            keepAliveSeconds: max(1, keepAliveMS / 1000),
+            keepAliveMS: keepAliveMS,
+            maxResponseBodyBytes: configuration.maxResponseBodyBytes,
+            proxy: configuration.proxy ?? "",
+            caBundle: bundle
+        )
+    }
+}
+
+/// Builds the CA bytes for ``HTTPClientConfiguration/caFile``: the system bundle followed
+/// by the extra file, so the extra file *adds* trust.
+enum CABundleBuilder {
+    static let fallbackSystemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+    static func combined(extraFile: String, systemBundlePath: String?) throws(HTTPClientError) -> [UInt8] {
+        guard let extra = readWholeFile(extraFile) else {
+            throw HTTPClientError("cannot read CA file \(extraFile)")
+        }
+        guard containsPEMCertificate(extra) else {
+            throw HTTPClientError("CA file \(extraFile) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        // A missing system bundle (e.g. a distroless image) leaves the extra file alone.
+        var bytes = readWholeFile(systemBundlePath ?? fallbackSystemBundle) ?? readWholeFile(fallbackSystemBundle) ?? []
+        if let last = bytes.last, last != 0x0A { bytes.append(0x0A) }
+        bytes.append(contentsOf: extra)
+        return bytes
+    }
+
+    static func containsPEMCertificate(_ bytes: [UInt8]) -> Bool {
+        let marker = Array("-----BEGIN CERTIFICATE-----".utf8)
+        guard bytes.count >= marker.count else { return false }
+        for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] {
+            if bytes[start..<(start + marker.count)].elementsEqual(marker) { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,99 @@
+/// One HTTP header field. Names are sent as given (HTTP/2 lower-cases them on the wire,
+/// RFC 9113 §8.2.1); response header names are reported lower-cased.
+public struct HTTPHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A request for ``HTTP2Client``. The client never follows redirects.
+public struct HTTPRequest: Sendable {
+    /// `GET`, `HEAD`, `POST`, `PUT`, `DELETE`, `PATCH`, …
+    public var method: String
+    /// An absolute `https://` URL (`http://` only with ``HTTPClientConfiguration/allowCleartextHTTP2``).
+    public var url: String
+    public var headers: [HTTPHeader]
+    /// The request body; sent for any method when non-empty, and always for POST/PUT/PATCH.
+    public var body: [UInt8]
+    /// Whole-transfer timeout (connect + send + receive). Default: nil = the client's
+    /// ``HTTPClientConfiguration/requestTimeout``.
+    public var timeout: Duration?
+
+    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// A complete HTTP response (any status: a 4xx/5xx is a response, not a transport error).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header fields of the final response, names lower-cased, in arrival order.
+    public var headers: [HTTPHeader]
+    public var body: [UInt8]
+    /// 2 for HTTP/2, 1 for HTTP/1.x, 3 for HTTP/3, 0 if unknown.
+    public var httpVersion: Int
+    /// Seconds from the start of the transfer to its end (libcurl `CURLINFO_TOTAL_TIME`).
+    public var totalSeconds: Double
+    /// New connections this transfer had to open (`CURLINFO_NUM_CONNECTS`): 0 when it
+    /// reused or multiplexed onto an existing connection.
+    public var connectionsOpened: Int
+
+    public init(status: Int, headers: [HTTPHeader], body: [UInt8], httpVersion: Int, totalSeconds: Double, connectionsOpened: Int = 0) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.totalSeconds = totalSeconds
+        self.connectionsOpened = connectionsOpened
+    }
+
+    /// The first value of header `name` (case-insensitive), or nil.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name == wanted }?.value
+    }
+}
+
+/// Why a request got no HTTP response.
+public enum HTTPTransportError: Error, Sendable, Equatable {
+    /// The request timeout (or the connect timeout) expired.
+    case timeout
+    /// The TCP connection could not be made (refused, unreachable, DNS failure).
+    case connect(String)
+    /// TLS handshake or certificate verification failed.
+    case tls(String)
+    /// The connection or stream broke: reset stream, GOAWAY, empty reply, oversize response.
+    case protocolError(String)
+    /// The client is shut down (or was shut down before this request finished).
+    case shutdown
+    /// The request itself is malformed (CR/LF/NUL in a header, unsupported scheme …): never retry.
+    case invalidRequest(String)
+    /// Any other libcurl error (`CURLcode` and its message).
+    case other(code: Int, message: String)
+
+    /// Whether sending the same request again later may succeed. TLS and malformed requests
+    /// are configuration problems; timeouts, refused connections, broken streams and a
+    /// shutdown are transient (the request may already have reached the server: callers must
+    /// tolerate duplicates, which pushworker's msgId de-duplication does).
+    public var isRetryable: Bool {
+        switch self {
+        case .timeout, .connect, .protocolError, .shutdown: true
+        case .tls, .invalidRequest, .other: false
+        }
+    }
+}
+
+/// A client that cannot be created (libcurl too old or lacking a feature, bad configuration).
+public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,2 +1,0 @@
-/// PushHTTP: the pooled libcurl-multi HTTP/2 client.
-public enum PushHTTPModule {}
