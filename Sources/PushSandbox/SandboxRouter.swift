@@ -1,0 +1,183 @@
+import PushCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings fixed at start.
+struct SandboxConfiguration: Sendable {
+    /// `https://127.0.0.1:<port>`: the VAPID audience and the base of Web Push endpoints.
+    var origin: String
+    /// Skip provider authentication (raw load tests). Default: false.
+    var isAuthDisabled = false
+    /// Seed of the Web Push subscription keys (``SandboxSubscriptions``).
+    var seed = SandboxSubscriptions.defaultSeed
+}
+
+/// Answers requests: routes to the APNs, FCM, Web Push emulators and the `/_sandbox/` control endpoints.
+///
+/// One router per event loop, used only on that loop's thread (it holds caches and a random
+/// generator); shared state lives in ``SandboxState``.
+final class SandboxRouter {
+    let configuration: SandboxConfiguration
+    let state: SandboxState
+    let trust: SandboxTrust
+    /// Unix time in seconds (injectable for tests).
+    let clock: () -> Double
+    var random: SplitMix64
+    /// Verified APNs provider tokens: token → key.
+    var apnsTokenCache: [String: (key: APNSTrustedKey, issuedAt: Double)] = [:]
+    /// Verified VAPID headers: header → expiry.
+    var vapidCache: [String: Double] = [:]
+    /// Derived subscription keys by id.
+    var subscriptionKeys: [String: (privateKey: P256PrivateKey, auth: [UInt8])] = [:]
+    /// Faults, refreshed from ``SandboxState`` once per loop iteration.
+    private(set) var faults: SandboxFaults
+    static let cacheLimit = 4096
+
+    init(configuration: SandboxConfiguration, state: SandboxState, trust: SandboxTrust,
+         clock: @escaping () -> Double = SandboxRouter.systemClock, randomSeed: UInt64 = UInt64.random(in: 0...UInt64.max)) {
+        self.configuration = configuration
+        self.state = state
+        self.trust = trust
+        self.clock = clock
+        random = SplitMix64(seed: randomSeed)
+        faults = state.faults
+    }
+
+    static func systemClock() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    var latencyMilliseconds: Int { faults.latencyMilliseconds }
+
+    /// Refreshes cached settings and flushes the record file; called by the event loop after each batch of events.
+    func loopIterationEnded() {
+        faults = state.faults
+        state.flushRecords()
+    }
+
+    func handle(_ request: SandboxRequest) -> SandboxResponse {
+        let path = request.pathWithoutQuery
+        if path.hasPrefix("/3/device") { return handleAPNS(request) }
+        if path.hasPrefix("/v1/projects/") { return handleFCMSend(request) }
+        if path == "/token" { return handleFCMToken(request) }
+        if path.hasPrefix("/wp/") { return handleWebPush(request) }
+        if path.hasPrefix("/_sandbox/") { return handleControl(request, path: path) }
+        return .json(404, #"{"reason":"BadPath"}"#)
+    }
+
+    // MARK: control endpoints
+
+    private func handleControl(_ request: SandboxRequest, path: Substring) -> SandboxResponse {
+        switch (request.method, path) {
+        case ("GET", "/_sandbox/stats"):
+            return .json(200, state.statsJSON(), isProviderResponse: false)
+        case ("GET", "/_sandbox/messages"):
+            var response = SandboxResponse.text(200, state.messagesText(platform: request.queryParameter("platform")))
+            response.headers = [(name: "content-type", value: "application/x-ndjson")]
+            return response
+        case ("POST", "/_sandbox/reset"):
+            state.reset()
+            return .json(200, #"{"reset":true}"#, isProviderResponse: false)
+        case ("GET", "/_sandbox/faults"):
+            return .json(200, state.faults.json, isProviderResponse: false)
+        case ("POST", "/_sandbox/faults"):
+            guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs"}"#, isProviderResponse: false)
+            }
+            state.setFaults(updated)
+            faults = updated
+            return .json(200, updated.json, isProviderResponse: false)
+        case ("GET", "/_sandbox/health"):
+            return .text(200, "ok\n")
+        default:
+            return .text(404, "unknown sandbox endpoint\n")
+        }
+    }
+
+    // MARK: shared helpers
+
+    /// The injected fault for a request that would otherwise succeed, if any.
+    enum InjectedFault { case throttled, internalError, unavailable }
+
+    func drawFault() -> InjectedFault? {
+        if faults.throttleShare > 0, random.nextUnit() < faults.throttleShare { return .throttled }
+        if faults.errorShare > 0, random.nextUnit() < faults.errorShare {
+            return random.next() & 1 == 0 ? .internalError : .unavailable
+        }
+        return nil
+    }
+
+    /// Whether `token` is dead: it starts with `dead`, or falls in the `--unregistered-share` by its hash
+    /// (stable: the same token always gets the same answer while the share is unchanged).
+    func isUnregistered(_ token: Substring) -> Bool {
+        if token.hasPrefix("dead") { return true }
+        guard faults.unregisteredShare > 0 else { return false }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return Double(hash >> 11) / Double(1 << 53) < faults.unregisteredShare
+    }
+
+    func retryAfterHeader() -> (name: String, value: String) { (name: "retry-after", value: String(faults.retryAfterSeconds)) }
+
+    /// A random version 4 UUID, upper-case like APNs' apns-id.
+    func makeUUID() -> String {
+        let high = random.next(), low = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(index))) }
+        for index in 0..<8 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(index))) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array("0123456789ABCDEF".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Counts a provider answer and, for a 2xx, records the message.
+    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: String?) -> SandboxResponse {
+        var line: String?
+        if (200..<300).contains(response.status) {
+            let headers = request.headers.filter { $0.name != "authorization" }
+            var headerMembers: [(String, String)] = []
+            for header in headers where !headerMembers.contains(where: { $0.0 == header.name }) {
+                headerMembers.append((header.name, JSONText.quote(header.value)))
+            }
+            line = JSONText.object([
+                ("platform", JSONText.quote(platform)), ("msgId", JSONText.quoteOrNull(msgID)),
+                ("path", JSONText.quote(request.path)), ("headers", JSONText.object(headerMembers)),
+                ("body", bodyJSON ?? "null"),
+            ])
+        }
+        state.count(status: response.status, platform: platform, msgID: msgID, line: line)
+        return response
+    }
+
+    /// `bytes` as JSON text for a record: the bytes themselves when they are valid JSON, else a JSON string.
+    static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> String {
+        if parsed != nil { return String(decoding: bytes, as: UTF8.self) }
+        return JSONText.quote(String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// A small, fast pseudo-random generator (SplitMix64) for fault draws and ids; not for secrets.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// A uniform double in [0, 1).
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
