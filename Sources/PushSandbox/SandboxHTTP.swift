@@ -1,5 +1,5 @@
 /// One HTTP/2 request as the sandbox sees it: pseudo-headers split out, regular header names lower-case.
-struct SandboxRequest {
+struct SandboxRequest: Sendable {
     var method: String = ""
     var path: String = ""
     var authority: String = ""
@@ -44,7 +44,7 @@ struct SandboxRequest {
 }
 
 /// The answer to a ``SandboxRequest``.
-struct SandboxResponse {
+struct SandboxResponse: Sendable {
     var status: Int
     var headers: [(name: String, value: String)] = []
     var body: [UInt8] = []

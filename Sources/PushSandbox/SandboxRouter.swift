@@ -117,6 +117,10 @@ final class SandboxRouter {
         guard faults.unregisteredShare > 0 else { return false }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        // FNV-1a leaves the top bits nearly unchanged by the last bytes: finish with a SplitMix64 mix.
+        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
+        hash ^= hash >> 31
         return Double(hash >> 11) / Double(1 << 53) < faults.unregisteredShare
     }
 
