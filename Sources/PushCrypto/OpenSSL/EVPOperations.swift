@@ -1,0 +1,180 @@
+import COpenSSL
+
+extension EVPKey {
+    /// Signs SHA-256(`message`) with this key: DER ECDSA for EC keys, PKCS#1 v1.5 for RSA.
+    /// A fresh `EVP_MD_CTX` per call keeps concurrent signing safe.
+    func signSHA256(_ message: [UInt8], maximumSignatureLength: Int) throws(CryptoError) -> [UInt8] {
+        guard let md = EVP_MD_CTX_new() else { throw OpenSSLErrors.error("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(md) }
+        guard EVP_DigestSignInit(md, nil, EVP_sha256(), nil, pointer) == 1 else {
+            throw OpenSSLErrors.error("signature initialisation")
+        }
+        var signature = [UInt8](repeating: 0, count: maximumSignatureLength)
+        var length = signature.count
+        let ok = message.withNonNullBytes { data, count in
+            EVP_DigestSign(md, &signature, &length, data, count)
+        }
+        guard ok == 1, length <= signature.count else { throw OpenSSLErrors.error("signing failed") }
+        signature.removeLast(signature.count - length)
+        return signature
+    }
+
+    /// Verifies a DER ECDSA or PKCS#1 v1.5 signature over SHA-256(`message`).
+    func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
+        guard let md = EVP_MD_CTX_new() else {
+            OpenSSLErrors.clear()
+            return false
+        }
+        defer { EVP_MD_CTX_free(md) }
+        guard EVP_DigestVerifyInit(md, nil, EVP_sha256(), nil, pointer) == 1 else {
+            OpenSSLErrors.clear()
+            return false
+        }
+        let result = signature.withNonNullBytes { sig, sigCount in
+            message.withNonNullBytes { data, count in
+                EVP_DigestVerify(md, sig, sigCount, data, count)
+            }
+        }
+        if result != 1 { OpenSSLErrors.clear() }
+        return result == 1
+    }
+
+    /// ECDH (SEC 1 §3.3.1): the 32-byte X coordinate of d·Q. OpenSSL validates the peer key.
+    func deriveSharedSecret(peer: EVPKey) throws(CryptoError) -> [UInt8] {
+        guard let ctx = EVP_PKEY_CTX_new(pointer, nil) else { throw OpenSSLErrors.error("ECDH context") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var secret = [UInt8](repeating: 0, count: 32)
+        var length = secret.count
+        guard EVP_PKEY_derive_init(ctx) == 1,
+              EVP_PKEY_derive_set_peer(ctx, peer.pointer) == 1,
+              EVP_PKEY_derive(ctx, &secret, &length) == 1, length == 32
+        else { throw OpenSSLErrors.error("ECDH failed") }
+        return secret
+    }
+}
+
+/// JOSE ECDSA signature form (RFC 7518 §3.4): DER `ECDSA-Sig-Value` ⇄ 64-byte R || S.
+enum ECDSASignatureFormat {
+    static func rawFromDER(_ der: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+        }
+        guard let parsed else { throw OpenSSLErrors.error("malformed DER ECDSA signature") }
+        defer { ECDSA_SIG_free(parsed) }
+        var raw = [UInt8](repeating: 0, count: 64)
+        let ok = raw.withUnsafeMutableBufferPointer { out -> Bool in
+            guard let base = out.baseAddress,
+                  let r = ECDSA_SIG_get0_r(parsed), let s = ECDSA_SIG_get0_s(parsed) else { return false }
+            return BN_bn2binpad(r, base, 32) == 32 && BN_bn2binpad(s, base + 32, 32) == 32
+        }
+        guard ok else { throw OpenSSLErrors.error("ECDSA signature component too wide") }
+        return raw
+    }
+
+    /// nil unless `raw` is exactly 64 bytes.
+    static func derFromRaw(_ raw: [UInt8]) -> [UInt8]? {
+        guard raw.count == 64 else { return nil }
+        guard let sig = ECDSA_SIG_new() else {
+            OpenSSLErrors.clear()
+            return nil
+        }
+        defer { ECDSA_SIG_free(sig) }
+        let (r, s) = raw.withUnsafeBufferPointer { buffer -> (OpaquePointer?, OpaquePointer?) in
+            guard let base = buffer.baseAddress else { return (nil, nil) }
+            return (BN_bin2bn(base, 32, nil), BN_bin2bn(base + 32, 32, nil))
+        }
+        guard let r, let s, ECDSA_SIG_set0(sig, r, s) == 1 else {  // set0 takes ownership on success only
+            if let r { BN_free(r) }
+            if let s { BN_free(s) }
+            OpenSSLErrors.clear()
+            return nil
+        }
+        let length = i2d_ECDSA_SIG(sig, nil)
+        guard length > 0 else {
+            OpenSSLErrors.clear()
+            return nil
+        }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_ECDSA_SIG(sig, &cursor)
+        }
+        guard written == length else {
+            OpenSSLErrors.clear()
+            return nil
+        }
+        return der
+    }
+}
+
+/// AES-128-GCM (NIST SP 800-38D) with a 96-bit nonce and a 128-bit tag, no AAD.
+enum AES128GCM {
+    static let tagLength = 16
+
+    /// Encrypts the concatenation of `parts` (no intermediate copy) and appends
+    /// ciphertext || tag to `output`.
+    static func seal(key: [UInt8], nonce: [UInt8], parts: [[UInt8]], appendingTo output: inout [UInt8]) throws(CryptoError) {
+        guard key.count == 16, nonce.count == 12 else { throw CryptoError("AES-128-GCM needs a 16-byte key and a 12-byte nonce") }
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLErrors.error("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        guard EVP_EncryptInit_ex(ctx, EVP_aes_128_gcm(), nil, key, nonce) == 1 else {
+            throw OpenSSLErrors.error("AES-128-GCM initialisation")
+        }
+        let total = parts.reduce(0) { $0 + $1.count }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: total + 16 + tagLength))
+        let ok = output.withUnsafeMutableBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            var offset = start
+            for part in parts where !part.isEmpty {
+                var written: Int32 = 0
+                let ok = part.withUnsafeBufferPointer { EVP_EncryptUpdate(ctx, base + offset, &written, $0.baseAddress, Int32($0.count)) }
+                guard ok == 1 else { return nil }
+                offset += Int(written)
+            }
+            var written: Int32 = 0
+            guard EVP_EncryptFinal_ex(ctx, base + offset, &written) == 1 else { return nil }
+            offset += Int(written)
+            guard EVP_CIPHER_CTX_ctrl(ctx, pw_ssl_ctrl_gcm_get_tag(), Int32(tagLength), base + offset) == 1 else { return nil }
+            return offset + tagLength
+        }
+        guard let end = ok else {
+            output.removeLast(output.count - start)
+            throw OpenSSLErrors.error("AES-128-GCM encryption failed")
+        }
+        output.removeLast(output.count - end)
+    }
+
+    /// Decrypts ciphertext || tag; throws if the tag does not authenticate.
+    static func open(key: [UInt8], nonce: [UInt8], sealed: ArraySlice<UInt8>) throws(CryptoError) -> [UInt8] {
+        guard key.count == 16, nonce.count == 12 else { throw CryptoError("AES-128-GCM needs a 16-byte key and a 12-byte nonce") }
+        guard sealed.count >= tagLength else { throw CryptoError("ciphertext shorter than the GCM tag") }
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLErrors.error("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        guard EVP_DecryptInit_ex(ctx, EVP_aes_128_gcm(), nil, key, nonce) == 1 else {
+            throw OpenSSLErrors.error("AES-128-GCM initialisation")
+        }
+        let cipherCount = sealed.count - tagLength
+        var plaintext = [UInt8](repeating: 0, count: cipherCount + 16)
+        var tag = Array(sealed.suffix(tagLength))
+        let produced = sealed.withUnsafeBufferPointer { input -> Int? in
+            plaintext.withUnsafeMutableBufferPointer { out -> Int? in
+                guard let inBase = input.baseAddress, let outBase = out.baseAddress else { return nil }
+                var offset = 0
+                if cipherCount > 0 {
+                    var written: Int32 = 0
+                    guard EVP_DecryptUpdate(ctx, outBase, &written, inBase, Int32(cipherCount)) == 1 else { return nil }
+                    offset = Int(written)
+                }
+                guard EVP_CIPHER_CTX_ctrl(ctx, pw_ssl_ctrl_gcm_set_tag(), Int32(tagLength), &tag) == 1 else { return nil }
+                var written: Int32 = 0
+                guard EVP_DecryptFinal_ex(ctx, outBase + offset, &written) == 1 else { return nil }
+                return offset + Int(written)
+            }
+        }
+        guard let produced else { throw OpenSSLErrors.error("AES-128-GCM authentication failed") }
+        plaintext.removeLast(plaintext.count - produced)
+        return plaintext
+    }
+}

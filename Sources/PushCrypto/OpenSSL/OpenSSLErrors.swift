@@ -1,0 +1,38 @@
+import COpenSSL
+
+/// The calling thread's OpenSSL error queue. Every failure path drains it, so that a stale
+/// entry never leaks into an unrelated later call on the same thread (libcurl's TLS code
+/// reads the same queue).
+enum OpenSSLErrors {
+    static func clear() {
+        ERR_clear_error()
+    }
+
+    /// A `CryptoError` for `what`, with up to three OpenSSL reason strings; drains the queue.
+    static func error(_ what: String) -> CryptoError {
+        var reasons: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            if reasons.count < 3 {
+                var buffer = [CChar](repeating: 0, count: 256)
+                ERR_error_string_n(code, &buffer, buffer.count)
+                let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+                reasons.append(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        return CryptoError(reasons.isEmpty ? what : "\(what) (\(reasons.joined(separator: "; ")))")
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Calls `body` with a non-null pointer even for an empty array (some OpenSSL 3.0
+    /// functions reject a NULL buffer of length 0).
+    func withNonNullBytes<R>(_ body: (UnsafePointer<UInt8>, Int) -> R) -> R {
+        withUnsafeBufferPointer { buffer in
+            if let base = buffer.baseAddress { return body(base, buffer.count) }
+            var zero: UInt8 = 0
+            return withUnsafePointer(to: &zero) { body($0, 0) }
+        }
+    }
+}
