@@ -13,7 +13,7 @@ public enum SandboxSubscriptions {
     /// The user agent's key pair and auth secret for subscription `id`.
     static func keys(seed: String, id: String) throws(CryptoError) -> (privateKey: P256PrivateKey, auth: [UInt8]) {
         let seedBytes = Array(seed.utf8)
-        var lastError = CryptoError(message: "no valid scalar")
+        var lastError = CryptoError("no valid scalar")
         for attempt in 0..<8 {
             let label = attempt == 0 ? "p256:\(id)" : "p256:\(id)#\(attempt)"
             let scalar = Digest.hmacSHA256(key: seedBytes, message: Array(label.utf8))
