@@ -207,6 +207,12 @@ enum StopSignal {
         action.sa_flags = SA_RESTART
         sigaction(SIGTERM, &action, nil)
         sigaction(SIGINT, &action, nil)
+        // A parent may hand us a mask that blocks them (test runners do); threads created later inherit this one.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         return Pipe(readFD: fds[0])
     }
 }
