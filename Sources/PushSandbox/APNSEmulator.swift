@@ -40,7 +40,7 @@ extension SandboxRouter {
             return reject(400, "DuplicateHeaders")
         }
         guard let topic = request.header("apns-topic") else { return reject(400, "MissingTopic") }
-        guard !topic.isEmpty, topic.utf8.count <= 255, !topic.contains(where: { $0.isWhitespace }) else { return reject(400, "BadTopic") }
+        guard !topic.isEmpty, topic.utf8.count <= 255, topic.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return reject(400, "BadTopic") }
         if let allowedTopics, !allowedTopics.contains(topic) { return reject(400, "DeviceTokenNotForTopic") }
         guard !token.isEmpty else { return reject(400, "MissingDeviceToken") }
         guard Self.isDeviceToken(token) else { return reject(400, "BadDeviceToken") }

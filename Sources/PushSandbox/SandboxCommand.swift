@@ -29,7 +29,7 @@ public enum SandboxCommand {
       --error-share F             share of requests answered 500/503
       --latency-ms N              delay every provider answer by N ms
       --record FILE               append every accepted message as a JSON line
-      --max-records N             accepted messages kept in memory (default 1000000)
+      --max-records N             accepted messages kept in memory (default 100000)
 
     control endpoints: GET /_sandbox/stats, GET /_sandbox/messages[?platform=ios|android|web],
     POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health.

@@ -28,7 +28,7 @@ struct SandboxRequest: Sendable {
 
     /// The path without its query string.
     var pathWithoutQuery: Substring {
-        if let mark = path.firstIndex(of: "?") { return path[..<mark] }
+        if let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) { return path[..<mark] }
         return path[...]
     }
 

@@ -225,30 +225,35 @@ private struct JSONParser {
     }
 }
 
-/// Hand-built JSON output.
+/// Hand-built JSON output, working on UTF-8 bytes (the hot path builds one record line per accepted message).
 enum JSONText {
     /// `text` as a JSON string literal, quotes included.
     static func quote(_ text: String) -> String {
-        var result = "\""
-        result.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 2)
+        appendQuoted(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `text` as a JSON string literal to `bytes`.
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(0x22)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0x0F)])
+            default: bytes.append(byte)
             }
         }
-        result += "\""
-        return result
+        bytes.append(0x22)
     }
 
     /// `value` quoted, or `null`.
@@ -256,6 +261,14 @@ enum JSONText {
 
     /// An object from already-encoded member values, in the given order.
     static func object(_ members: [(String, String)]) -> String {
-        "{" + members.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendQuoted(member.0, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: member.1.utf8)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

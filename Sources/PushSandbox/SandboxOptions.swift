@@ -65,7 +65,7 @@ struct SandboxOptions {
     var isAuthDisabled = false
     var faults = SandboxFaults()
     var recordPath: String?
-    var maximumRecords = 1_000_000
+    var maximumRecords = 100_000
 
     init(_ arguments: [String]) throws(SandboxUsageError) {
         let parsed = try SandboxArguments(arguments, valueOptions: [
@@ -103,7 +103,7 @@ struct SandboxOptions {
         faults.retryAfterSeconds = try Self.integer(parsed, "retry-after", default: 1, in: 0...86400)
         faults.latencyMilliseconds = try Self.integer(parsed, "latency-ms", default: 0, in: 0...60000)
         recordPath = parsed.value("record")
-        maximumRecords = try Self.integer(parsed, "max-records", default: 1_000_000, in: 0...100_000_000)
+        maximumRecords = try Self.integer(parsed, "max-records", default: 100_000, in: 0...100_000_000)
     }
 
     private static func integer(_ parsed: SandboxArguments, _ name: String, default value: Int, in range: ClosedRange<Int>) throws(SandboxUsageError) -> Int {

@@ -75,9 +75,8 @@ final class SandboxRouter {
         case ("GET", "/_sandbox/stats"):
             return .json(200, state.statsJSON(), isProviderResponse: false)
         case ("GET", "/_sandbox/messages"):
-            var response = SandboxResponse.text(200, state.messagesText(platform: request.queryParameter("platform")))
-            response.headers = [(name: "content-type", value: "application/x-ndjson")]
-            return response
+            return SandboxResponse(status: 200, headers: [(name: "content-type", value: "application/x-ndjson")],
+                                   body: state.messages(platform: request.queryParameter("platform")), isProviderResponse: false)
         case ("POST", "/_sandbox/reset"):
             state.reset()
             return .json(200, #"{"reset":true}"#, isProviderResponse: false)
@@ -145,29 +144,45 @@ final class SandboxRouter {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Counts a provider answer and, for a 2xx, records the message.
-    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: String?) -> SandboxResponse {
-        var line: String?
-        if (200..<300).contains(response.status) {
-            let headers = request.headers.filter { $0.name != "authorization" }
-            var headerMembers: [(String, String)] = []
-            for header in headers where !headerMembers.contains(where: { $0.0 == header.name }) {
-                headerMembers.append((header.name, JSONText.quote(header.value)))
+    /// Counts a provider answer and, for a 2xx, records the message as one JSON line
+    /// `{"platform","msgId","path","headers":{…},"body":…}` (the authorization header is left out).
+    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?) -> SandboxResponse {
+        var line: [UInt8]?
+        if (200..<300).contains(response.status), state.isRecording {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(256 + request.path.utf8.count + (bodyJSON?.count ?? 0))
+            bytes.append(contentsOf: #"{"platform":"#.utf8)
+            JSONText.appendQuoted(platform, to: &bytes)
+            bytes.append(contentsOf: #","msgId":"#.utf8)
+            if let msgID { JSONText.appendQuoted(msgID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+            bytes.append(contentsOf: #","path":"#.utf8)
+            JSONText.appendQuoted(request.path, to: &bytes)
+            bytes.append(contentsOf: #","headers":{"#.utf8)
+            var isFirst = true
+            for (index, header) in request.headers.enumerated() where header.name != "authorization" {
+                // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
+                if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
+                if !isFirst { bytes.append(UInt8(ascii: ",")) }
+                isFirst = false
+                JSONText.appendQuoted(header.name, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                JSONText.appendQuoted(header.value, to: &bytes)
             }
-            line = JSONText.object([
-                ("platform", JSONText.quote(platform)), ("msgId", JSONText.quoteOrNull(msgID)),
-                ("path", JSONText.quote(request.path)), ("headers", JSONText.object(headerMembers)),
-                ("body", bodyJSON ?? "null"),
-            ])
+            bytes.append(contentsOf: #"},"body":"#.utf8)
+            if let bodyJSON { bytes.append(contentsOf: bodyJSON) } else { bytes.append(contentsOf: "null".utf8) }
+            bytes.append(UInt8(ascii: "}"))
+            line = bytes
         }
         state.count(status: response.status, platform: platform, msgID: msgID, line: line)
         return response
     }
 
     /// `bytes` as JSON text for a record: the bytes themselves when they are valid JSON, else a JSON string.
-    static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> String {
-        if parsed != nil { return String(decoding: bytes, as: UTF8.self) }
-        return JSONText.quote(String(decoding: bytes, as: UTF8.self))
+    static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> [UInt8] {
+        if parsed != nil { return bytes }
+        var quoted: [UInt8] = []
+        JSONText.appendQuoted(String(decoding: bytes, as: UTF8.self), to: &quoted)
+        return quoted
     }
 }
 

@@ -52,7 +52,7 @@ final class SandboxState: Sendable {
         var duplicateMsgIDs = 0
         var tokenRequests = 0
         var requests = 0
-        var records: [String] = []
+        var records: [[UInt8]] = []
         var droppedRecords = 0
         var recordBuffer: [UInt8] = []
     }
@@ -69,12 +69,12 @@ final class SandboxState: Sendable {
     }
 
     private let inner: Mutex<Inner>
-    /// Accepted messages kept for `GET /_sandbox/messages`; later ones are only counted. Default: 1,000,000.
+    /// Accepted messages kept for `GET /_sandbox/messages`; later ones are only counted. Default: 100,000.
     let maximumRecords: Int
     /// `--record FILE`, opened for appending, or -1.
     private let recordFD: Int32
 
-    init(faults: SandboxFaults, maximumRecords: Int = 1_000_000, recordFD: Int32 = -1) {
+    init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1) {
         inner = Mutex(Inner(faults: faults))
         self.maximumRecords = maximumRecords
         self.recordFD = recordFD
@@ -89,7 +89,7 @@ final class SandboxState: Sendable {
     func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.faults = faults } }
 
     /// Counts a provider response; for a 2xx, records the accepted message `line` under `msgID`.
-    func count(status: Int, platform: String, msgID: String?, line: String?) {
+    func count(status: Int, platform: String, msgID: String?, line: [UInt8]?) {
         inner.withLock { state in
             state.counters.requests += 1
             state.counters.responses[status, default: 0] += 1
@@ -107,7 +107,7 @@ final class SandboxState: Sendable {
                 state.counters.droppedRecords += 1
             }
             if recordFD >= 0 {
-                state.counters.recordBuffer.append(contentsOf: line.utf8)
+                state.counters.recordBuffer.append(contentsOf: line)
                 state.counters.recordBuffer.append(0x0A)
                 if state.counters.recordBuffer.count >= 64 * 1024 { writeRecords(&state.counters.recordBuffer) }
             }
@@ -159,17 +159,24 @@ final class SandboxState: Sendable {
         }
     }
 
-    /// `GET /_sandbox/messages`: the accepted messages, one JSON line each.
-    func messagesText(platform: String?) -> String {
-        inner.withLock { state in
-            var text = ""
-            for line in state.counters.records where platform.map({ line.hasPrefix("{\"platform\":\"\($0)\"") }) ?? true {
-                text += line
-                text += "\n"
+    /// `GET /_sandbox/messages`: the accepted messages, one JSON line each, optionally of one platform.
+    func messages(platform: String?) -> [UInt8] {
+        let prefix = platform.map { Array("{\"platform\":\"\($0)\"".utf8) }
+        return inner.withLock { state in
+            var bytes: [UInt8] = []
+            for line in state.counters.records where prefix.map({ line.starts(with: $0) }) ?? true {
+                bytes.append(contentsOf: line)
+                bytes.append(0x0A)
             }
-            return text
+            return bytes
         }
     }
+
+    /// The same as text.
+    func messagesText(platform: String?) -> String { String(decoding: messages(platform: platform), as: UTF8.self) }
+
+    /// Whether accepted messages are still kept (in memory or in the record file).
+    var isRecording: Bool { recordFD >= 0 || inner.withLock { $0.counters.records.count < maximumRecords } }
 
     /// How often `msgID` was accepted.
     func acceptedCount(msgID: String) -> Int { inner.withLock { $0.counters.msgIDCounts[msgID, default: 0] } }

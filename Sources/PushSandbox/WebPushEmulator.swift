@@ -58,7 +58,7 @@ extension SandboxRouter {
         case nil: break
         }
         var msgID: String?
-        var bodyJSON = "null"
+        var bodyJSON: [UInt8]?
         if let plaintext {
             let parsed = JSONValue.parse(plaintext)
             msgID = parsed?["msgId"]?.stringValue
