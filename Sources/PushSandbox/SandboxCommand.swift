@@ -183,6 +183,8 @@ public enum SandboxCommand {
 
 /// SIGTERM/SIGINT delivered through a pipe (the handler only writes one byte), so the main thread can block on it.
 enum StopSignal {
+    /// Thread safety: written once in `install()` before the handler is installed, only read afterwards
+    /// (by the signal handler, which may run on any thread).
     nonisolated(unsafe) static var writeFD: Int32 = -1
 
     struct Pipe {
