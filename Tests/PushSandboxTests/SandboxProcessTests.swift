@@ -201,6 +201,9 @@ struct SandboxProcessTests {
         let http11 = try runCommand("/usr/bin/curl", ["-sS", "--http1.1", "--cacert", server.certificatePath, "-o", "/dev/null",
                                                       "-w", "%{http_code}", server.origin + "/_sandbox/health"])
         #expect(http11.stdout != "200")
+        // TLS with ALPN h2, then bytes that are not an HTTP/2 connection preface.
+        _ = try runCommand("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.port)", "-alpn", "h2", "-quiet"],
+                                       stdin: Data("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8 + (0..<500).map { UInt8(truncatingIfNeeded: $0 &* 13) }), timeout: 10)
         // Malformed bodies on every endpoint.
         for path in ["/3/device/\(Self.token)", "/v1/projects/p/messages:send", "/wp/sub1", "/token", "/_sandbox/faults", "/nowhere"] {
             let reply = try server.curl("POST", path, headers: ["apns-topic": "t", "ttl": "1", "content-encoding": "aes128gcm"],
