@@ -4,6 +4,7 @@
 /// Thread safety: immutable after `init`; every signature uses its own OpenSSL context.
 public final class RSAPrivateKey: Sendable {
     let key: EVPKey
+    private let signer: SigningTemplate
     /// The matching public key (cached).
     public let publicKey: RSAPublicKey
 
@@ -11,6 +12,7 @@ public final class RSAPrivateKey: Sendable {
         guard key.isA("RSA") else { throw CryptoError("not an RSA key") }
         guard key.bits >= 2048 else { throw CryptoError("RSA key of \(key.bits) bits: RS256 needs at least 2048") }
         self.key = key
+        self.signer = try SigningTemplate(key: key, maximumSignatureLength: Int(key.bits + 7) / 8)
         self.publicKey = RSAPublicKey(key: key)
     }
 
@@ -33,7 +35,7 @@ public final class RSAPrivateKey: Sendable {
 
     /// RSASSA-PKCS1-v1_5 with SHA-256 (RS256, RFC 7518 §3.3); deterministic.
     public func signRS256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try key.signSHA256(message, maximumSignatureLength: max(key.bits / 8 + 8, 256))
+        try signer.sign(message)
     }
 }
 

@@ -10,6 +10,30 @@ public enum VAPID {
         return "vapid t=\(token), k=\(Base64URL.encode(key.publicKey.uncompressed))"
     }
 
+    /// Splits an `Authorization: vapid t=<JWT>, k=<key>` value (RFC 8292 §3; parameters in
+    /// any order, scheme case-insensitive). nil unless both are present and `k` is a valid
+    /// base64url 65-byte uncompressed P-256 point. The JWT is not verified here: use
+    /// `JWT.verifyES256(token, key: P256PublicKey(uncompressed: publicKey))`.
+    public static func parseAuthorization(_ value: String) -> (token: String, publicKey: [UInt8])? {
+        let trimmed = value.drop { $0 == " " }
+        guard trimmed.count > 6, trimmed.prefix(6).lowercased() == "vapid " else { return nil }
+        var token: String?
+        var key: [UInt8]?
+        for parameter in trimmed.dropFirst(6).split(separator: ",") {
+            let field = parameter.trimmingSpaces()
+            guard let equals = field.firstIndex(of: "=") else { return nil }
+            let name = field[..<equals].lowercased()
+            let content = String(field[field.index(after: equals)...])
+            switch name {
+            case "t": token = content
+            case "k": key = Base64URL.decode(content)
+            default: continue
+            }
+        }
+        guard let token, !token.isEmpty, let key, key.count == 65, key.first == 0x04 else { return nil }
+        return (token, key)
+    }
+
     /// A JSON string literal (RFC 8259 §7).
     static func jsonString(_ text: String) -> String {
         var out = "\""
@@ -27,5 +51,14 @@ public enum VAPID {
             }
         }
         return out + "\""
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> Substring {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
     }
 }

@@ -16,7 +16,7 @@ public enum WebPushEncryption {
     public static func encrypt(plaintext: [UInt8], userAgentPublicKey: [UInt8], authSecret: [UInt8], recordSize: UInt32 = 4096) throws(CryptoError) -> [UInt8] {
         try encrypt(
             plaintext: plaintext, userAgentPublicKey: userAgentPublicKey, authSecret: authSecret,
-            applicationServerKey: try P256PrivateKey.generate(), salt: SecureRandom.bytes(saltLength),
+            applicationServerKey: try P256PrivateKey.generateEphemeral(), salt: SecureRandom.bytes(saltLength),
             recordSize: recordSize)
     }
 

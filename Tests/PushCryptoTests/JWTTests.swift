@@ -54,6 +54,22 @@ struct JWTTests {
         #expect(claims["sub"] as? String == "mailto:ops@example.com")
     }
 
+    @Test("VAPID authorization parses back into token and key, in either order")
+    func vapidParse() throws {
+        let key = try P256PrivateKey.generate()
+        let header = try VAPID.authorization(audience: "https://push.example", subject: "mailto:a@b.example", expiresAt: 2, key: key)
+        let parsed = try #require(VAPID.parseAuthorization(header))
+        #expect(parsed.publicKey == key.publicKey.uncompressed)
+        #expect(JWT.verifyES256(parsed.token, key: try P256PublicKey(uncompressed: parsed.publicKey)))
+        let k = Base64URL.encode(key.publicKey.uncompressed)
+        let swapped = try #require(VAPID.parseAuthorization("Vapid k=\(k) ,t=\(parsed.token)"))
+        #expect(swapped.token == parsed.token)
+        for bad in ["", "vapid", "Bearer \(parsed.token)", "vapid t=\(parsed.token)", "vapid k=\(k)", "vapid t=, k=\(k)",
+                    "vapid t=\(parsed.token), k=AAAA", "vapid t=\(parsed.token), k=\(k)!"] {
+            #expect(VAPID.parseAuthorization(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test("VAPID claims escape JSON specials in subject and audience")
     func vapidEscapes() throws {
         let key = try P256PrivateKey.generate()

@@ -64,4 +64,31 @@ R9pAE7r2wBKtsN0k/u+E1zFvqt0cjPF4zmTfA9Z7tCQ+i3vHQSBcb6HVxA==
 -----END PUBLIC KEY-----
 """
     static let es256Token = "eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpc3MiOiJERUYxMjNHSElKIiwiaWF0IjoxNzAwMDAwMDAwfQ.invqO0dlYIKLHDMOxApdqT25ih_R6voOud5Moo2ODX37eOT1NEnkJ2mPECiqloRO5xXcaXwsxdLzQwPq4QbPWQ"
+    /// The same EC key as PKCS#8 without the optional public key (`ec -no_public | pkcs8 -topk8`).
+    static let ecPKCS8NoPublicPEM = """
+-----BEGIN PRIVATE KEY-----
+MEECAQAwEwYHKoZIzj0CAQYIKoZIzj0DAQcEJzAlAgEBBCDuUtB8R6spdWiMSAvu
+JaesjRCKB4il8U/z7U723nyckw==
+-----END PRIVATE KEY-----
+"""
+    /// The same key, passphrase-protected: PKCS#8 (`pkcs8 -topk8 -v2 aes-256-cbc`) and traditional (`ec -aes128`).
+    static let ecEncryptedPKCS8PEM = """
+-----BEGIN ENCRYPTED PRIVATE KEY-----
+MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAijG82hYAKF7QICCAAw
+DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEPo4CPYqbva6W7G8rnLoBhYEgZAo
+3Ez2CJQsvr8UvjYJCxV6ORPaoeRPjpB0+X3O4Kc8mkWhayL0zRdrh4OVnyJ9J1Ry
+Ef3rlwBOJTAY64Gy5uznHTKk9FOtzb2k8FjgElGOdhe1NNhBIpV+2Ue1Nb3Px1LL
+Ru49/9nGPEfZOiyxPh2acUQV8l3DHoUbwmxeR1RZXXrTOf9JzUZVuGHY1CfoENc=
+-----END ENCRYPTED PRIVATE KEY-----
+"""
+    static let ecEncryptedTraditionalPEM = """
+-----BEGIN EC PRIVATE KEY-----
+Proc-Type: 4,ENCRYPTED
+DEK-Info: AES-128-CBC,0CFA5CB00C12047974091EBD63E23083
+
+/AtAMhAVahsW6EsYYYm41Z/CPLe6vO6Cw8JbszLvpsUB1WseHgBZ6IWYz+/8EPxg
+JQTP3VaC2IVSzJYrJadKfj8P3D3iQBUZz+8MU2j5bFGUDj51r9wCq8nohLKnewWo
+9mwIinOB1lYZGbYkyTf4KTJRTh8JLT/pBwk6p4yuJno=
+-----END EC PRIVATE KEY-----
+"""
 }

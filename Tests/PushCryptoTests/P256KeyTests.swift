@@ -35,6 +35,7 @@ struct P256KeyTests {
         let spki = try P256PublicKey(pem: OpenSSLCLIFixtures.ecPublicPEM)
         #expect(sec1.rawScalar == pkcs8.rawScalar)
         #expect(sec1.publicKey.uncompressed == spki.uncompressed)
+        #expect(try sec1.publicKey.pem() == OpenSSLCLIFixtures.ecPublicPEM + "\n")
         #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: spki))
         #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: pkcs8.publicKey))
         let parts = try #require(JWT.parse(OpenSSLCLIFixtures.es256Token))
@@ -86,6 +87,14 @@ struct P256KeyTests {
         #expect(key.publicKey.uncompressed.count == 65)
     }
 
+    @Test("a PKCS#8 key without the optional public key still yields its public key")
+    func pkcs8WithoutPublicKey() throws {
+        let key = try P256PrivateKey(pem: OpenSSLCLIFixtures.ecPKCS8NoPublicPEM)
+        let full = try P256PrivateKey(pem: OpenSSLCLIFixtures.ecSEC1PEM)
+        #expect(key.publicKey.uncompressed == full.publicKey.uncompressed)
+        #expect(JWT.verifyES256(OpenSSLCLIFixtures.es256Token, key: key.publicKey))
+    }
+
     @Test("ECDH agrees from both sides")
     func ecdh() throws {
         let a = try P256PrivateKey.generate()
@@ -128,6 +137,9 @@ struct P256KeyTests {
         BadPEM(label: "bad base64", text: "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n"),
         BadPEM(label: "RSA key", text: OpenSSLCLIFixtures.rsaTraditionalPEM),
         BadPEM(label: "public key", text: OpenSSLCLIFixtures.ecPublicPEM),
+        BadPEM(label: "encrypted PKCS#8", text: OpenSSLCLIFixtures.ecEncryptedPKCS8PEM),
+        BadPEM(label: "encrypted traditional", text: OpenSSLCLIFixtures.ecEncryptedTraditionalPEM),
+        BadPEM(label: "PEM armour around garbage", text: "-----BEGIN EC PRIVATE KEY-----\nq1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI\n-----END EC PRIVATE KEY-----\n"),
     ])
     func refusesBadPEM(pem: BadPEM) {
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: pem.text) }

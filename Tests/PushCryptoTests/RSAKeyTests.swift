@@ -44,6 +44,21 @@ struct RSAKeyTests {
         #expect(!JWT.verifyRS256(token, key: fixed))
     }
 
+    @Test("signs concurrently from many tasks with one key")
+    func concurrentSigning() async throws {
+        let key = try RSAPrivateKey(pem: OpenSSLCLIFixtures.rsaTraditionalPEM)
+        let expected = try key.signRS256([42])
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<16 {
+                group.addTask { (try? key.signRS256([42])) == expected }
+            }
+            var all: [Bool] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 16 && results.allSatisfy { $0 })
+    }
+
     @Test("refuses garbage and EC PEMs, and keys below 2048 bits")
     func refusesBadInput() {
         #expect(throws: CryptoError.self) { try RSAPrivateKey(pem: "nonsense") }

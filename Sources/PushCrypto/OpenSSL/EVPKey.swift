@@ -112,12 +112,12 @@ final class EVPKey: @unchecked Sendable {
     // MARK: Generation
 
     static func generateP256() throws(CryptoError) -> EVPKey {
-        guard let key = pw_ssl_ec_gen("P-256") else { throw OpenSSLErrors.error("P-256 key generation failed") }
+        guard let key = pw_ssl_ec_gen(cString("P-256")) else { throw OpenSSLErrors.error("P-256 key generation failed") }
         return EVPKey(taking: key)
     }
 
     static func generateRSA(bits: Int) throws(CryptoError) -> EVPKey {
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, cString("RSA"), nil) else {
             throw OpenSSLErrors.error("RSA key generation context")
         }
         defer { EVP_PKEY_CTX_free(ctx) }
@@ -155,7 +155,7 @@ final class EVPKey: @unchecked Sendable {
         }
         guard let params else { throw OpenSSLErrors.error("P-256 key parameters") }
         defer { OSSL_PARAM_free(params) }
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSLErrors.error("EC context") }
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, cString("EC"), nil) else { throw OpenSSLErrors.error("EC context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         let selection = privateScalar == nil ? pw_ssl_selection_public_key() : pw_ssl_selection_keypair()
         var key: OpaquePointer?
@@ -194,7 +194,3 @@ final class EVPKey: @unchecked Sendable {
     }
 }
 
-/// A NUL-terminated C string with static lifetime.
-private func cString(_ literal: StaticString) -> UnsafePointer<CChar> {
-    UnsafeRawPointer(literal.utf8Start).assumingMemoryBound(to: CChar.self)
-}

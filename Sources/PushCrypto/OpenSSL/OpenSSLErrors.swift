@@ -36,3 +36,10 @@ extension Array where Element == UInt8 {
         }
     }
 }
+
+/// A NUL-terminated C string with static lifetime, for OpenSSL calls that keep the pointer
+/// (`OSSL_PARAM_BLD_push_*` key names and values, `EVP_PKEY_CTX_new_from_name`): a Swift
+/// `String` bridged to `const char *` is only valid for the duration of the call.
+func cString(_ literal: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(literal.utf8Start).assumingMemoryBound(to: CChar.self)
+}
