@@ -1,0 +1,147 @@
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure setting up TLS (certificate generation, loading, context creation).
+public struct SandboxTLSError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) {
+        var detail = ""
+        let code = ERR_get_error()
+        if code != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            detail = ": " + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        ERR_clear_error()
+        self.message = message + detail
+    }
+    public var description: String { message }
+}
+
+/// A certificate and private key, both PEM.
+public struct SandboxCertificate: Sendable {
+    public let certificatePEM: String
+    public let privateKeyPEM: String
+
+    /// A fresh self-signed P-256 certificate for `127.0.0.1` and `localhost` (SAN IP and DNS), valid 30 days.
+    public static func selfSigned() throws(SandboxTLSError) -> SandboxCertificate {
+        guard let key = pw_tls_generate_p256() else { throw SandboxTLSError("P-256 key generation failed") }
+        defer { EVP_PKEY_free(key) }
+        guard let cert = X509_new() else { throw SandboxTLSError("X509_new failed") }
+        defer { X509_free(cert) }
+        X509_set_version(cert, 2)
+        var serial = [UInt8](repeating: 0, count: 8)
+        _ = RAND_bytes(&serial, Int32(serial.count))
+        var serialNumber: Int = 1
+        for byte in serial.prefix(6) { serialNumber = serialNumber << 8 | Int(byte) }
+        ASN1_INTEGER_set(X509_get_serialNumber(cert), serialNumber)
+        X509_gmtime_adj(X509_getm_notBefore(cert), -3600)
+        X509_gmtime_adj(X509_getm_notAfter(cert), 30 * 86400)
+        X509_set_pubkey(cert, key)
+        let name = X509_get_subject_name(cert)
+        _ = "pushworker sandbox".withCString { value in
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), -1, -1, 0)
+        }
+        X509_set_issuer_name(cert, name)
+        let extensions: [(Int32, String)] = [
+            (NID_basic_constraints, "critical,CA:TRUE"),
+            (NID_key_usage, "critical,digitalSignature,keyCertSign"),
+            (NID_ext_key_usage, "serverAuth"),
+            (NID_subject_key_identifier, "hash"),
+            (NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost"),
+        ]
+        for (nid, value) in extensions where pw_tls_add_extension(cert, nid, value) != 1 {
+            throw SandboxTLSError("adding certificate extension \(value) failed")
+        }
+        guard X509_sign(cert, key, EVP_sha256()) > 0 else { throw SandboxTLSError("certificate signing failed") }
+        let certPEM = try pem { PEM_write_bio_X509($0, cert) }
+        let keyPEM = try pem { PEM_write_bio_PKCS8PrivateKey($0, key, nil, nil, 0, nil, nil) }
+        return SandboxCertificate(certificatePEM: certPEM, privateKeyPEM: keyPEM)
+    }
+
+    private static func pem(_ write: (OpaquePointer?) -> Int32) throws(SandboxTLSError) -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw SandboxTLSError("BIO_new failed") }
+        defer { BIO_free(bio) }
+        guard write(bio) == 1 else { throw SandboxTLSError("PEM encoding failed") }
+        var data: UnsafePointer<CChar>?
+        let count = pw_tls_bio_mem_data(bio, &data)
+        guard let data, count > 0 else { throw SandboxTLSError("PEM encoding empty") }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
+    }
+}
+
+/// An OpenSSL server `SSL_CTX` offering ALPN `h2` only.
+///
+/// Thread safety: the `SSL_CTX` is fully configured in `init` and never mutated afterwards;
+/// OpenSSL allows creating `SSL` objects from one context on several threads.
+final class TLSServerContext: @unchecked Sendable {
+    let context: OpaquePointer
+    /// ALPN protocol the server selects (RFC 7301); HTTP/2 over TLS is "h2" (RFC 9113 §3.2).
+    let alpnProtocol: [UInt8] = Array("h2".utf8)
+
+    init(certificate: SandboxCertificate) throws(SandboxTLSError) {
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
+        self.context = context
+        _ = pw_tls_ctx_min_tls12(context)
+        pw_tls_ctx_set_server_options(context)
+        _ = pw_tls_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
+        try Self.useCertificate(context, certificate)
+        SSL_CTX_set_alpn_select_cb(context, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    private static func useCertificate(_ context: OpaquePointer, _ certificate: SandboxCertificate) throws(SandboxTLSError) {
+        let certBytes = Array(certificate.certificatePEM.utf8)
+        let keyBytes = Array(certificate.privateKeyPEM.utf8)
+        // BIO_new_mem_buf does not copy: the arrays outlive the BIOs (both freed in this scope).
+        let cert: OpaquePointer? = certBytes.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_X509(bio, nil, nil, nil)
+        }
+        guard let cert else { throw SandboxTLSError("cannot read certificate PEM") }
+        defer { X509_free(cert) }
+        let key: OpaquePointer? = keyBytes.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key else { throw SandboxTLSError("cannot read private key PEM") }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_certificate(context, cert) == 1 else { throw SandboxTLSError("SSL_CTX_use_certificate failed") }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1 else { throw SandboxTLSError("SSL_CTX_use_PrivateKey failed") }
+        guard SSL_CTX_check_private_key(context) == 1 else { throw SandboxTLSError("certificate and key do not match") }
+    }
+}
+
+/// ALPN selection: picks "h2" from the client's list, otherwise no protocol (the connection is then closed).
+private let tlsSelectALPN: @convention(c) (
+    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+    UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+) -> Int32 = { _, out, outLength, input, inputLength, context in
+    guard let out, let outLength, let input, let context else { return SSL_TLSEXT_ERR_NOACK }
+    let server = Unmanaged<TLSServerContext>.fromOpaque(context).takeUnretainedValue()
+    let wanted = server.alpnProtocol
+    var index = 0
+    let total = Int(inputLength)
+    while index < total {
+        let length = Int(input[index])
+        let start = index + 1
+        guard start + length <= total else { break }
+        if length == wanted.count {
+            var same = true
+            for offset in 0..<length where input[start + offset] != wanted[offset] { same = false; break }
+            if same {
+                // OpenSSL requires `out` to point into `input` or static storage.
+                out.pointee = input + start
+                outLength.pointee = UInt8(length)
+                return SSL_TLSEXT_ERR_OK
+            }
+        }
+        index = start + length
+    }
+    return SSL_TLSEXT_ERR_NOACK
+}

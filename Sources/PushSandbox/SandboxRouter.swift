@@ -1,0 +1,202 @@
+import PushCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings fixed at start.
+struct SandboxConfiguration: Sendable {
+    /// `https://127.0.0.1:<port>`: the VAPID audience and the base of Web Push endpoints.
+    var origin: String
+    /// Skip provider authentication (raw load tests). Default: false.
+    var isAuthDisabled = false
+    /// Seed of the Web Push subscription keys (``SandboxSubscriptions``).
+    var seed = SandboxSubscriptions.defaultSeed
+}
+
+/// Answers requests: routes to the APNs, FCM, Web Push emulators and the `/_sandbox/` control endpoints.
+///
+/// One router per event loop, used only on that loop's thread (it holds caches and a random
+/// generator); shared state lives in ``SandboxState``.
+final class SandboxRouter {
+    let configuration: SandboxConfiguration
+    let state: SandboxState
+    let trust: SandboxTrust
+    /// Unix time in seconds (injectable for tests).
+    let clock: () -> Double
+    var random: SplitMix64
+    /// Verified APNs provider tokens: token → key.
+    var apnsTokenCache: [String: (key: APNSTrustedKey, issuedAt: Double)] = [:]
+    /// Verified VAPID headers: header → expiry.
+    var vapidCache: [String: Double] = [:]
+    /// Derived subscription keys by id.
+    var subscriptionKeys: [String: (privateKey: P256PrivateKey, auth: [UInt8])] = [:]
+    /// Faults, refreshed from ``SandboxState`` once per loop iteration.
+    private(set) var faults: SandboxFaults
+    static let cacheLimit = 4096
+
+    init(configuration: SandboxConfiguration, state: SandboxState, trust: SandboxTrust,
+         clock: @escaping () -> Double = SandboxRouter.systemClock, randomSeed: UInt64 = UInt64.random(in: 0...UInt64.max)) {
+        self.configuration = configuration
+        self.state = state
+        self.trust = trust
+        self.clock = clock
+        random = SplitMix64(seed: randomSeed)
+        faults = state.faults
+    }
+
+    static func systemClock() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    var latencyMilliseconds: Int { faults.latencyMilliseconds }
+
+    /// Refreshes cached settings and flushes the record file; called by the event loop after each batch of events.
+    func loopIterationEnded() {
+        faults = state.faults
+        state.flushRecords()
+    }
+
+    func handle(_ request: SandboxRequest) -> SandboxResponse {
+        let path = request.pathWithoutQuery
+        if path.hasPrefix("/3/device") { return handleAPNS(request) }
+        if path.hasPrefix("/v1/projects/") { return handleFCMSend(request) }
+        if path == "/token" { return handleFCMToken(request) }
+        if path.hasPrefix("/wp/") { return handleWebPush(request) }
+        if path.hasPrefix("/_sandbox/") { return handleControl(request, path: path) }
+        return .json(404, #"{"reason":"BadPath"}"#)
+    }
+
+    // MARK: control endpoints
+
+    private func handleControl(_ request: SandboxRequest, path: Substring) -> SandboxResponse {
+        switch (request.method, path) {
+        case ("GET", "/_sandbox/stats"):
+            return .json(200, state.statsJSON(), isProviderResponse: false)
+        case ("GET", "/_sandbox/messages"):
+            return SandboxResponse(status: 200, headers: [(name: "content-type", value: "application/x-ndjson")],
+                                   body: state.messages(platform: request.queryParameter("platform")), isProviderResponse: false)
+        case ("POST", "/_sandbox/reset"):
+            state.reset()
+            return .json(200, #"{"reset":true}"#, isProviderResponse: false)
+        case ("GET", "/_sandbox/faults"):
+            return .json(200, state.faults.json, isProviderResponse: false)
+        case ("POST", "/_sandbox/faults"):
+            guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs"}"#, isProviderResponse: false)
+            }
+            state.setFaults(updated)
+            faults = updated
+            return .json(200, updated.json, isProviderResponse: false)
+        case ("GET", "/_sandbox/health"):
+            return .text(200, "ok\n")
+        default:
+            return .text(404, "unknown sandbox endpoint\n")
+        }
+    }
+
+    // MARK: shared helpers
+
+    /// The injected fault for a request that would otherwise succeed, if any.
+    enum InjectedFault { case throttled, internalError, unavailable }
+
+    func drawFault() -> InjectedFault? {
+        if faults.throttleShare > 0, random.nextUnit() < faults.throttleShare { return .throttled }
+        if faults.errorShare > 0, random.nextUnit() < faults.errorShare {
+            return random.next() & 1 == 0 ? .internalError : .unavailable
+        }
+        return nil
+    }
+
+    /// Whether `token` is dead: it starts with `dead`, or falls in the `--unregistered-share` by its hash
+    /// (stable: the same token always gets the same answer while the share is unchanged).
+    func isUnregistered(_ token: Substring) -> Bool {
+        if token.hasPrefix("dead") { return true }
+        guard faults.unregisteredShare > 0 else { return false }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        // FNV-1a leaves the top bits nearly unchanged by the last bytes: finish with a SplitMix64 mix.
+        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
+        hash ^= hash >> 31
+        return Double(hash >> 11) / Double(1 << 53) < faults.unregisteredShare
+    }
+
+    func retryAfterHeader() -> (name: String, value: String) { (name: "retry-after", value: String(faults.retryAfterSeconds)) }
+
+    /// A random version 4 UUID, upper-case like APNs' apns-id.
+    func makeUUID() -> String {
+        let high = random.next(), low = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * UInt64(index))) }
+        for index in 0..<8 { bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (8 * UInt64(index))) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = Array("0123456789ABCDEF".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Counts a provider answer and, for a 2xx, records the message as one JSON line
+    /// `{"platform","msgId","path","headers":{…},"body":…}` (the authorization header is left out).
+    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?) -> SandboxResponse {
+        var line: [UInt8]?
+        if (200..<300).contains(response.status), state.isRecording {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(256 + request.path.utf8.count + (bodyJSON?.count ?? 0))
+            bytes.append(contentsOf: #"{"platform":"#.utf8)
+            JSONText.appendQuoted(platform, to: &bytes)
+            bytes.append(contentsOf: #","msgId":"#.utf8)
+            if let msgID { JSONText.appendQuoted(msgID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+            bytes.append(contentsOf: #","path":"#.utf8)
+            JSONText.appendQuoted(request.path, to: &bytes)
+            bytes.append(contentsOf: #","headers":{"#.utf8)
+            var isFirst = true
+            for (index, header) in request.headers.enumerated() where header.name != "authorization" {
+                // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
+                if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
+                if !isFirst { bytes.append(UInt8(ascii: ",")) }
+                isFirst = false
+                JSONText.appendQuoted(header.name, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                JSONText.appendQuoted(header.value, to: &bytes)
+            }
+            bytes.append(contentsOf: #"},"body":"#.utf8)
+            if let bodyJSON { bytes.append(contentsOf: bodyJSON) } else { bytes.append(contentsOf: "null".utf8) }
+            bytes.append(UInt8(ascii: "}"))
+            line = bytes
+        }
+        state.count(status: response.status, platform: platform, msgID: msgID, line: line)
+        return response
+    }
+
+    /// `bytes` as JSON text for a record: the bytes themselves when they are valid JSON, else a JSON string.
+    static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> [UInt8] {
+        if parsed != nil { return bytes }
+        var quoted: [UInt8] = []
+        JSONText.appendQuoted(String(decoding: bytes, as: UTF8.self), to: &quoted)
+        return quoted
+    }
+}
+
+/// A small, fast pseudo-random generator (SplitMix64) for fault draws and ids; not for secrets.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// A uniform double in [0, 1).
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}

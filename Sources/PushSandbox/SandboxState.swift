@@ -1,0 +1,192 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fault injection settings (DESIGN §11). Shares are probabilities in 0...1.
+struct SandboxFaults: Sendable, Equatable {
+    /// Share of tokens answered as unregistered. Decided per token (a hash), so a token stays dead.
+    var unregisteredShare = 0.0
+    /// Share of requests answered 429 with `Retry-After`.
+    var throttleShare = 0.0
+    /// `Retry-After` seconds sent with 429. Default: 1.
+    var retryAfterSeconds = 1
+    /// Share of requests answered 500/503.
+    var errorShare = 0.0
+    /// Delay added to every provider response, in milliseconds. Default: 0.
+    var latencyMilliseconds = 0
+
+    var json: String {
+        JSONText.object([
+            ("unregisteredShare", "\(unregisteredShare)"), ("throttleShare", "\(throttleShare)"),
+            ("retryAfter", "\(retryAfterSeconds)"), ("errorShare", "\(errorShare)"), ("latencyMs", "\(latencyMilliseconds)"),
+        ])
+    }
+
+    /// Applies the members present in a `POST /_sandbox/faults` body; nil if a value is invalid.
+    func updated(with body: JSONValue) -> SandboxFaults? {
+        guard let members = body.objectMembers else { return nil }
+        var faults = self
+        for (key, value) in members {
+            guard let number = value.numberValue, number >= 0 else { return nil }
+            switch key {
+            case "unregisteredShare": guard number <= 1 else { return nil }; faults.unregisteredShare = number
+            case "throttleShare": guard number <= 1 else { return nil }; faults.throttleShare = number
+            case "errorShare": guard number <= 1 else { return nil }; faults.errorShare = number
+            case "retryAfter": guard number <= 86400 else { return nil }; faults.retryAfterSeconds = Int(number)
+            case "latencyMs": guard number <= 60000 else { return nil }; faults.latencyMilliseconds = Int(number)
+            default: return nil
+            }
+        }
+        return faults
+    }
+}
+
+/// What the sandbox shares between its event loops: faults, counters, accepted messages, issued
+/// OAuth access tokens. Every access goes through one `Mutex`; the critical sections are short.
+final class SandboxState: Sendable {
+    struct Counters {
+        var accepted: [String: Int] = ["ios": 0, "android": 0, "web": 0]
+        var responses: [Int: Int] = [:]
+        var msgIDCounts: [String: Int] = [:]
+        var duplicateMsgIDs = 0
+        var tokenRequests = 0
+        var requests = 0
+        var records: [[UInt8]] = []
+        var droppedRecords = 0
+        var recordBuffer: [UInt8] = []
+    }
+
+    struct AccessToken {
+        let project: String
+        let expiresAt: Int
+    }
+
+    private struct Inner {
+        var faults: SandboxFaults
+        var counters = Counters()
+        var accessTokens: [String: AccessToken] = [:]
+    }
+
+    private let inner: Mutex<Inner>
+    /// Accepted messages kept for `GET /_sandbox/messages`; later ones are only counted. Default: 100,000.
+    let maximumRecords: Int
+    /// `--record FILE`, opened for appending, or -1.
+    private let recordFD: Int32
+
+    init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1) {
+        inner = Mutex(Inner(faults: faults))
+        self.maximumRecords = maximumRecords
+        self.recordFD = recordFD
+    }
+
+    deinit { if recordFD >= 0 { close(recordFD) } }
+
+    var faults: SandboxFaults {
+        get { inner.withLock { $0.faults } }
+    }
+
+    func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.faults = faults } }
+
+    /// Counts a provider response; for a 2xx, records the accepted message `line` under `msgID`.
+    func count(status: Int, platform: String, msgID: String?, line: [UInt8]?) {
+        inner.withLock { state in
+            state.counters.requests += 1
+            state.counters.responses[status, default: 0] += 1
+            guard (200..<300).contains(status) else { return }
+            state.counters.accepted[platform, default: 0] += 1
+            if let msgID {
+                let seen = state.counters.msgIDCounts[msgID, default: 0]
+                if seen == 1 { state.counters.duplicateMsgIDs += 1 }
+                state.counters.msgIDCounts[msgID] = seen + 1
+            }
+            guard let line else { return }
+            if state.counters.records.count < maximumRecords {
+                state.counters.records.append(line)
+            } else {
+                state.counters.droppedRecords += 1
+            }
+            if recordFD >= 0 {
+                state.counters.recordBuffer.append(contentsOf: line)
+                state.counters.recordBuffer.append(0x0A)
+                if state.counters.recordBuffer.count >= 64 * 1024 { writeRecords(&state.counters.recordBuffer) }
+            }
+        }
+    }
+
+    /// Writes buffered `--record` lines to the file.
+    func flushRecords() {
+        guard recordFD >= 0 else { return }
+        inner.withLock { state in
+            if !state.counters.recordBuffer.isEmpty { writeRecords(&state.counters.recordBuffer) }
+        }
+    }
+
+    private func writeRecords(_ buffer: inout [UInt8]) {
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(recordFD, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func countTokenRequest() { inner.withLock { $0.counters.tokenRequests += 1 } }
+
+    /// Clears counters and records (faults and issued access tokens stay).
+    func reset() {
+        inner.withLock { state in
+            let buffer = state.counters.recordBuffer
+            state.counters = Counters()
+            state.counters.recordBuffer = buffer
+        }
+    }
+
+    /// `GET /_sandbox/stats`.
+    func statsJSON() -> String {
+        inner.withLock { state in
+            let counters = state.counters
+            let accepted = JSONText.object(["ios", "android", "web"].map { ($0, "\(counters.accepted[$0, default: 0])") })
+            let responses = JSONText.object(counters.responses.keys.sorted().map { ("\($0)", "\(counters.responses[$0, default: 0])") })
+            return JSONText.object([
+                ("accepted", accepted), ("responses", responses), ("requests", "\(counters.requests)"),
+                ("distinctMsgIds", "\(counters.msgIDCounts.count)"), ("duplicateMsgIds", "\(counters.duplicateMsgIDs)"),
+                ("tokenRequests", "\(counters.tokenRequests)"), ("droppedRecords", "\(counters.droppedRecords)"),
+            ])
+        }
+    }
+
+    /// `GET /_sandbox/messages`: the accepted messages, one JSON line each, optionally of one platform.
+    func messages(platform: String?) -> [UInt8] {
+        let prefix = platform.map { Array("{\"platform\":\"\($0)\"".utf8) }
+        return inner.withLock { state in
+            var bytes: [UInt8] = []
+            for line in state.counters.records where prefix.map({ line.starts(with: $0) }) ?? true {
+                bytes.append(contentsOf: line)
+                bytes.append(0x0A)
+            }
+            return bytes
+        }
+    }
+
+    /// The same as text.
+    func messagesText(platform: String?) -> String { String(decoding: messages(platform: platform), as: UTF8.self) }
+
+    /// Whether accepted messages are still kept (in memory or in the record file).
+    var isRecording: Bool { recordFD >= 0 || inner.withLock { $0.counters.records.count < maximumRecords } }
+
+    /// How often `msgID` was accepted.
+    func acceptedCount(msgID: String) -> Int { inner.withLock { $0.counters.msgIDCounts[msgID, default: 0] } }
+
+    func issueAccessToken(_ token: String, project: String, expiresAt: Int) {
+        inner.withLock { state in
+            if state.accessTokens.count > 100_000 { state.accessTokens.removeAll() }
+            state.accessTokens[token] = AccessToken(project: project, expiresAt: expiresAt)
+        }
+    }
+
+    func accessToken(_ token: String) -> AccessToken? { inner.withLock { $0.accessTokens[token] } }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import PushCrypto
+
+/// An APNs signing key the sandbox accepts provider tokens from.
+struct APNSTrustedKey: Sendable {
+    let appID: String
+    let teamID: String
+    let keyID: String
+    let topic: String
+    let publicKey: P256PublicKey
+}
+
+/// A Google service account the sandbox accepts JWT grants from.
+struct FCMTrustedAccount: Sendable {
+    let appID: String
+    let projectID: String
+    let clientEmail: String
+    let privateKeyID: String
+    let tokenURI: String
+    let publicKey: RSAPublicKey
+}
+
+/// The credentials the sandbox verifies against, keyed the way requests name them.
+struct SandboxTrust: Sendable {
+    var apnsKeys: [String: [APNSTrustedKey]] = [:]
+    var fcmAccounts: [String: FCMTrustedAccount] = [:]
+    var appIDs: [String] = []
+
+    mutating func add(_ key: APNSTrustedKey) { apnsKeys[key.keyID, default: []].append(key) }
+    mutating func add(_ account: FCMTrustedAccount) { fcmAccounts[account.clientEmail] = account }
+}
+
+/// A failure generating or reading credential folders.
+public struct SandboxCredentialsError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Credential folders in the worker's format (DESIGN §9), generated or read.
+enum SandboxCredentials {
+    /// Writes `<directory>/<appID>/{apns,fcm,webpush,app}.json` with fresh keys whose endpoints point at `origin`.
+    static func generate(appIDs: [String], directory: String, origin: String) throws -> SandboxTrust {
+        var trust = SandboxTrust()
+        for appID in appIDs {
+            guard isValidAppID(appID) else { throw SandboxCredentialsError("invalid app id '\(appID)'") }
+            let folder = (directory as NSString).appendingPathComponent(appID)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+
+            let apnsKey = try P256PrivateKey.generate()
+            let teamID = randomID(10)
+            let keyID = randomID(10)
+            let topic = "com.example.\(appID)"
+            let apns = JSONText.object([
+                ("teamId", JSONText.quote(teamID)), ("keyId", JSONText.quote(keyID)),
+                ("privateKey", JSONText.quote(try apnsKey.pkcs8PEM())), ("topic", JSONText.quote(topic)),
+                ("endpoint", JSONText.quote(origin)),
+            ])
+            trust.add(APNSTrustedKey(appID: appID, teamID: teamID, keyID: keyID, topic: topic, publicKey: apnsKey.publicKey))
+
+            let rsaKey = try RSAPrivateKey.generate(bits: 2048)
+            let projectID = "sandbox-\(appID.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" })"
+            let clientEmail = "pushworker@\(projectID).iam.gserviceaccount.com"
+            let privateKeyID = randomHex(20)
+            let tokenURI = origin + "/token"
+            let fcm = JSONText.object([
+                ("type", JSONText.quote("service_account")), ("project_id", JSONText.quote(projectID)),
+                ("private_key_id", JSONText.quote(privateKeyID)), ("private_key", JSONText.quote(try rsaKey.pkcs8PEM())),
+                ("client_email", JSONText.quote(clientEmail)), ("client_id", JSONText.quote(String(UInt64.random(in: 100_000_000_000...999_999_999_999)))),
+                ("auth_uri", JSONText.quote("https://accounts.google.com/o/oauth2/auth")),
+                ("token_uri", JSONText.quote(tokenURI)), ("endpoint", JSONText.quote(origin)),
+            ])
+            trust.add(FCMTrustedAccount(appID: appID, projectID: projectID, clientEmail: clientEmail,
+                                        privateKeyID: privateKeyID, tokenURI: tokenURI, publicKey: rsaKey.publicKey))
+
+            let vapidKey = try P256PrivateKey.generate()
+            let webpush = JSONText.object([
+                ("subject", JSONText.quote("mailto:ops@example.com")),
+                ("publicKey", JSONText.quote(Base64URL.encode(vapidKey.publicKey.uncompressed))),
+                ("privateKey", JSONText.quote(Base64URL.encode(vapidKey.rawScalar))),
+            ])
+            try writeAtomically(apns, to: (folder as NSString).appendingPathComponent("apns.json"))
+            try writeAtomically(fcm, to: (folder as NSString).appendingPathComponent("fcm.json"))
+            try writeAtomically(webpush, to: (folder as NSString).appendingPathComponent("webpush.json"))
+            try writeAtomically("{}", to: (folder as NSString).appendingPathComponent("app.json"))
+            trust.appIDs.append(appID)
+        }
+        return trust
+    }
+
+    /// Reads every app folder under `directory` (those with an `apns.json` or `fcm.json`).
+    static func load(directory: String, into trust: inout SandboxTrust) throws {
+        let entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        for appID in entries where isValidAppID(appID) {
+            let folder = (directory as NSString).appendingPathComponent(appID)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            var found = false
+            let apnsPath = (folder as NSString).appendingPathComponent("apns.json")
+            if let apns = readJSON(apnsPath) {
+                guard let teamID = apns["teamId"]?.stringValue, let keyID = apns["keyId"]?.stringValue,
+                      let topic = apns["topic"]?.stringValue else { throw SandboxCredentialsError("\(apnsPath): teamId, keyId and topic are required") }
+                var pem = apns["privateKey"]?.stringValue
+                if pem == nil, let file = apns["privateKeyFile"]?.stringValue {
+                    pem = try String(contentsOfFile: (folder as NSString).appendingPathComponent(file), encoding: .utf8)
+                }
+                guard let pem else { throw SandboxCredentialsError("\(apnsPath): privateKey or privateKeyFile is required") }
+                let key = try P256PrivateKey(pem: pem)
+                trust.add(APNSTrustedKey(appID: appID, teamID: teamID, keyID: keyID, topic: topic, publicKey: key.publicKey))
+                found = true
+            }
+            let fcmPath = (folder as NSString).appendingPathComponent("fcm.json")
+            if let fcm = readJSON(fcmPath) {
+                guard let projectID = fcm["project_id"]?.stringValue, let clientEmail = fcm["client_email"]?.stringValue,
+                      let pem = fcm["private_key"]?.stringValue, let tokenURI = fcm["token_uri"]?.stringValue
+                else { throw SandboxCredentialsError("\(fcmPath): project_id, client_email, private_key and token_uri are required") }
+                let key = try RSAPrivateKey(pem: pem)
+                trust.add(FCMTrustedAccount(appID: appID, projectID: projectID, clientEmail: clientEmail,
+                                            privateKeyID: fcm["private_key_id"]?.stringValue ?? "", tokenURI: tokenURI,
+                                            publicKey: key.publicKey))
+                found = true
+            }
+            if found { trust.appIDs.append(appID) }
+        }
+    }
+
+    static func isValidAppID(_ appID: String) -> Bool {
+        !appID.isEmpty && appID != "." && appID != ".." && appID.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    private static func readJSON(_ path: String) -> JSONValue? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return JSONValue.parse([UInt8](data))
+    }
+
+    /// Writes `text` to a temporary file beside `path`, then renames it into place.
+    static func writeAtomically(_ text: String, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw SandboxCredentialsError("cannot write \(temporary)")
+        }
+        guard rename(temporary, path) == 0 else { throw SandboxCredentialsError("cannot rename \(temporary) to \(path)") }
+    }
+
+    private static func randomID(_ count: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return String((0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
+    }
+
+    private static func randomHex(_ bytes: Int) -> String {
+        SecureRandom.bytes(bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}
