@@ -45,7 +45,7 @@ enum DemoCommand {
         defer { if !keep { try? FileManager.default.removeItem(at: folder) } else { printError("kept \(folder.path)") } }
 
         step("starting Kafka (librdkafka mock cluster, in-process)")
-        KafkaLogging.silence()
+        KafkaLogging.setLogHandler { _, _, _ in }  // the demo prints its own progress
         let cluster = try KafkaMockCluster(brokers: 1)
         for topic in topics { try cluster.createTopic(topic, partitions: 4) }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PushCore
 import PushHTTP
+import PushKafka
 import Synchronization
 
 /// `pushworker run`: the worker (DESIGN §1, §9, §12).
@@ -36,6 +37,11 @@ enum RunCommand {
         } catch {
             logger.error("refusing to start", ["error": error.description])
             return ExitCode.unavailable
+        }
+        KafkaLogging.setLogHandler { level, facility, message in
+            // syslog levels: ≤ 3 error, 4 warning, 5–6 info, 7 debug.
+            let mapped: Logger.Level = level <= 3 ? .error : level == 4 ? .warning : level <= 6 ? .info : .debug
+            logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
         }
         let metrics = Metrics()
         let worker: Worker

@@ -66,7 +66,7 @@ enum SendCommand {
 
         for (index, plan) in plans.enumerated() {
             let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-            func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0, latency: Double? = nil) {
+            @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0, latency: Double? = nil) {
                 let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
                                         variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
                                         platform: plan.platform, status: status, reason: reason, httpStatus: http,

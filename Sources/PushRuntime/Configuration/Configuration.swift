@@ -230,10 +230,23 @@ public struct Configuration: Sendable {
         }.joined(separator: ",")
     }
 
+    /// Which librdkafka client a property set is for: pass-through properties that belong only
+    /// to the other kind are left out (librdkafka warns about them otherwise).
+    public enum KafkaClientKind: Sendable { case producer, consumer }
+
+    static let consumerOnlyPrefixes = ["group.", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
+                                       "auto.offset.reset", "enable.auto.", "auto.commit.", "partition.assignment.strategy",
+                                       "fetch.", "queued.", "isolation.level", "check.crcs", "coordinator."]
+    static let producerOnlyPrefixes = ["acks", "request.required.acks", "linger.ms", "queue.buffering.", "batch.",
+                                       "compression.", "enable.idempotence", "message.timeout.ms", "delivery.timeout.ms",
+                                       "retries", "message.send.max.retries", "retry.backoff.ms", "transactional.id",
+                                       "sticky.partitioning.linger.ms", "partitioner"]
+
     /// librdkafka properties for a client of this configuration.
-    public func kafkaProperties(extra: [String: String] = [:]) -> [String: String] {
+    public func kafkaProperties(for kind: KafkaClientKind, extra: [String: String] = [:]) -> [String: String] {
         var properties = ["bootstrap.servers": kafkaBrokers, "client.id": "pushworker"]
-        for (key, value) in rdkafkaProperties { properties[key] = value }
+        let foreign = kind == .producer ? Self.consumerOnlyPrefixes : Self.producerOnlyPrefixes
+        for (key, value) in rdkafkaProperties where !foreign.contains(where: { key.hasPrefix($0) }) { properties[key] = value }
         for (key, value) in extra { properties[key] = value }
         return properties
     }

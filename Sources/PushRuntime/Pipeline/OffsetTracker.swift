@@ -46,7 +46,11 @@ public final class OffsetTracker: Sendable {
 
     public func markCommitted(_ offsets: [TopicPartition: Int64]) {
         partitions.withLock { states in
-            for (partition, offset) in offsets { states[partition]?.committed = max(states[partition]?.committed ?? -1, offset) }
+            for (partition, offset) in offsets {
+                guard var state = states[partition] else { continue }
+                state.committed = max(state.committed, offset)
+                states[partition] = state
+            }
         }
     }
 

@@ -50,9 +50,9 @@ public final class Worker: Sendable {
 
         redis = try RedisClient(url: configuration.redisURL)
         state = DeliveryStateStore(client: redis)
-        producer = try KafkaProducer(properties: configuration.kafkaProperties())
+        producer = try KafkaProducer(properties: configuration.kafkaProperties(for: .producer))
         consumer = try KafkaConsumer(
-            properties: configuration.kafkaProperties(extra: ["group.id": configuration.kafkaGroup]),
+            properties: configuration.kafkaProperties(for: .consumer, extra: ["group.id": configuration.kafkaGroup]),
             topics: [configuration.topicJobs, configuration.topicRetry])
     }
 
@@ -137,8 +137,8 @@ public final class Worker: Sendable {
                     metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
                 }
             }
-            metrics.set("pushworker_in_flight", Double(inFlight.load(ordering: .relaxed)))
-            metrics.set("pushworker_ready", isReady ? 1 : 0)
+            metrics.set("pushworker_in_flight", [], Double(inFlight.load(ordering: .relaxed)))
+            metrics.set("pushworker_ready", [], isReady ? 1 : 0)
         }
         return drain()
     }

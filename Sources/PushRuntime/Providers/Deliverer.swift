@@ -152,7 +152,7 @@ public final class Deliverer: Sendable {
         case .tls: .tls
         case .protocolError: .protocolError
         case .shutdown: .shutdown
-        case .other: .other
+        case .invalidRequest, .other: .other
         }
     }
 
