@@ -72,8 +72,8 @@ public final class KafkaConsumer: Sendable {
     /// The current assignment.
     public var assignment: [TopicPartition] { client.assignment }
 
-    /// True once the consumer has joined its group (first rebalance seen, even with an empty
-    /// assignment). Rebalances are served inside `poll`, so this needs polling to progress.
+    /// True once the consumer has joined its group (first assignment seen, even an empty one).
+    /// Stays true afterwards. Rebalances are served inside `poll`, so this needs polling.
     public var hasJoinedGroup: Bool { client.context.state.withLock { $0.hasJoinedGroup } }
 
     /// The group member id given by the coordinator, if joined.

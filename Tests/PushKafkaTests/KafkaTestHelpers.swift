@@ -19,11 +19,17 @@ func consumerProperties(_ bootstrap: String, group: String, extra: [String: Stri
         "topic.metadata.refresh.interval.ms": "1000",
     ]
     for (key, value) in extra { properties[key] = value }
+    if let debug = ProcessInfo.processInfo.environment["PW_KAFKA_TEST_DEBUG"] {
+        properties["debug"] = debug
+        KafkaLogging.setLogHandler { level, facility, message in
+            FileHandle.standardError.write(Data("rdk \(level) \(facility) \(message)\n".utf8))
+        }
+    }
     return properties
 }
 
 /// Polls until `count` messages arrived or `timeout` passed; errors are collected apart.
-func consume(_ consumer: KafkaConsumer, count: Int, timeout: Duration = .seconds(20)) -> (messages: [KafkaMessage], errors: [KafkaError]) {
+func consume(_ consumer: KafkaConsumer, count: Int, timeout: Duration = .seconds(40)) -> (messages: [KafkaMessage], errors: [KafkaError]) {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     var messages: [KafkaMessage] = []
@@ -40,7 +46,7 @@ func consume(_ consumer: KafkaConsumer, count: Int, timeout: Duration = .seconds
 }
 
 /// Polls (serving rebalances) until `condition` holds or `timeout` passes.
-func pollUntil(_ consumers: [KafkaConsumer], timeout: Duration = .seconds(30), _ condition: () -> Bool) -> Bool {
+func pollUntil(_ consumers: [KafkaConsumer], timeout: Duration = .seconds(40), _ condition: () -> Bool) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {

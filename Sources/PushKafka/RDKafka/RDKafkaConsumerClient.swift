@@ -23,10 +23,12 @@ final class RDKafkaConsumerContext: Sendable {
         }
     }
 
+    /// Records a rebalance; an assignment (even empty) means the member has joined and the
+    /// sticky assignor has its state.
     func record(_ event: KafkaRebalanceEvent) {
         state.withLock { s in
             s.rebalanceEvents.append(event)
-            s.hasJoinedGroup = true
+            if case .assigned = event { s.hasJoinedGroup = true }
         }
     }
 
@@ -199,12 +201,32 @@ final class RDKafkaConsumerClient: @unchecked Sendable {
         } ?? nil
     }
 
+    /// librdkafka before 2.3.0 aborts in `rd_kafka_destroy` (assertion `assignor_state` in
+    /// rdkafka_sticky_assignor.c, confluentinc/librdkafka#4312, fixed by #4381) when a
+    /// cooperative-sticky member got its JoinGroup response but no assignment yet.
+    static let hasStickyDestroyBug = rd_kafka_version() < 0x0203_00ff
+
+    private func memberIDUnguarded() -> String? {
+        guard let id = rd_kafka_memberid(handle) else { return nil }
+        defer { rd_kafka_mem_free(handle, id) }
+        let s = String(cString: id)
+        return s.isEmpty ? nil : s
+    }
+
     /// Leaves the group (serving the final revoke on this thread) and destroys the handle.
     func close() {
         guard handleGuard.closeAndWait() else { return }
+        let memberBefore = memberIDUnguarded()
         let err = rd_kafka_consumer_close(handle)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             KafkaLogging.emit(level: 4, facility: "CLOSE", message: "consumer close: \(RDKafkaErrors.describe(err.rawValue))")
+        }
+        let hasAssignorState = context.state.withLock { $0.hasJoinedGroup }
+        if Self.hasStickyDestroyBug && !hasAssignorState && (memberBefore != nil || memberIDUnguarded() != nil) {
+            // Destroying now would abort the process; the handle (threads, sockets) is leaked
+            // instead. Only happens when closing in the middle of the first group join.
+            KafkaLogging.emit(level: 4, facility: "CLOSE", message: "consumer closed during its first group join: handle not destroyed to avoid librdkafka#4312 (upgrade librdkafka to >= 2.3.0)")
+            return
         }
         rd_kafka_destroy(handle)
     }
