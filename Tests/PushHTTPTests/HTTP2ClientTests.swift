@@ -1,0 +1,271 @@
+import Foundation
+@testable import PushHTTP
+import PushTestSupport
+import Synchronization
+import Testing
+
+private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
+    var configuration = HTTPClientConfiguration()
+    configuration.caFile = caFile
+    adjust(&configuration)
+    return configuration
+}
+
+private func elapsed(since start: ContinuousClock.Instant) -> Double {
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+@Suite("HTTP2Client against nghttpd over TLS", .serialized)
+struct HTTP2ClientTests {
+    @Test("GET returns the file over HTTP/2 with lower-cased headers")
+    func getRoundTrip() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let response = try await client.send(HTTPRequest(url: "\(server.origin)/hello.txt")).get()
+        #expect(response.status == 200)
+        #expect(response.httpVersion == 2)
+        #expect(String(decoding: response.body, as: UTF8.self) == NghttpdServer.helloBody)
+        #expect(response.header("Content-Length") == "\(NghttpdServer.helloBody.utf8.count)")
+        #expect(response.header("server")?.hasPrefix("nghttpd") == true)
+        #expect(response.headers.allSatisfy { $0.name == $0.name.lowercased() })
+        #expect(response.connectionsOpened == 1)
+        #expect(response.totalSeconds > 0)
+    }
+
+    @Test("POST bodies arrive intact, concurrently, each echoed back")
+    func postRoundTrip() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let results = await withTaskGroup(of: (Int, Result<HTTPResponse, HTTPTransportError>).self) { group in
+            for i in 0..<40 {
+                // Sizes from empty to 96 KiB: larger than one DATA frame and flow-control window steps.
+                let body = (0..<(i * 2500)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
+                group.addTask {
+                    let request = HTTPRequest(method: "POST", url: "\(server.origin)/echo", headers: [HTTPHeader(name: "content-type", value: "application/octet-stream")], body: body)
+                    return (i, await client.send(request))
+                }
+            }
+            var all: [(Int, Result<HTTPResponse, HTTPTransportError>)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 40)
+        for (i, result) in results {
+            let expected = (0..<(i * 2500)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
+            let response = try result.get()
+            #expect(response.status == 200)
+            #expect(response.httpVersion == 2)
+            #expect(response.body == expected, "body \(i) differs")
+        }
+    }
+
+    @Test("10,000 consecutive requests answered 404 never stall and share one connection")
+    func manyConsecutive404s() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let start = ContinuousClock.now
+        var connections = 0
+        var notFound = 0
+        for i in 0..<10_000 {
+            let response = try await client.send(HTTPRequest(url: "\(server.origin)/missing/\(i)", timeout: .seconds(5))).get()
+            connections += response.connectionsOpened
+            if response.status == 404 && !response.body.isEmpty && response.httpVersion == 2 { notFound += 1 }
+        }
+        #expect(notFound == 10_000)
+        #expect(connections == 1)
+        #expect(elapsed(since: start) < 30)
+        #expect(client.inFlight == 0)
+    }
+
+    @Test("200 concurrent requests are multiplexed on at most maxConnectionsPerHost connections", arguments: [1, 2])
+    func multiplexing(maxConnections: Int) async throws {
+        let server = try NghttpdServer() // at most 100 concurrent streams per connection
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile) { $0.maxConnectionsPerHost = maxConnections })
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let responses = Mutex<[Result<HTTPResponse, HTTPTransportError>]>([])
+        for _ in 0..<200 {
+            client.submit(HTTPRequest(url: "\(server.origin)/hello.txt")) { result in
+                responses.withLock { $0.append(result) }
+            }
+        }
+        #expect(eventually(timeout: 20) { responses.withLock { $0.count } == 200 })
+        let all = responses.withLock { $0 }.compactMap { try? $0.get() }
+        #expect(all.count == 200)
+        #expect(all.allSatisfy { $0.status == 200 && $0.httpVersion == 2 })
+        let opened = all.reduce(0) { $0 + $1.connectionsOpened }
+        #expect(opened >= 1 && opened <= maxConnections, "opened \(opened) connections")
+        #expect(client.inFlight == 0)
+    }
+
+    @Test("a server that accepts but never answers ends in .timeout at the request timeout")
+    func requestTimeout() async throws {
+        let silent = try SilentListener()
+        let client = try HTTP2Client(configuration: configuration(caFile: nil))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let start = ContinuousClock.now
+        let result = await client.send(HTTPRequest(url: "https://127.0.0.1:\(silent.port)/", timeout: .milliseconds(300)))
+        #expect(result.failure == .timeout)
+        #expect(result.failure?.isRetryable == true)
+        let seconds = elapsed(since: start)
+        #expect(seconds >= 0.25 && seconds < 3, "took \(seconds) s")
+    }
+
+    @Test("without the CA file the self-signed server fails TLS verification")
+    func tlsVerification() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: nil))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let result = await client.send(HTTPRequest(url: "\(server.origin)/hello.txt"))
+        guard case .tls = result.failure else {
+            Issue.record("expected .tls, got \(result)")
+            return
+        }
+        #expect(result.failure?.isRetryable == false)
+    }
+
+    @Test("the CA file adds trust: the bundle is the system bundle plus the file, and the test server verifies")
+    func caFileAddsTrust() async throws {
+        let server = try NghttpdServer()
+        let system = "/etc/ssl/certs/ca-certificates.crt"
+        let systemBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: system)))
+        let extraBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: server.caFile)))
+        let combined = try CABundleBuilder.combined(extraFile: server.caFile, systemBundlePath: system)
+        #expect(combined.starts(with: systemBytes))
+        #expect(combined.suffix(extraBytes.count).elementsEqual(extraBytes))
+
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        #expect(try await client.send(HTTPRequest(url: "\(server.origin)/hello.txt")).get().status == 200)
+    }
+
+    @Test("an unreadable or non-PEM CA file is refused at start")
+    func badCAFile() throws {
+        let folder = try TemporaryFolder.make(prefix: "http-ca")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notPEM = folder.appendingPathComponent("not.pem")
+        try Data("hello".utf8).write(to: notPEM)
+        #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: configuration(caFile: notPEM.path)) }
+        #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: configuration(caFile: "/nonexistent/ca.pem")) }
+    }
+
+    @Test("connection refused is .connect")
+    func connectionRefused() async throws {
+        let port = freeLoopbackPort()
+        let client = try HTTP2Client(configuration: configuration(caFile: nil))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let result = await client.send(HTTPRequest(url: "https://127.0.0.1:\(port)/"))
+        guard case .connect = result.failure else {
+            Issue.record("expected .connect, got \(result)")
+            return
+        }
+    }
+
+    @Test("a response body over maxResponseBodyBytes fails with .protocolError")
+    func responseLimit() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile) { $0.maxResponseBodyBytes = 1000 })
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let big = await client.send(HTTPRequest(url: "\(server.origin)/big.bin"))
+        guard case .protocolError = big.failure else {
+            Issue.record("expected .protocolError, got \(big)")
+            return
+        }
+        // The handle is reusable afterwards.
+        let small = try await client.send(HTTPRequest(url: "\(server.origin)/hello.txt")).get()
+        #expect(small.status == 200)
+    }
+
+    @Test("malformed requests fail as .invalidRequest without reaching the server", arguments: [
+        HTTPRequest(url: "http://127.0.0.1:1/plain"),
+        HTTPRequest(url: "ftp://127.0.0.1:1/file"),
+        HTTPRequest(url: "https://127.0.0.1:1/a b"),
+        HTTPRequest(url: "https://127.0.0.1:1/", headers: [HTTPHeader(name: "x-evil", value: "a\r\nx-injected: 1")]),
+        HTTPRequest(url: "https://127.0.0.1:1/", headers: [HTTPHeader(name: "bad name", value: "v")]),
+        HTTPRequest(method: "GE T", url: "https://127.0.0.1:1/"),
+    ])
+    func invalidRequests(request: HTTPRequest) async throws {
+        let client = try HTTP2Client(configuration: configuration(caFile: nil))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let result = await client.send(request)
+        guard case .invalidRequest = result.failure else {
+            Issue.record("expected .invalidRequest, got \(result)")
+            return
+        }
+        #expect(result.failure?.isRetryable == false)
+    }
+
+    @Test("shutdown lets in-flight requests finish, then later submits fail at once")
+    func shutdownDrains() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        let results = Mutex<[Result<HTTPResponse, HTTPTransportError>]>([])
+        for i in 0..<100 {
+            client.submit(HTTPRequest(url: "\(server.origin)/hello.txt?\(i)")) { result in
+                results.withLock { $0.append(result) }
+            }
+        }
+        client.shutdown(drainTimeout: .seconds(10))
+        let all = results.withLock { $0 }
+        #expect(all.count == 100)
+        #expect(all.allSatisfy { (try? $0.get())?.status == 200 })
+        #expect(client.inFlight == 0)
+
+        let late = Mutex<Result<HTTPResponse, HTTPTransportError>?>(nil)
+        client.submit(HTTPRequest(url: "\(server.origin)/hello.txt")) { result in late.withLock { $0 = result } }
+        // Completed synchronously, before submit returned.
+        #expect(late.withLock { $0 }?.failure == .shutdown)
+        #expect(await client.send(HTTPRequest(url: "\(server.origin)/hello.txt")).failure == .shutdown)
+        client.shutdown(drainTimeout: .seconds(1)) // idempotent
+    }
+
+    @Test("shutdown aborts what is still running at the drain timeout with .shutdown")
+    func shutdownAbortsAfterDrainTimeout() throws {
+        let silent = try SilentListener()
+        let client = try HTTP2Client(configuration: configuration(caFile: nil) { $0.connectTimeout = .seconds(30) })
+        let results = Mutex<[Result<HTTPResponse, HTTPTransportError>]>([])
+        for _ in 0..<5 {
+            client.submit(HTTPRequest(url: "https://127.0.0.1:\(silent.port)/", timeout: .seconds(30))) { result in
+                results.withLock { $0.append(result) }
+            }
+        }
+        let start = ContinuousClock.now
+        client.shutdown(drainTimeout: .milliseconds(200))
+        #expect(elapsed(since: start) < 3)
+        let all = results.withLock { $0 }
+        #expect(all.count == 5)
+        #expect(all.allSatisfy { $0.failure == .shutdown })
+        #expect(client.inFlight == 0)
+    }
+
+    @Test("a client refuses cleartext HTTP/2 on libcurl < 8.0")
+    func refusesCleartextOnOldLibcurl() throws {
+        var configuration = HTTPClientConfiguration()
+        configuration.allowCleartextHTTP2 = true
+        if LibcurlCheck.info().versionNumber < 0x080000 {
+            #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: configuration) }
+        } else {
+            let client = try HTTP2Client(configuration: configuration)
+            client.shutdown(drainTimeout: .zero)
+        }
+    }
+
+    @Test("invalid pool sizes are refused", arguments: [
+        { (c: inout HTTPClientConfiguration) in c.maxConnectionsPerHost = 0 },
+        { (c: inout HTTPClientConfiguration) in c.maxConcurrentStreams = 0 },
+        { (c: inout HTTPClientConfiguration) in c.requestTimeout = .zero },
+    ] as [@Sendable (inout HTTPClientConfiguration) -> Void])
+    func invalidConfiguration(adjust: @Sendable (inout HTTPClientConfiguration) -> Void) {
+        #expect(throws: HTTPClientError.self) { _ = try HTTP2Client(configuration: configuration(caFile: nil, adjust)) }
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

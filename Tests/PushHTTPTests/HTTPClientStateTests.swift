@@ -1,0 +1,113 @@
+@testable import PushHTTP
+import Testing
+
+@Suite("HTTPClientState (no I/O)")
+struct HTTPClientStateTests {
+    private func submission() -> HTTPSubmission {
+        HTTPSubmission(request: HTTPRequest(url: "https://example.invalid/"), completion: { _ in })
+    }
+
+    @Test("only the first submit after the I/O thread took the queue asks for a wake-up")
+    func wakeUpOncePerBatch() {
+        var state = HTTPClientState()
+        let first = state.submit(submission()), second = state.submit(submission())
+        #expect(first == .wakeUp)
+        #expect(second == .queued)
+        #expect(state.inFlight == 2)
+        var batch: [HTTPSubmission] = []
+        let phase = state.takePending(into: &batch)
+        #expect(phase == .running)
+        #expect(batch.count == 2)
+        #expect(state.pending.isEmpty)
+        let third = state.submit(submission())
+        #expect(third == .wakeUp)
+        state.completed(2)
+        #expect(state.inFlight == 1)
+    }
+
+    @Test("after shutdown begins, submits are rejected and queued work is still handed over")
+    func shutdownRejects() {
+        var state = HTTPClientState()
+        _ = state.submit(submission())
+        let deadline = ContinuousClock.now + .seconds(5)
+        let began = state.beginShutdown(deadline: deadline)
+        let later = state.beginShutdown(deadline: deadline + .seconds(1))
+        let earlier = state.beginShutdown(deadline: deadline - .seconds(1))
+        #expect(began)
+        #expect(!later, "a later deadline changes nothing")
+        #expect(earlier, "an earlier deadline wins")
+        let rejected = state.submit(submission())
+        #expect(rejected == .reject)
+        #expect(state.inFlight == 1)
+        var batch: [HTTPSubmission] = []
+        let phase = state.takePending(into: &batch)
+        #expect(phase == .draining(deadline: deadline - .seconds(1)))
+        #expect(batch.count == 1)
+        let leftovers = state.stop()
+        #expect(leftovers.isEmpty)
+        #expect(state.phase == .stopped)
+        let again = state.beginShutdown(deadline: deadline)
+        #expect(!again)
+        let afterStop = state.submit(submission())
+        #expect(afterStop == .reject)
+    }
+}
+
+@Suite("CURLcode mapping and request validation")
+struct CurlMappingTests {
+    @Test("CURLcodes map to transport errors", arguments: [
+        (28, HTTPTransportError.timeout),
+        (7, .connect("d")), (6, .connect("d")),
+        (60, .tls("d")), (35, .tls("d")), (77, .tls("d")),
+        (16, .protocolError("d")), (92, .protocolError("d")), (52, .protocolError("d")), (56, .protocolError("d")),
+        (1, .invalidRequest("d")), (3, .invalidRequest("d")),
+        (43, .other(code: 43, message: "d")),
+    ])
+    func mapping(code: Int, expected: HTTPTransportError) {
+        #expect(CurlErrorMapping.transportError(rawCode: code, detail: "d") == expected)
+    }
+
+    @Test("retryability", arguments: [
+        (HTTPTransportError.timeout, true), (.connect("x"), true), (.protocolError("x"), true), (.shutdown, true),
+        (.tls("x"), false), (.invalidRequest("x"), false), (.other(code: 43, message: "x"), false),
+    ])
+    func retryable(error: HTTPTransportError, expected: Bool) {
+        #expect(error.isRetryable == expected)
+    }
+
+    @Test("durations become whole milliseconds, never 0", arguments: [
+        (Duration.seconds(15), 15_000), (.milliseconds(300), 300), (.microseconds(1), 1), (.zero, 1), (.nanoseconds(1_500_000), 2),
+    ])
+    func milliseconds(duration: Duration, expected: Int) {
+        #expect(duration.wholeMilliseconds == expected)
+    }
+
+    @Test("curl HTTP versions map to 1, 2, 3")
+    func versions() {
+        #expect(CurlTransfer.httpVersion(curlValue: 2) == 1) // CURL_HTTP_VERSION_1_1
+        #expect(CurlTransfer.httpVersion(curlValue: 3) == 2) // CURL_HTTP_VERSION_2_0
+        #expect(CurlTransfer.httpVersion(curlValue: 30) == 3) // CURL_HTTP_VERSION_3
+        #expect(CurlTransfer.httpVersion(curlValue: 0) == 0)
+    }
+
+    @Test("well-formed requests pass validation, including empty header values")
+    func validRequest() throws {
+        try HTTPRequestValidation.validate(HTTPRequest(method: "POST", url: "https://api.push.apple.com/3/device/abc", headers: [
+            HTTPHeader(name: "apns-topic", value: "com.example.app"), HTTPHeader(name: "x-empty", value: ""),
+        ]))
+    }
+
+    @Test("PEM detection")
+    func pem() {
+        #expect(CABundleBuilder.containsPEMCertificate(Array("x\n-----BEGIN CERTIFICATE-----\nMII".utf8)))
+        #expect(!CABundleBuilder.containsPEMCertificate(Array("hello".utf8)))
+        #expect(!CABundleBuilder.containsPEMCertificate([]))
+    }
+
+    @Test("response header lookup ignores case")
+    func headerLookup() {
+        let response = HTTPResponse(status: 200, headers: [HTTPHeader(name: "apns-id", value: "A")], body: [], httpVersion: 2, totalSeconds: 0)
+        #expect(response.header("APNS-ID") == "A")
+        #expect(response.header("retry-after") == nil)
+    }
+}
