@@ -27,7 +27,7 @@ public final class TestProcess: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try withUnblockedSignals { try process.run() }
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -80,7 +80,7 @@ public func runCommand(_ executable: String, _ arguments: [String], stdin: Data?
     process.standardError = try FileHandle(forWritingTo: errURL)
     let inPipe = Pipe()
     process.standardInput = stdin == nil ? FileHandle.nullDevice : inPipe
-    try process.run()
+    try withUnblockedSignals { try process.run() }
     if let stdin {
         inPipe.fileHandleForWriting.write(stdin)
         try? inPipe.fileHandleForWriting.close()
@@ -127,4 +127,16 @@ public func eventually(timeout: Double = 10, _ condition: () throws -> Bool) ret
         usleep(20_000)
     } while Date() < deadline
     return try condition()
+}
+
+/// Runs `body` (a spawn) with every signal unblocked on the calling thread, so the child does
+/// not inherit the test runner's blocked mask (with SIGTERM blocked, a graceful stop could never
+/// be tested and every stop would wait for the SIGKILL fallback).
+public func withUnblockedSignals<T>(_ body: () throws -> T) rethrows -> T {
+    var all = sigset_t()
+    var previous = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_UNBLOCK, &all, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return try body()
 }
