@@ -30,6 +30,11 @@ public final class Worker: Sendable {
     let inFlight = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
     let redisHealthy = Atomic<Bool>(true)
+    /// Sends waiting for a provider backoff or a throttle bucket; consumer thread and drain only.
+    let pending = Mutex<[PendingSend]>([])
+    /// This process's view of provider backoffs (`appId|provider` → Unix seconds), set the moment
+    /// a 429/503 arrives; the fleet's view lives in Redis (DESIGN §8).
+    let localBackoff = Mutex<[String: Double]>([:])
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
@@ -97,6 +102,18 @@ public final class Worker: Sendable {
                 lastRedisProbe = now
                 if process(message) { blocked = nil }
             }
+            dispatchDuePending(now: now)
+            // Readiness follows Redis even while idle: a cheap PING every 2 s.
+            if blocked == nil, now - lastRedisProbe >= 2 {
+                lastRedisProbe = now
+                let healthy = redis.ping()
+                if redisHealthy.exchange(healthy, ordering: .relaxed) != healthy {
+                    if healthy { logger.info("redis is back") } else {
+                        metrics.increment("pushworker_redis_errors_total")
+                        logger.error("redis unreachable")
+                    }
+                }
+            }
             // Retries whose notBefore has come.
             while blocked == nil, let index = delayed.firstIndex(where: { $0.due <= now }) {
                 let message = delayed.remove(at: index).message
@@ -150,6 +167,7 @@ public final class Worker: Sendable {
         consumer.pause(consumer.assignment)
         let deadline = Date().addingTimeInterval(configuration.shutdownGraceSeconds)
         while offsets.pendingCount > 0 && Date() < deadline {
+            dispatchDuePending(now: Date().timeIntervalSince1970)
             _ = consumer.pollBatch(max: 1, timeout: .milliseconds(20))
             commit()
         }
@@ -225,8 +243,9 @@ public final class Worker: Sendable {
         }
 
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        let run = JobRun(job: job, partition: partition, offset: message.offset, count: plans.count, worker: self)
+        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset, count: plans.count, worker: self)
         let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        var sends: [SendItem] = []
         for (index, plan) in plans.enumerated() {
             switch plan.state {
             case .expired:
@@ -240,19 +259,131 @@ public final class Worker: Sendable {
                 case .knownInvalid:
                     run.complete(index, .final(run.result(plan, .invalidToken, reason: "known_invalid", atMs: nowMs)))
                 case .fresh:
-                    guard let appCredentials else {
+                    if appCredentials == nil {
                         run.complete(index, .final(run.result(plan, .rejected, reason: "no_credentials", atMs: nowMs)))
-                        continue
-                    }
-                    inFlight.add(1, ordering: .relaxed)
-                    deliverer.deliver(request, credentials: appCredentials) { [self] attempt in
-                        inFlight.subtract(1, ordering: .relaxed)
-                        run.complete(index, run.outcome(of: attempt, plan: plan))
+                    } else {
+                        sends.append(SendItem(index: index, plan: plan, request: request))
                     }
                 }
             }
         }
+        if !sends.isEmpty {
+            inFlight.add(sends.count, ordering: .relaxed)
+            dispatch(run, sends, now: now.timeIntervalSince1970)
+        }
         return true
+    }
+
+    // MARK: - Pacing: provider backoff and fleet-wide token buckets (DESIGN §8, §15 429 scope)
+
+    /// Sends `items` now, or schedules them: after a provider's backoff deadline, or when the
+    /// app+provider (`app.json` `ratePerSecond`) and campaign (`throttlePerMinute`) buckets,
+    /// shared by the fleet in Redis, have tokens. One Redis round trip per provider group.
+    func dispatch(_ run: JobRun, _ items: [SendItem], now: Double) {
+        var groups: [Platform: [SendItem]] = [:]
+        for item in items { groups[item.request.platform, default: []].append(item) }
+        let platforms = Array(groups.keys)
+        let appID = run.job.appID
+        var deadlines: [Double] = platforms.map { localBackoffUntil(appID: appID, platform: $0) }
+        do {
+            let fleet = try state.backoffs(platforms.map { (appID: appID, provider: Deliverer.providerLabel($0)) })
+            for (position, until) in fleet.enumerated() where position < deadlines.count {
+                if let until { deadlines[position] = max(deadlines[position], Double(until) / 1000) }
+            }
+        } catch {
+            redisFailed(error)
+            schedule(run, items, due: now + 1)
+            return
+        }
+        for (position, platform) in platforms.enumerated() {
+            let group = groups[platform] ?? []
+            if deadlines[position] > now {
+                schedule(run, group, due: deadlines[position])
+                continue
+            }
+            let buckets = self.buckets(for: run, platform: platform)
+            var granted = group.count
+            if !buckets.isEmpty {
+                do {
+                    let answer = try state.acquire(count: group.count, from: buckets, nowMs: Int64(now * 1000))
+                    granted = min(max(answer.granted, 0), group.count)
+                    if granted < group.count {
+                        schedule(run, Array(group[granted...]), due: now + max(0.02, Double(answer.retryAfterMs) / 1000))
+                    }
+                } catch {
+                    redisFailed(error)
+                    schedule(run, group, due: now + 1)
+                    continue
+                }
+            }
+            for item in group.prefix(granted) { submit(run, item) }
+        }
+    }
+
+    func buckets(for run: JobRun, platform: Platform) -> [DeliveryStateStore.Bucket] {
+        var buckets: [DeliveryStateStore.Bucket] = []
+        if let rate = run.credentials?.ratePerSecond, rate > 0 {
+            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: run.job.appID, provider: Deliverer.providerLabel(platform)),
+                                                     ratePerSecond: rate, burst: max(1, rate)))
+        }
+        if let perMinute = run.job.throttlePerMinute, perMinute > 0 {
+            let rate = Double(perMinute) / 60
+            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.campaignBucket(appID: run.job.appID, campaignID: run.job.campaignID),
+                                                     ratePerSecond: rate, burst: max(1, rate)))
+        }
+        return buckets
+    }
+
+    private func submit(_ run: JobRun, _ item: SendItem) {
+        guard let credentials = run.credentials else { return }
+        deliverer.deliver(item.request, credentials: credentials) { [self] attempt in
+            inFlight.subtract(1, ordering: .relaxed)
+            run.complete(item.index, run.outcome(of: attempt, plan: item.plan))
+        }
+    }
+
+    private func schedule(_ run: JobRun, _ items: [SendItem], due: Double) {
+        guard !items.isEmpty else { return }
+        pending.withLock { $0.append(PendingSend(due: due, run: run, items: items)) }
+    }
+
+    /// Dispatches the scheduled sends whose time has come (consumer thread).
+    func dispatchDuePending(now: Double) {
+        let due: [PendingSend] = pending.withLock { list in
+            guard list.contains(where: { $0.due <= now }) else { return [] }
+            let ready = list.filter { $0.due <= now }
+            list.removeAll { $0.due <= now }
+            return ready
+        }
+        for send in due { dispatch(send.run, send.items, now: now) }
+    }
+
+    private func localBackoffUntil(appID: String, platform: Platform) -> Double {
+        localBackoff.withLock { $0[appID + "|" + Deliverer.providerLabel(platform)] ?? 0 }
+    }
+
+    /// A provider asked the whole app to wait (429 naming no device, 503 with Retry-After):
+    /// this process waits at once; the fleet learns it through Redis (finisher queue).
+    func noteProviderBackoff(appID: String, platform: Platform, seconds: Double) {
+        let until = Date().timeIntervalSince1970 + min(seconds, 3600)
+        let provider = Deliverer.providerLabel(platform)
+        let isLater = localBackoff.withLock { map -> Bool in
+            let key = appID + "|" + provider
+            guard until > (map[key] ?? 0) else { return false }
+            map[key] = until
+            return true
+        }
+        guard isLater else { return }
+        finisher.async { [self] in
+            do { try state.setBackoff(appID: appID, provider: provider, untilMs: Int64(until * 1000)) } catch { redisFailed(error) }
+        }
+    }
+
+    private func redisFailed(_ error: any Error) {
+        metrics.increment("pushworker_redis_errors_total")
+        if redisHealthy.exchange(false, ordering: .relaxed) {
+            logger.error("redis unreachable", ["redis.error": "\(error)"])
+        }
     }
 
     /// Bad bytes go to the DLQ with the reason; the offset is committed once the copy is acked.
@@ -290,6 +421,20 @@ public final class Worker: Sendable {
     }
 }
 
+/// One recipient ready to send.
+struct SendItem: Sendable {
+    var index: Int
+    var plan: PlannedRecipient
+    var request: ProviderRequest
+}
+
+/// Sends held until `due` (Unix seconds).
+struct PendingSend: Sendable {
+    var due: Double
+    var run: JobRun
+    var items: [SendItem]
+}
+
 /// What happened to one recipient in this processing.
 enum RecipientOutcome: Sendable {
     case final(ResultRecord, token: TokenRecord? = nil, sentMsgID: String? = nil)
@@ -300,13 +445,15 @@ enum RecipientOutcome: Sendable {
 /// One job in flight: collects an outcome per recipient, then hands itself to the finisher.
 final class JobRun: Sendable {
     let job: FanOutJob
+    let credentials: AppCredentials?
     let partition: TopicPartition
     let offset: Int64
     unowned let worker: Worker
     private let outcomes: Mutex<(slots: [RecipientOutcome?], remaining: Int)>
 
-    init(job: FanOutJob, partition: TopicPartition, offset: Int64, count: Int, worker: Worker) {
+    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, count: Int, worker: Worker) {
         self.job = job
+        self.credentials = credentials
         self.partition = partition
         self.offset = offset
         self.worker = worker
@@ -351,7 +498,10 @@ final class JobRun: Sendable {
             return .final(final(.invalidToken, reason), token: token)
         case .rejected(let reason):
             return .final(final(.rejected, reason))
-        case .retry(let reason, let retryAfter, _):
+        case .retry(let reason, let retryAfter, let scope):
+            if scope == .provider, let retryAfter, let platform = plan.recipient.platform {
+                worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)
+            }
             return retryOrFail(reason, retryAfter)
         case .authExpired(let reason):
             return retryOrFail(reason, nil)
