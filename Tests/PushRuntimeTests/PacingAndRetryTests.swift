@@ -61,6 +61,34 @@ struct PacingAndRetryTests {
         #expect(span >= 1.5, "six sends at 2/s with a burst of 2 took \(span) s")
         worker.stop()
     }
+
+    @Test("an FCM 429 QUOTA_EXCEEDED with Retry-After sets a fleet-wide backoff in Redis; delivery resumes after it")
+    func providerBackoff() throws {
+        let env = try E2EEnvironment(sandboxArguments: ["--throttle-share", "1", "--retry-after", "3"])
+        let job = E2EEnvironment.job(id: "quota:1", recipients: (0..<3).map {
+            #"{"userId":"q\#($0)","subscriptionId":"q-\#($0)","platform":"android","token":"\#(E2EEnvironment.fcmToken(60 + $0))"}"#
+        })
+        try env.produce("push.jobs.v1", key: "quota:1", value: Array(job.utf8))
+        let worker = try env.startWorker()
+        // The first attempt meets the storm and is handed to the retry topic.
+        let retry = try env.read("push.retry.v1", count: 1, timeout: 30)
+        #expect(retry.count == 1, "worker stderr: \(worker.stderr().suffix(2000))")
+        let keys = try runCommand("/usr/bin/redis-cli", ["-p", "\(env.redis.port)", "--scan", "--pattern", "pw:*backoff*"]).stdout
+        #expect(keys.contains("fcm"), "backoff key for the app's FCM provider: \(keys)")
+        let ttl = try runCommand("/usr/bin/redis-cli", ["-p", "\(env.redis.port)", "PTTL",
+                                                        keys.split(separator: "\n").first.map(String.init) ?? ""]).stdout
+        #expect((Int(ttl.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) > 0, "every key has a TTL")
+        // The storm ends; the retry is delivered.
+        _ = try runCommand("/usr/bin/curl", ["-s", "--cacert", env.certificate, "-X", "POST", "-d", #"{"throttleShare":0}"#,
+                                             env.origin + "/_sandbox/faults"])
+        let results = E2EEnvironment.objects(try env.read("push.results.v1", count: 3, timeout: 60))
+        #expect(results.count == 3)
+        for result in results {
+            #expect(result["status"] as? String == "sent")
+            #expect((result["attempts"] as? Int ?? 0) >= 2)
+        }
+        worker.stop()
+    }
 }
 
 extension ISO8601DateFormatter {
