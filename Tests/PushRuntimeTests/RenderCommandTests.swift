@@ -135,7 +135,7 @@ struct RenderCommandTests {
         #expect(by["i1"]?["reason"] as? String == "no_credentials")
         #expect(by["i1"]?["request"] is NSNull)
         #expect(by["a1"]?["status"] as? String == "ready")
-        #expect((by["a1"]?["request"] as? [String: Any])?["url"] as? String == "\(sandbox.origin)/v1/projects/sandbox-app_cli/messages:send")
+        #expect((by["a1"]?["request"] as? [String: Any])?["url"] as? String == "\(sandbox.origin)/v1/projects/sandbox-appcli/messages:send")  // project ids drop the underscore
 
         // An app with no folder at all: every recipient no_credentials.
         let other = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(CLITest.job(appID: "app_none", recipients: recipients))],
