@@ -5,8 +5,8 @@ import Testing
 
 /// Helpers shared by the CLI tests (render, send, msgid).
 enum CLITest {
-    static let keys = "k1:" + Data((0..<32).map { UInt8($0 &* 5 &+ 1) }).base64EncodedString()
-    static let otherKeys = "k9:" + Data((0..<32).map { UInt8($0 &* 11 &+ 3) }).base64EncodedString()
+    static let keys = "k1:" + Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }).base64EncodedString()
+    static let otherKeys = "k9:" + Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) }).base64EncodedString()
 
     /// The environment of a CLI run: every PUSHWORKER_ variable of the test process cleared, then `values`.
     static func environment(_ values: [String: String]) -> [String: String] {

@@ -66,7 +66,7 @@ enum SendCommand {
         let results = Mutex<[Int: String]>([:])
         let group = DispatchGroup()
 
-        if credentials == nil {
+        if credentials.map({ $0.apns == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
             logger.error("no credentials for the app: every recipient is rejected/no_credentials",
                          ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
         }
