@@ -20,7 +20,7 @@ public enum PushworkerCLI {
       demo                run a sample campaign end to end on embedded services
       bench               benchmarks
       topics apply|print  declared topics
-      msgid verify|decode a signed message id
+      msgid verify|decode|sign  a signed message id
       config check|print  configuration
       events              the tracking endpoint
 

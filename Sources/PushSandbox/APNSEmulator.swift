@@ -77,7 +77,7 @@ extension SandboxRouter {
     /// Checks an APNs provider token (ES256 JWT, header `kid`, claims `iss` = team and numeric `iat`).
     func checkProviderToken(_ token: String) -> APNSTokenCheck {
         if let cached = apnsTokenCache[token] {
-            return clock() - cached.issuedAt > Self.apnsTokenLifetime ? .expired : .valid(cached.key)
+            return isExpired(issuedAt: cached.issuedAt) ? .expired : .valid(cached.key)
         }
         guard let parts = JWT.parse(token), let header = JSONValue.parse(parts.header), let claims = JSONValue.parse(parts.claims),
               header["alg"]?.stringValue == "ES256", let keyID = header["kid"]?.stringValue,
@@ -89,7 +89,12 @@ extension SandboxRouter {
         guard issuedAt <= clock() + 60 else { return .invalid }
         if apnsTokenCache.count >= Self.cacheLimit { apnsTokenCache.removeAll() }
         apnsTokenCache[token] = (key, issuedAt)
-        return clock() - issuedAt > Self.apnsTokenLifetime ? .expired : .valid(key)
+        return isExpired(issuedAt: issuedAt) ? .expired : .valid(key)
+    }
+
+    /// Older than an hour, or issued before the `expireProviderTokensIssuedBefore` fault.
+    private func isExpired(issuedAt: Double) -> Bool {
+        clock() - issuedAt > Self.apnsTokenLifetime || issuedAt < faults.expireProviderTokensIssuedBefore
     }
 
     /// A device token: hex, even length, at least 64 characters (32 bytes).

@@ -73,6 +73,10 @@ extension SandboxRouter {
                   Double(issued.expiresAt) > clock() else {
                 return reply(401, "UNAUTHENTICATED", unauthenticated, errorCode: nil)
             }
+            if state.takeFCMUnauthenticatedOnce() {
+                state.revokeAccessToken(String(parts[1]))
+                return reply(401, "UNAUTHENTICATED", unauthenticated, errorCode: nil)
+            }
             guard issued.project == project else {
                 return reply(403, "PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).", errorCode: "SENDER_ID_MISMATCH")
             }

@@ -84,7 +84,7 @@ final class SandboxRouter {
             return .json(200, state.faults.json, isProviderResponse: false)
         case ("POST", "/_sandbox/faults"):
             guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
-                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs"}"#, isProviderResponse: false)
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool)"}"#, isProviderResponse: false)
             }
             state.setFaults(updated)
             faults = updated

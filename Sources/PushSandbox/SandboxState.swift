@@ -15,11 +15,19 @@ struct SandboxFaults: Sendable, Equatable {
     var errorShare = 0.0
     /// Delay added to every provider response, in milliseconds. Default: 0.
     var latencyMilliseconds = 0
+    /// APNs provider tokens whose `iat` is before this Unix time (s) are answered 403
+    /// `ExpiredProviderToken`, as Apple does once a token is an hour old. Default: 0 (off).
+    var expireProviderTokensIssuedBefore = 0.0
+    /// The next FCM send answers 401 `UNAUTHENTICATED` and revokes the access token it carried
+    /// (an access token Google stopped accepting). Consumed by one request. Default: false.
+    var fcmUnauthenticatedOnce = false
 
     var json: String {
         JSONText.object([
             ("unregisteredShare", "\(unregisteredShare)"), ("throttleShare", "\(throttleShare)"),
             ("retryAfter", "\(retryAfterSeconds)"), ("errorShare", "\(errorShare)"), ("latencyMs", "\(latencyMilliseconds)"),
+            ("expireProviderTokensIssuedBefore", "\(expireProviderTokensIssuedBefore)"),
+            ("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce ? "true" : "false"),
         ])
     }
 
@@ -28,6 +36,11 @@ struct SandboxFaults: Sendable, Equatable {
         guard let members = body.objectMembers else { return nil }
         var faults = self
         for (key, value) in members {
+            if key == "fcmUnauthenticatedOnce" {
+                guard case .bool(let flag) = value else { return nil }
+                faults.fcmUnauthenticatedOnce = flag
+                continue
+            }
             guard let number = value.numberValue, number >= 0 else { return nil }
             switch key {
             case "unregisteredShare": guard number <= 1 else { return nil }; faults.unregisteredShare = number
@@ -35,6 +48,7 @@ struct SandboxFaults: Sendable, Equatable {
             case "errorShare": guard number <= 1 else { return nil }; faults.errorShare = number
             case "retryAfter": guard number <= 86400 else { return nil }; faults.retryAfterSeconds = Int(number)
             case "latencyMs": guard number <= 60000 else { return nil }; faults.latencyMilliseconds = Int(number)
+            case "expireProviderTokensIssuedBefore": faults.expireProviderTokensIssuedBefore = number
             default: return nil
             }
         }
@@ -87,6 +101,18 @@ final class SandboxState: Sendable {
     }
 
     func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.faults = faults } }
+
+    /// Whether this FCM send must answer 401 (`fcmUnauthenticatedOnce`); clears the switch.
+    func takeFCMUnauthenticatedOnce() -> Bool {
+        inner.withLock { state in
+            guard state.faults.fcmUnauthenticatedOnce else { return false }
+            state.faults.fcmUnauthenticatedOnce = false
+            return true
+        }
+    }
+
+    /// Forgets an issued access token: later requests carrying it are 401.
+    func revokeAccessToken(_ token: String) { inner.withLock { _ = $0.accessTokens.removeValue(forKey: token) } }
 
     /// Counts a provider response; for a 2xx, records the accepted message `line` under `msgID`.
     func count(status: Int, platform: String, msgID: String?, line: [UInt8]?) {

@@ -55,11 +55,21 @@ enum CommandSupport {
 
     /// The msgId keyring for dry runs: the configured one, or an ephemeral key (with a warning).
     static func keyring(_ configuration: Configuration?) -> MsgIDKeyring? {
-        if let text = configuration?.msgIDKeys, !text.isEmpty, let keyring = try? MsgIDKeyring(parsing: text) { return keyring }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
-        let key = Data(bytes).base64EncodedString()
-        printError("warning: PUSHWORKER_MSGID_KEYS is not set: msgIds are signed with an ephemeral key")
-        return try? MsgIDKeyring(parsing: "ephemeral:\(key)")
+        if let text = configuration?.msgIDKeys, !text.isEmpty, let keyring = try? MsgIDKeyring(parsing: text) {
+            if keyring.signingKeyID == ephemeralKeyID {
+                printError("warning: PUSHWORKER_MSGID_KEYS is not set: msgIds are signed with an ephemeral key")
+            }
+            return keyring
+        }
+        return try? MsgIDKeyring(parsing: ephemeralKeySpecification())
+    }
+
+    static let ephemeralKeyID = "ephemeral"
+
+    /// `ephemeral:<32 random bytes, base64>`: a `PUSHWORKER_MSGID_KEYS` value for dry runs.
+    static func ephemeralKeySpecification() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return "\(ephemeralKeyID):" + Data(bytes).base64EncodedString()
     }
 }

@@ -20,9 +20,16 @@ enum RenderCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
         guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        let environment = ProcessInfo.processInfo.environment
+        // A dry run needs no real msgId key: without one, ids are signed with an ephemeral key.
+        let hasKeys = !(environment["PUSHWORKER_MSGID_KEYS"] ?? "").trimmingCharacters(in: .whitespaces).isEmpty
         let configuration: Configuration?
-        do { configuration = try Configuration.load(purpose: .render) } catch {
-            if ProcessInfo.processInfo.environment["PUSHWORKER_MSGID_KEYS"] != nil || ProcessInfo.processInfo.environment["PUSHWORKER_CREDENTIALS_DIR"] != nil {
+        do {
+            configuration = try Configuration.load(environment: environment,
+                                                   overrides: hasKeys ? [:] : ["PUSHWORKER_MSGID_KEYS": CommandSupport.ephemeralKeySpecification()],
+                                                   purpose: .render)
+        } catch {
+            if hasKeys || environment["PUSHWORKER_CREDENTIALS_DIR"] != nil {
                 printError("configuration problems:\n\(error)")
                 return ExitCode.config
             }

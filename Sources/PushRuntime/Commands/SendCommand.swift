@@ -55,17 +55,22 @@ enum SendCommand {
             return ExitCode.unavailable
         }
         let metrics = Metrics()
-        let deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs))
+        let webPushPolicy = WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts)
+        let deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                                  webPushGuard: WebPushAddressGuard(policy: webPushPolicy))
         let store = CredentialsStore(directory: configuration.credentialsDir, logger: logger)
         let credentials = store.credentials(for: job.appID)
-        let planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts))
+        let planner = JobPlanner(keyring: keyring, webPushPolicy: webPushPolicy)
         let plans = planner.plan(job, profile: credentials?.profile, now: Date())
         let policy = RetryPolicy(maxAttempts: maxAttempts, baseDelaySeconds: 1, maxDelaySeconds: 30)
         let results = Mutex<[Int: String]>([:])
         let group = DispatchGroup()
 
+        if credentials.map({ $0.apns == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
+            logger.error("no credentials for the app: every recipient is rejected/no_credentials",
+                         ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
+        }
         for (index, plan) in plans.enumerated() {
-            let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
             @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0, latency: Double? = nil) {
                 let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
                                         variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
@@ -84,18 +89,35 @@ enum SendCommand {
                     let outcome = attempt.outcome
                     switch outcome {
                     case .sent(let id): record(.sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
-                    default: record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs)
+                    default:
+                        if isCredentialsProblem(outcome, httpStatus: attempt.httpStatus) {
+                            logger.error("the provider refused the credentials: check \(Deliverer.providerLabel(request.platform)) credentials",
+                                         ["app.id": job.appID, "platform": plan.platform, "provider.reason": outcome.reason ?? "",
+                                          "http.status": attempt.httpStatus.map { "\($0)" } ?? ""])
+                        }
+                        record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs)
                     }
                     group.leave()
                 }
             }
-            _ = nowMs
         }
         group.wait()
         http.shutdown(drainTimeout: .seconds(1))
         let lines = results.withLock { $0 }
         for index in plans.indices { if let line = lines[index] { CommandSupport.writeLine(line) } }
         return ExitCode.ok
+    }
+
+    /// Provider answers that mean our credentials are wrong (not the message or the device).
+    static let credentialReasons: Set<String> = [
+        "InvalidProviderToken", "MissingProviderToken", "ExpiredProviderToken", "TooManyProviderTokenUpdates", "auth_error",
+        "UNAUTHENTICATED", "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR",
+    ]
+
+    static func isCredentialsProblem(_ outcome: ProviderOutcome, httpStatus: Int?) -> Bool {
+        if case .sent = outcome { return false }
+        if case .invalidToken = outcome { return false }
+        return httpStatus == 401 || httpStatus == 403 || outcome.reason.map(credentialReasons.contains) == true
     }
 
     /// One delivery with in-process retries (the worker uses the retry topic instead).

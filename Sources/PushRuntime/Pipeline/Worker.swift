@@ -51,7 +51,8 @@ public final class Worker: Sendable {
         httpConfiguration.maxConcurrentStreams = configuration.httpStreams
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
         http = try HTTP2Client(configuration: httpConfiguration)
-        deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs))
+        deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                              webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
         redis = try RedisClient(url: configuration.redisURL)
         state = DeliveryStateStore(client: redis)

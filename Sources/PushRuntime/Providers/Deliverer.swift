@@ -26,12 +26,22 @@ public final class Deliverer: Sendable {
     private let apnsTokens: APNSTokenCache
     private let fcmTokens: FCMTokenCache
     private let vapid: VAPIDCache
+    private let clock: @Sendable () -> Double
+    private let webPushGuard: WebPushAddressGuard?
 
-    public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration) {
+    /// - Parameters:
+    ///   - webPushGuard: refuses Web Push endpoints that resolve to private/loopback addresses
+    ///     (DESIGN §7); nil skips the address check (the planner still matches names).
+    ///   - clock: Unix time in seconds, for provider token ages (injectable for tests).
+    public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration,
+                webPushGuard: WebPushAddressGuard? = nil,
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.http = http
         self.metrics = metrics
         self.logger = logger
         self.requestTimeout = requestTimeout
+        self.clock = clock
+        self.webPushGuard = webPushGuard
         apnsTokens = APNSTokenCache(metrics: metrics)
         fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
         vapid = VAPIDCache(metrics: metrics)
@@ -43,7 +53,7 @@ public final class Deliverer: Sendable {
     }
 
     private func deliver(_ request: ProviderRequest, credentials: AppCredentials, attempt: Int, completion: @escaping Completion) {
-        let now = Date().timeIntervalSince1970
+        let now = clock()
         switch request.platform {
         case .ios:
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
@@ -53,7 +63,7 @@ public final class Deliverer: Sendable {
                 return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
             }
             send(request, authorization: "bearer " + jwt, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
-                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: Date().timeIntervalSince1970) {
+                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
                     deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
                 } else {
                     completion(Self.finalizeAuth(result))
@@ -83,18 +93,42 @@ public final class Deliverer: Sendable {
             guard let web = credentials.webPush, let subscription = request.webPush else {
                 return completion(Self.noCredentials(attempt))
             }
-            do {
-                let audience = try Self.origin(of: subscription.endpoint)
-                let authorization = try vapid.authorization(appID: credentials.appID, audience: audience, web: web, now: now)
-                let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
-                                                         authSecret: subscription.auth)
-                send(request, authorization: authorization, body: body,
-                     extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], attempt: attempt) { result in
-                    completion(Self.finalizeAuth(result))
-                }
-            } catch {
-                completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+            guard let webPushGuard else {
+                return sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                                   completion: completion)
             }
+            guard let host = URLComponents(string: subscription.endpoint)?.host else {
+                return completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+            }
+            webPushGuard.check(host: host) { [self] verdict in
+                switch verdict {
+                case .allowed:
+                    sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                                completion: completion)
+                case .refused(let address):
+                    logger.warning("Web Push endpoint refused: private or loopback address", ["webpush.host": host, "webpush.address": address])
+                    completion(Attempt(outcome: .rejected(reason: "endpoint_not_allowed"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+                case .unresolvable:
+                    completion(Attempt(outcome: .retry(reason: "dns_error", retryAfterSeconds: nil, scope: .recipient),
+                                       httpStatus: nil, latencyMs: 0, attempts: attempt))
+                }
+            }
+        }
+    }
+
+    private func sendWebPush(_ request: ProviderRequest, subscription: WebPushSubscription, web: AppCredentials.WebPush, appID: String,
+                             now: Double, attempt: Int, completion: @escaping Completion) {
+        do {
+            let audience = try Self.origin(of: subscription.endpoint)
+            let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
+            let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
+                                                     authSecret: subscription.auth)
+            send(request, authorization: authorization, body: body,
+                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], attempt: attempt) { result in
+                completion(Self.finalizeAuth(result))
+            }
+        } catch {
+            completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
         }
     }
 
