@@ -30,6 +30,9 @@ public final class Worker: Sendable {
     let inFlight = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
     let redisHealthy = Atomic<Bool>(true)
+    /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
+    let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
+    let redisProbing = Atomic<Bool>(false)
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
@@ -75,6 +78,7 @@ public final class Worker: Sendable {
         var blocked: KafkaMessage?
         var lastLag = 0.0
         var lastRedisProbe = 0.0
+        var lastRedisPing = 0.0
 
         while !stopRequested.load(ordering: .relaxed) {
             let now = Date().timeIntervalSince1970
@@ -137,6 +141,10 @@ public final class Worker: Sendable {
                     metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
                 }
             }
+            if now - lastRedisPing >= 2 {
+                lastRedisPing = now
+                pingRedis()
+            }
             metrics.set("pushworker_in_flight", [], Double(inFlight.load(ordering: .relaxed)))
             metrics.set("pushworker_ready", [], isReady ? 1 : 0)
         }
@@ -161,6 +169,21 @@ public final class Worker: Sendable {
         producer.close(timeout: .seconds(2))
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
         return 0
+    }
+
+    /// Off the loop's thread: one PING at a time updates `redisHealthy` (for `/readyz`).
+    private func pingRedis() {
+        guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        redisProbe.async { [self] in
+            let answered = redis.ping()
+            if redisHealthy.exchange(answered, ordering: .relaxed) != answered {
+                if answered { logger.info("redis is back") } else {
+                    metrics.increment("pushworker_redis_errors_total")
+                    logger.error("redis unreachable", ["redis.check": "ping"])
+                }
+            }
+            redisProbing.store(false, ordering: .releasing)
+        }
     }
 
     private func commit() {
