@@ -6,7 +6,7 @@ import Testing
 /// `Configuration.load` (DESIGN §9, §15 librdkafka pass-through) and `pushworker config`.
 @Suite("Configuration")
 struct ConfigurationTests {
-    static let key = Data((0..<32).map { UInt8($0 &* 13 &+ 5) }).base64EncodedString()
+    static let key = Data((0..<32).map { UInt8(($0 * 13 + 5) % 256) }).base64EncodedString()
     static let keys = "k1:\(key)"
     /// The smallest environment `run` accepts.
     static let base = [

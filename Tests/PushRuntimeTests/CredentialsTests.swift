@@ -52,7 +52,7 @@ struct CredentialsTests {
         #expect(credentials.problems.isEmpty, "\(credentials.problems)")
         #expect(credentials.apns?.topic == "com.example.app_gen")
         #expect(credentials.apns?.endpoint.hasPrefix("https://127.0.0.1:") == true)
-        #expect(credentials.fcm?.projectID == "sandbox-app_gen")
+        #expect(credentials.fcm?.projectID == "sandbox-appgen")
         #expect(credentials.fcm?.tokenURI.hasSuffix("/token") == true)
         #expect(credentials.webPush?.subject == "mailto:ops@example.com")
         let profile = credentials.profile

@@ -175,7 +175,11 @@ public struct Configuration: Sendable {
         }
         if needsKeys && !configuration.msgIDKeys.isEmpty {
             do { _ = try MsgIDKeyring(parsing: configuration.msgIDKeys) }
-            catch { problems.append("PUSHWORKER_MSGID_KEYS: \(error)") }
+            catch {
+                // The keyring's messages name the variable already; they never hold key material.
+                let text = "\(error)"
+                problems.append(text.hasPrefix("PUSHWORKER_MSGID_KEYS") ? text : "PUSHWORKER_MSGID_KEYS: \(text)")
+            }
         }
         if let dir = configuration.credentialsDir {
             var isDirectory: ObjCBool = false
