@@ -202,3 +202,33 @@ struct MetricsTests {
         #expect(Worker.reasonLabel(reason) == label)
     }
 }
+
+/// docs/configuration.md documents every variable and every metric with its label set.
+@Suite("Configuration docs")
+struct ConfigurationDocsTests {
+    static func document() throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/configuration.md")
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    @Test("every variable has a row with its default")
+    func variables() throws {
+        let text = try Self.document()
+        for variable in Configuration.variables {
+            let row = text.split(separator: "\n").first { $0.hasPrefix("| `\(variable.name)` |") }
+            #expect(row != nil, "\(variable.name) missing")
+            if let row, let value = variable.defaultValue { #expect(row.contains("`\(value)`"), "\(variable.name) default") }
+        }
+    }
+
+    @Test("every metric has a row with its type and labels")
+    func metrics() throws {
+        let text = try Self.document()
+        for (name, meta) in Metrics.catalogue {
+            let labels = meta.labels.isEmpty ? "" : meta.labels.joined(separator: ", ") + " "
+            let expected = "| `\(name)` | \(meta.type) | \(labels)|"
+            #expect(text.contains(expected), "\(expected)")
+        }
+    }
+}
