@@ -90,7 +90,8 @@ struct HealthTests {
         #expect(metrics.contains(#"pushworker_jobs_total{outcome="accepted"} 1"#))
         let parsed = try MetricsTests.parse(metrics)
         #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") })
-        #expect(parsed.samples.contains { $0.name == "pushworker_kafka_consumer_lag" } || true)
+        #expect(parsed.samples.contains { $0.name == "pushworker_in_flight" && $0.value == 0 })
+        #expect(Set(parsed.types.keys).isSubset(of: Set(Metrics.catalogue.keys)))
 
         #expect(try Self.curl("POST", base + "/readyz").status == 405)
         #expect(status("/nope") == 404)
@@ -103,5 +104,27 @@ struct HealthTests {
 
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 30) == 0, "worker stderr: \(worker.stderr().suffix(2000))")
+    }
+
+    @Test("`pushworker run` with no reachable broker: alive (/healthz 200) but never ready (/readyz 503); SIGTERM still exits 0")
+    func neverJoined() throws {
+        let redis = try RedisServer()
+        let port = freeLoopbackPort()
+        let keys = "k1:" + Data(repeating: 5, count: 32).base64EncodedString()
+        let worker = try TestProcess(BuiltProducts.pushworker, ["run"], environment: [
+            "PUSHWORKER_KAFKA_BROKERS": "127.0.0.1:\(freeLoopbackPort())", "PUSHWORKER_REDIS_URL": redis.url,
+            "PUSHWORKER_MSGID_KEYS": keys, "PUSHWORKER_HTTP_ADDR": "127.0.0.1:\(port)", "PUSHWORKER_LOG_LEVEL": "warning",
+            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "2",
+        ])
+        defer { worker.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        #expect(eventually(timeout: 20) { (try? Self.curl("GET", base + "/healthz").status) == 200 }, "\(worker.stderr().suffix(2000))")
+        for _ in 0..<3 {
+            #expect(try Self.curl("GET", base + "/readyz").status == 503)
+            usleep(500_000)
+        }
+        #expect(try Self.curl("GET", base + "/metrics").body.contains("pushworker_ready 0"))
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
     }
 }
