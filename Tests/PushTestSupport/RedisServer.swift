@@ -18,6 +18,9 @@ public final class RedisServer: Sendable {
             throw TestSupportError("redis-server did not start: \(process.stderr())\(process.stdout())")
         }
     }
+
+    /// Stops the server now (SIGTERM, then SIGKILL): to test what happens when Redis goes away.
+    public func stop() { process.stop(grace: 2) }
 }
 
 /// A failure in test set-up.

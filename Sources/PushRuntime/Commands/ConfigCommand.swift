@@ -8,6 +8,8 @@ enum ConfigCommand {
            pushworker config print    print the effective configuration, secrets redacted
 
     Configuration: environment first, then the JSON file named by PUSHWORKER_CONFIG_FILE.
+    `check` also reads every app folder under PUSHWORKER_CREDENTIALS_DIR and reports files that
+    exist but cannot be used (never their content). See docs/configuration.md.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -21,13 +23,36 @@ enum ConfigCommand {
             let configuration = try Configuration.load(purpose: .worker)
             if parsed.positionals[0] == "print" {
                 for line in configuration.redactedLines() { print(line) }
-            } else {
-                print("configuration OK")
+                return ExitCode.ok
             }
+            let problems = credentialProblems(configuration.credentialsDir)
+            guard problems.isEmpty else {
+                printError("configuration problems:\n\(Configuration.Problems(messages: problems))")
+                return ExitCode.config
+            }
+            print("configuration OK")
             return ExitCode.ok
         } catch {
-            printError("configuration problems:\n\(error)")
+            // Credentials are checked too when the folder exists, so one run lists everything.
+            var messages = error.messages
+            if let dir = ProcessInfo.processInfo.environment["PUSHWORKER_CREDENTIALS_DIR"], !dir.isEmpty {
+                messages += credentialProblems(dir)
+            }
+            printError("configuration problems:\n\(Configuration.Problems(messages: messages))")
             return ExitCode.config
         }
+    }
+
+    /// Problems of every app folder under `directory` (none when it is nil or not a folder).
+    static func credentialProblems(_ directory: String?) -> [String] {
+        guard let directory, let apps = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        var problems: [String] = []
+        for app in apps.sorted() where !app.hasPrefix(".") {
+            var isDirectory: ObjCBool = false
+            let folder = URL(fileURLWithPath: directory).appendingPathComponent(app)
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            problems += AppCredentials.load(appID: app, folder: folder).problems.map { "PUSHWORKER_CREDENTIALS_DIR: \($0)" }
+        }
+        return problems
     }
 }

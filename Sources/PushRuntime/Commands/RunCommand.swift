@@ -52,18 +52,8 @@ enum RunCommand {
         var listener: HTTPListener?
         if let address = HostPort(configuration.httpAddr) {
             do {
-                listener = try HTTPListener(address: address) { request in
-                    switch request.path {
-                    case "/metrics":
-                        return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render())
-                    case "/healthz":
-                        return .init(status: 200, body: "ok\n")
-                    case "/readyz":
-                        return worker.isReady ? .init(status: 200, body: "ready\n") : .init(status: 503, body: "not ready\n")
-                    default:
-                        return .init(status: 404, body: "not found\n")
-                    }
-                }
+                listener = try HTTPListener(address: address,
+                                            handler: OperationsEndpoints.handler(metrics: metrics, isReady: { worker.isReady }))
                 logger.info("http listener", ["http.addr": configuration.httpAddr, "http.port": "\(listener?.port ?? 0)"])
             } catch {
                 logger.error("cannot listen for metrics/health", ["http.addr": configuration.httpAddr, "error": "\(error)"])

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushRedis
 
 /// The worker's configuration (DESIGN §9, contract): environment first (12-factor), then an
 /// optional JSON file (`PUSHWORKER_CONFIG_FILE`, keys are the variable names), then flags.
@@ -39,7 +40,9 @@ public struct Configuration: Sendable {
 
     public enum LogLevel: String, Sendable, CaseIterable, Comparable {
         case trace, debug, info, notice, warning, error, critical
-        public static func < (a: LogLevel, b: LogLevel) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
+        /// Severity rank, `trace` lowest.
+        var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+        public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rank < b.rank }
     }
     public enum LogFormat: String, Sendable, CaseIterable { case json, text }
 
@@ -92,7 +95,9 @@ public struct Configuration: Sendable {
                     throw Problems(messages: ["PUSHWORKER_CONFIG_FILE: \(path) is not a JSON object"])
                 }
                 for (key, value) in object {
-                    if let text = value as? String { values[key] = text }
+                    if !key.hasPrefix("PUSHWORKER_") {
+                        problems.append("PUSHWORKER_CONFIG_FILE: \(key) is not a pushworker setting (names are the environment variables' names)")
+                    } else if let text = value as? String { values[key] = text }
                     else if let number = value as? NSNumber { values[key] = number.stringValue }
                     else { problems.append("PUSHWORKER_CONFIG_FILE: \(key) must be a string or number") }
                 }
@@ -102,7 +107,12 @@ public struct Configuration: Sendable {
                 problems.append("PUSHWORKER_CONFIG_FILE: cannot read \(path): \(error.localizedDescription)")
             }
         }
-        for (key, value) in environment where key.hasPrefix("PUSHWORKER_") { values[key] = value }
+        // The environment wins over the file; an empty variable counts as unset (it does not
+        // hide the file's value).
+        for (key, value) in environment where key.hasPrefix("PUSHWORKER_") {
+            if value.trimmingCharacters(in: .whitespaces).isEmpty && values[key] != nil { continue }
+            values[key] = value
+        }
         for (key, value) in overrides { values[key] = value }
 
         func string(_ name: String) -> String? {
@@ -165,7 +175,11 @@ public struct Configuration: Sendable {
         }
         if needsKeys && !configuration.msgIDKeys.isEmpty {
             do { _ = try MsgIDKeyring(parsing: configuration.msgIDKeys) }
-            catch { problems.append("PUSHWORKER_MSGID_KEYS: \(error)") }
+            catch {
+                // The keyring's messages name the variable already; they never hold key material.
+                let text = "\(error)"
+                problems.append(text.hasPrefix("PUSHWORKER_MSGID_KEYS") ? text : "PUSHWORKER_MSGID_KEYS: \(text)")
+            }
         }
         if let dir = configuration.credentialsDir {
             var isDirectory: ObjCBool = false
@@ -176,9 +190,9 @@ public struct Configuration: Sendable {
         if let ca = configuration.caFile, !FileManager.default.isReadableFile(atPath: ca) {
             problems.append("PUSHWORKER_CA_FILE: cannot read \(ca)")
         }
-        if needsRedis, !configuration.redisURL.isEmpty,
-           !(configuration.redisURL.hasPrefix("redis://") || configuration.redisURL.hasPrefix("unix://")) {
-            problems.append("PUSHWORKER_REDIS_URL must start with redis:// or unix://")
+        if needsRedis, !configuration.redisURL.isEmpty {
+            // RedisEndpoint's errors never contain the password.
+            do { _ = try RedisEndpoint(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
         }
         for (key, value) in values where key.hasPrefix("PUSHWORKER_RDKAFKA_") {
             let name = key.dropFirst("PUSHWORKER_RDKAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")
@@ -212,15 +226,36 @@ public struct Configuration: Sendable {
             "PUSHWORKER_LOG_LEVEL=\(logLevel.rawValue)", "PUSHWORKER_LOG_FORMAT=\(logFormat.rawValue)",
         ]
         for (name, value) in rdkafkaProperties.sorted(by: { $0.key < $1.key }) {
-            let secret = name.contains("password") || name.contains("secret") || name.contains("key")
+            let secret = Self.isSecretKafkaProperty(name)
             lines.append("PUSHWORKER_RDKAFKA_\(name.uppercased().replacingOccurrences(of: ".", with: "_"))=\(secret ? "<redacted>" : value)")
         }
         return lines
     }
 
+    /// librdkafka properties whose values are never printed: passwords, secrets, private keys
+    /// (`ssl.key.pem`, `ssl.key.password`, `sasl.password`, …) and SASL configuration strings.
+    static func isSecretKafkaProperty(_ name: String) -> Bool {
+        ["password", "secret", "key", "jaas", "oauthbearer.config", "token"].contains { name.contains($0) }
+    }
+
+    /// `redis://user:password@host` ⇒ `redis://<redacted>@host` (the last `@` ends the userinfo);
+    /// `unix:///sock?password=P` ⇒ `unix:///sock?password=<redacted>`.
     static func redactURL(_ url: String) -> String {
-        guard let at = url.firstIndex(of: "@"), let scheme = url.range(of: "://") else { return url }
-        return String(url[..<scheme.upperBound]) + "<redacted>" + String(url[at...])
+        var text = url
+        if let query = text.firstIndex(of: "?") {
+            let parameters = text[text.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter in
+                parameter.lowercased().hasPrefix("password=") ? "password=<redacted>" : String(parameter)
+            }
+            text = String(text[...query]) + parameters.joined(separator: "&")
+        }
+        guard let scheme = text.range(of: "://") else { return text }
+        let authorityEnd = text[scheme.upperBound...].firstIndex(of: "/") ?? text.firstIndex(of: "?") ?? text.endIndex
+        guard let at = text[scheme.upperBound..<authorityEnd].lastIndex(of: "@") else {
+            // An unescaped '/' or '?' inside a password: redact everything up to the last '@'.
+            guard let at = text.lastIndex(of: "@"), scheme.upperBound <= at else { return text }
+            return String(text[..<scheme.upperBound]) + "<redacted>" + String(text[at...])
+        }
+        return String(text[..<scheme.upperBound]) + "<redacted>" + String(text[at...])
     }
 
     static func redactKeys(_ keys: String) -> String {

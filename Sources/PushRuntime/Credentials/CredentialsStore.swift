@@ -35,6 +35,9 @@ public struct AppCredentials: Sendable {
     public var ratePerSecond: Double?
     /// Files that exist but could not be used, with the reason (never the content).
     public var problems: [String]
+    /// Extra files read besides the four JSON files (an APNs `privateKeyFile`), relative to the
+    /// app's folder: the store watches them for changes too.
+    var extraFiles: [String] = []
 
     /// What payload builders need (no secrets).
     public var profile: AppProfile {
@@ -69,6 +72,7 @@ public struct AppCredentials: Sendable {
                     guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
                         throw CredentialsError("privateKeyFile must be a path inside the app's folder")
                     }
+                    credentials.extraFiles.append(file)
                     pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
                 }
                 guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
@@ -130,13 +134,14 @@ struct CredentialsError: Error, CustomStringConvertible {
 /// Credentials of every app, loaded on first use and reloaded when the mounted files change
 /// (a Kubernetes Secret update swaps the `..data` symlink: we compare modification times).
 public final class CredentialsStore: Sendable {
-    private struct Entry { var credentials: AppCredentials; var stamp: [Double]; var checkedAt: Double }
+    private struct Entry { var credentials: AppCredentials; var stamp: [FileStamp]; var checkedAt: Double }
     private let directory: URL?
     private let entries = Mutex<[String: Entry]>([:])
     private let recheckSeconds: Double
     private let logger: Logger?
 
-    /// `directory` nil ⇒ no app has credentials.
+    /// `directory` nil ⇒ no app has credentials. `recheckSeconds` (default 10): how long a loaded
+    /// app is used before its files are looked at again.
     public init(directory: String?, recheckSeconds: Double = 10, logger: Logger? = nil) {
         self.directory = directory.map { URL(fileURLWithPath: $0) }
         self.recheckSeconds = recheckSeconds
@@ -153,22 +158,34 @@ public final class CredentialsStore: Sendable {
             return entry.credentials
         }
         let folder = directory.appendingPathComponent(appID)
-        let stamp = Self.stamp(folder)
+        let cached = entries.withLock { $0[appID] }
+        let stamp = Self.stamp(folder, extra: cached?.credentials.extraFiles ?? [])
         if let entry = entries.withLock({ $0[appID] }), entry.stamp == stamp {
             entries.withLock { $0[appID]?.checkedAt = now }
             return entry.credentials
         }
         let credentials = AppCredentials.load(appID: appID, folder: folder)
+        // Stamp what this load read (a new privateKeyFile included).
+        let loadedStamp = credentials.extraFiles == cached?.credentials.extraFiles ?? [] ? stamp : Self.stamp(folder, extra: credentials.extraFiles)
         for problem in credentials.problems { logger?.error("credentials unusable", ["problem": problem]) }
-        entries.withLock { $0[appID] = Entry(credentials: credentials, stamp: stamp, checkedAt: now) }
+        entries.withLock { $0[appID] = Entry(credentials: credentials, stamp: loadedStamp, checkedAt: now) }
         return credentials
     }
 
-    static func stamp(_ folder: URL) -> [Double] {
-        ["apns.json", "fcm.json", "webpush.json", "app.json"].map { name in
-            let path = folder.appendingPathComponent(name).path
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            return (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? -1
+    /// What identifies a file's version: `stat` following symbolic links (a Kubernetes Secret
+    /// update swaps the `..data` link, so the file a path resolves to changes), with the inode,
+    /// size and modification time in nanoseconds. A missing file has a stamp too.
+    struct FileStamp: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+        static let missing = FileStamp(device: 0, inode: 0, size: -1, seconds: 0, nanoseconds: 0)
+    }
+
+    static func stamp(_ folder: URL, extra: [String] = []) -> [FileStamp] {
+        (["apns.json", "fcm.json", "webpush.json", "app.json"] + extra).map { name in
+            var info = stat()
+            guard stat(folder.appendingPathComponent(name).path, &info) == 0 else { return .missing }
+            return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                             seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
         }
     }
 }

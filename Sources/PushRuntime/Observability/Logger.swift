@@ -9,10 +9,14 @@ public final class Logger: Sendable {
     private let minimum: Level
     private let format: Configuration.LogFormat
     private let lock = Mutex(())
+    private let sink: (@Sendable (String) -> Void)?
 
-    public init(level: Level = .info, format: Configuration.LogFormat = .json) {
+    /// `level` (default info) drops less severe lines; `sink` receives each finished line
+    /// (newline included) instead of standard error (tests).
+    public init(level: Level = .info, format: Configuration.LogFormat = .json, sink: (@Sendable (String) -> Void)? = nil) {
         self.minimum = level
         self.format = format
+        self.sink = sink
     }
 
     public func isEnabled(_ level: Level) -> Bool { level >= minimum }
@@ -29,14 +33,30 @@ public final class Logger: Sendable {
             }
             line += "}\n"
         case .text:
-            line = "\(timestamp) \(level.rawValue.uppercased()) \(message)"
-            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(value)" }
+            // One line per entry whatever the values hold: control characters are escaped, and a
+            // value with spaces, quotes or `=` is quoted (JSON string rules).
+            line = "\(timestamp) \(level.rawValue.uppercased()) \(Self.textValue(message, quoteSpaces: false))"
+            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { line += " \(key)=\(Self.textValue(value, quoteSpaces: true))" }
             line += "\n"
+        }
+        if let sink {
+            lock.withLock { _ in sink(line) }
+            return
         }
         lock.withLock { _ in
             var bytes = Array(line.utf8)
             _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
         }
+    }
+
+    static func textValue(_ value: String, quoteSpaces: Bool) -> String {
+        let needsQuoting = value.unicodeScalars.contains { scalar in
+            scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\"" ||
+                (quoteSpaces && (scalar == " " || scalar == "=" || scalar.properties.isWhitespace))
+        }
+        guard needsQuoting else { return value }
+        let quoted = JSONText.quote(value)
+        return quoteSpaces ? quoted : String(quoted.dropFirst().dropLast())
     }
 
     public func debug(_ message: String, _ metadata: [String: String] = [:]) { log(.debug, message, metadata) }

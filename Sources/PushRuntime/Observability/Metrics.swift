@@ -8,19 +8,21 @@ public final class Metrics: Sendable {
     private let counters = Mutex<[Key: Double]>([:])
     private let gauges = Mutex<[Key: Double]>([:])
     private let histograms = Mutex<[Key: Histogram]>([:])
-    private let help: [String: (type: String, help: String)] = [
-        "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason."),
-        "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency."),
-        "pushworker_provider_responses_total": ("counter", "Provider responses by provider and HTTP status."),
-        "pushworker_in_flight": ("gauge", "Recipients currently being delivered."),
-        "pushworker_jobs_total": ("counter", "Jobs consumed, by outcome."),
-        "pushworker_retries_total": ("counter", "Recipients handed to the retry topic."),
-        "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic."),
-        "pushworker_redis_errors_total": ("counter", "Redis errors."),
-        "pushworker_kafka_errors_total": ("counter", "Kafka client errors."),
-        "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition."),
-        "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched."),
-        "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined)."),
+    /// Every metric the worker exports: name ⇒ (Prometheus type, help text, label names).
+    /// docs/configuration.md lists the same table; a test keeps the two in step.
+    public static let catalogue: [String: (type: String, help: String, labels: [String])] = [
+        "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason.", ["platform", "status", "reason"]),
+        "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency.", ["provider"]),
+        "pushworker_provider_responses_total": ("counter", "Provider responses by provider and HTTP status.", ["provider", "status"]),
+        "pushworker_in_flight": ("gauge", "Recipients currently being delivered.", []),
+        "pushworker_jobs_total": ("counter", "Jobs consumed, by outcome.", ["outcome"]),
+        "pushworker_retries_total": ("counter", "Recipients handed to the retry topic.", []),
+        "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic.", []),
+        "pushworker_redis_errors_total": ("counter", "Redis errors.", []),
+        "pushworker_kafka_errors_total": ("counter", "Kafka client errors.", []),
+        "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
+        "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
+        "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
     ]
 
     public init() {}
@@ -45,18 +47,26 @@ public final class Metrics: Sendable {
         counters.withLock { $0[Key(name: name, labels: Self.render(labels))] ?? 0 }
     }
 
-    /// Prometheus text exposition format 0.0.4.
+    /// Prometheus text exposition format 0.0.4: one `# HELP`/`# TYPE` block per metric name,
+    /// series sorted by their label set, histogram lines in bucket order (`le` ascending, then
+    /// `+Inf`, `_sum`, `_count`).
     public func render() -> String {
-        var byName: [String: [String]] = [:]
-        for (key, value) in counters.withLock({ $0 }) { byName[key.name, default: []].append("\(key.name)\(key.labels) \(Self.number(value))") }
-        for (key, value) in gauges.withLock({ $0 }) { byName[key.name, default: []].append("\(key.name)\(key.labels) \(Self.number(value))") }
+        var series: [String: [(labels: String, lines: [String])]] = [:]
+        for (key, value) in counters.withLock({ $0 }) {
+            series[key.name, default: []].append((key.labels, ["\(key.name)\(key.labels) \(Self.number(value))"]))
+        }
+        for (key, value) in gauges.withLock({ $0 }) {
+            series[key.name, default: []].append((key.labels, ["\(key.name)\(key.labels) \(Self.number(value))"]))
+        }
         for (key, histogram) in histograms.withLock({ $0 }) {
-            byName[key.name, default: []].append(contentsOf: histogram.lines(name: key.name, labels: key.labels))
+            series[key.name, default: []].append((key.labels, histogram.lines(name: key.name, labels: key.labels)))
         }
         var out = ""
-        for name in byName.keys.sorted() {
-            if let meta = help[name] { out += "# HELP \(name) \(meta.help)\n# TYPE \(name) \(meta.type)\n" }
-            for line in byName[name, default: []].sorted() { out += line + "\n" }
+        for name in series.keys.sorted() {
+            if let meta = Self.catalogue[name] { out += "# HELP \(name) \(meta.help)\n# TYPE \(name) \(meta.type)\n" }
+            for entry in series[name, default: []].sorted(by: { $0.labels < $1.labels }) {
+                for line in entry.lines { out += line + "\n" }
+            }
         }
         return out
     }
@@ -71,8 +81,11 @@ public final class Metrics: Sendable {
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
+    /// A sample value: integers without a fraction, `+Inf`/`-Inf`/`NaN` as Prometheus spells them.
     static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
 
@@ -91,9 +104,9 @@ struct Histogram: Sendable {
 
     func lines(name: String, labels: String) -> [String] {
         let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
-        var lines = Self.bounds.enumerated().map { "\(name)_bucket{\(inner)le=\"\($0.element)\"} \(counts[$0.offset])" }
+        var lines = Self.bounds.enumerated().map { "\(name)_bucket{\(inner)le=\"\(Metrics.number($0.element))\"} \(counts[$0.offset])" }
         lines.append("\(name)_bucket{\(inner)le=\"+Inf\"} \(count)")
-        lines.append("\(name)_sum\(labels) \(sum)")
+        lines.append("\(name)_sum\(labels) \(Metrics.number(sum))")
         lines.append("\(name)_count\(labels) \(count)")
         return lines
     }

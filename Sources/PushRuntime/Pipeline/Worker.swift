@@ -35,6 +35,9 @@ public final class Worker: Sendable {
     /// This process's view of provider backoffs (`appId|provider` → Unix seconds), set the moment
     /// a 429/503 arrives; the fleet's view lives in Redis (DESIGN §8).
     let localBackoff = Mutex<[String: Double]>([:])
+    /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
+    let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
+    let redisProbing = Atomic<Bool>(false)
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
@@ -81,6 +84,7 @@ public final class Worker: Sendable {
         var blocked: KafkaMessage?
         var lastLag = 0.0
         var lastRedisProbe = 0.0
+        var lastRedisPing = 0.0
 
         while !stopRequested.load(ordering: .relaxed) {
             let now = Date().timeIntervalSince1970
@@ -104,17 +108,6 @@ public final class Worker: Sendable {
                 if process(message) { blocked = nil }
             }
             dispatchDuePending(now: now)
-            // Readiness follows Redis even while idle: a cheap PING every 2 s.
-            if blocked == nil, now - lastRedisProbe >= 2 {
-                lastRedisProbe = now
-                let healthy = redis.ping()
-                if redisHealthy.exchange(healthy, ordering: .relaxed) != healthy {
-                    if healthy { logger.info("redis is back") } else {
-                        metrics.increment("pushworker_redis_errors_total")
-                        logger.error("redis unreachable")
-                    }
-                }
-            }
             // Retries whose notBefore has come.
             while blocked == nil, let index = delayed.firstIndex(where: { $0.due <= now }) {
                 let message = delayed.remove(at: index).message
@@ -155,6 +148,10 @@ public final class Worker: Sendable {
                     metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
                 }
             }
+            if now - lastRedisPing >= 2 {
+                lastRedisPing = now
+                pingRedis()
+            }
             metrics.set("pushworker_in_flight", [], Double(inFlight.load(ordering: .relaxed)))
             metrics.set("pushworker_ready", [], isReady ? 1 : 0)
         }
@@ -180,6 +177,21 @@ public final class Worker: Sendable {
         producer.close(timeout: .seconds(2))
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
         return 0
+    }
+
+    /// Off the loop's thread: one PING at a time updates `redisHealthy` (for `/readyz`).
+    private func pingRedis() {
+        guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        redisProbe.async { [self] in
+            let answered = redis.ping()
+            if redisHealthy.exchange(answered, ordering: .relaxed) != answered {
+                if answered { logger.info("redis is back") } else {
+                    metrics.increment("pushworker_redis_errors_total")
+                    logger.error("redis unreachable", ["redis.check": "ping"])
+                }
+            }
+            redisProbing.store(false, ordering: .releasing)
+        }
     }
 
     private func commit() {
