@@ -3,6 +3,7 @@ import PushCore
 import PushKafka
 @testable import PushRuntime
 import PushTestSupport
+import Synchronization
 import Testing
 
 /// Runs blocking `body` on a thread of its own, off the cooperative pool.
@@ -91,6 +92,32 @@ struct EnqueueKafkaTests {
         // Without --batch the record is the input verbatim.
         let nd2 = try #require(messages.first { $0.key == Array("nd-2".utf8) })
         #expect(nd2.value == Array(enqueueTestJob(id: "nd-2", recipients: 2).utf8))
+    }
+
+    @Test("progress lines report documents, jobs produced and recipients")
+    func progress() async throws {
+        let cluster = try KafkaMockCluster()
+        defer { cluster.close() }
+        try cluster.createTopic("enq.progress", partitions: 2)
+        let bootstrap = cluster.bootstrapServers
+        let lines = Mutex<[String]>([])
+        let summary: Result<Enqueuer.Summary, Enqueuer.Failure> = await onOwnThread {
+            do {
+                let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap])
+                defer { producer.close(timeout: .seconds(5)) }
+                let input = (1...50).map { enqueueTestJob(id: "p-\($0)", recipients: 2) }.joined(separator: "\n")
+                let enqueuer = Enqueuer(options: .init(topic: "enq.progress", progressInterval: .zero)) { line in lines.withLock { $0.append(line) } }
+                return .success(try enqueuer.run(Array(input.utf8), producer: producer))
+            } catch let error as Enqueuer.Failure {
+                return .failure(error)
+            } catch {
+                return .failure(Enqueuer.Failure(exitCode: 1, messages: ["\(error)"]))
+            }
+        }
+        #expect(try summary.get().batches == 50)
+        let seen = lines.withLock { $0 }
+        #expect(seen.contains { $0.hasPrefix("validating: ") && $0.contains("/50 documents") })
+        #expect(seen.contains { $0.hasPrefix("producing: ") && $0.contains("recipients") })
     }
 
     @Test("the CLI prints a one-line summary after every acknowledgement")

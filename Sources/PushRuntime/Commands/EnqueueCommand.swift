@@ -5,7 +5,7 @@ import PushKafka
 /// `pushworker enqueue [FILE|-]` (DESIGN §10): validates jobs and produces them to the jobs topic.
 enum EnqueueCommand {
     static let usage = """
-    usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--timeout SECONDS]
+    usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--timeout SECONDS] [--verbose]
 
     Validates fan-out jobs (DESIGN §3) and produces them to PUSHWORKER_TOPIC_JOBS (default
     push.jobs.v1) at PUSHWORKER_KAFKA_BROKERS, keyed by jobId, then waits for every
@@ -23,6 +23,8 @@ enum EnqueueCommand {
       --skip-invalid     produce the valid jobs anyway; invalid lines are listed on stderr and
                          counted as skipped (exit 0 when the valid ones were produced)
       --timeout SECONDS  give up on the broker after this long (default 30)
+      --verbose          show librdkafka's warnings and errors (hidden otherwise: the
+                         failure itself is always reported)
 
     Progress goes to stderr about once a second on long runs; one summary line to stdout:
       enqueued jobs=J batches=B recipients=R skipped=S topic=T seconds=X
@@ -33,7 +35,8 @@ enum EnqueueCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["batch", "topic", "timeout"],
-                                                flags: ["skip-invalid"], exitCode: &code) else { return code }
+                                                flags: ["skip-invalid", "verbose"], exitCode: &code) else { return code }
+        CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
         guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
         let batch: Int?
         let timeout: Int
@@ -68,10 +71,12 @@ enum EnqueueCommand {
             for message in error.messages { printError(message) }
             return error.exitCode
         }
+        let admin: KafkaAdmin
         switch preflight(configuration, topic: topic, timeout: .seconds(timeout)) {
-        case .some(let message): printError("error: \(message)"); return ExitCode.unavailable
-        case .none: break
+        case .failure(let problem): printError("error: \(problem.message)"); return ExitCode.unavailable
+        case .success(let client): admin = client
         }
+        defer { admin.close() }
         let producer: KafkaProducer
         do {
             var extra = ["message.timeout.ms": "\(timeout * 1000)"]
@@ -92,18 +97,24 @@ enum EnqueueCommand {
         }
     }
 
-    /// Checks that the cluster answers and has `topic`; returns the problem, if any.
-    static func preflight(_ configuration: Configuration, topic: String, timeout: Duration) -> String? {
+    struct Problem: Error { var message: String }
+
+    /// Checks that the cluster answers and has `topic`. The admin client is closed by the
+    /// caller at the end (librdkafka's destroy can take a second: not inside the timing).
+    static func preflight(_ configuration: Configuration, topic: String, timeout: Duration) -> Result<KafkaAdmin, Problem> {
+        let admin: KafkaAdmin
+        do { admin = try KafkaAdmin(properties: configuration.kafkaProperties(for: .producer), timeout: timeout) } catch {
+            return .failure(Problem(message: error.message))
+        }
         do {
-            let admin = try KafkaAdmin(properties: configuration.kafkaProperties(for: .producer), timeout: timeout)
-            defer { admin.close() }
-            let metadata = try admin.metadata()
-            guard metadata.topic(topic) != nil else {
-                return "topic \(topic) does not exist at \(configuration.kafkaBrokers) (create it: pushworker topics apply)"
+            guard try admin.metadata().topic(topic) != nil else {
+                admin.close()
+                return .failure(Problem(message: "topic \(topic) does not exist at \(configuration.kafkaBrokers) (create it: pushworker topics apply)"))
             }
-            return nil
+            return .success(admin)
         } catch {
-            return "Kafka at \(configuration.kafkaBrokers) did not answer within \(timeout): \(error.message) [\(error.name)]"
+            admin.close()
+            return .failure(Problem(message: "Kafka at \(configuration.kafkaBrokers) did not answer within \(timeout): \(error.message) [\(error.name)]"))
         }
     }
 }

@@ -7,7 +7,7 @@ import PushKafka
 enum TopicsCommand {
     static let usage = """
     usage: pushworker topics print [--dir D] [--json]
-           pushworker topics apply [--dir D] [--dry-run] [--replication-factor N] [--timeout SECONDS]
+           pushworker topics apply [--dir D] [--dry-run] [--replication-factor N] [--timeout SECONDS] [--verbose]
 
     The declared topics are the topics/*.json files of --dir, else ./topics, else
     /usr/share/pushworker/topics.
@@ -23,6 +23,7 @@ enum TopicsCommand {
       --replication-factor N  create topics with N replicas instead of the declared count
                               (a one- or two-broker development cluster)
       --timeout SECONDS       per Admin API request (default 15)
+      --verbose               show librdkafka's warnings and errors
 
     Exit 0 on success, 64 usage, 66 unreadable declarations, 69 the cluster refused or did not
     answer (librdkafka's mock cluster, `pushworker dev-broker`, has no Admin API), 78 configuration.
@@ -31,7 +32,8 @@ enum TopicsCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["dir", "replication-factor", "timeout"],
-                                                flags: ["json", "dry-run"], exitCode: &code) else { return code }
+                                                flags: ["json", "dry-run", "verbose"], exitCode: &code) else { return code }
+        CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
         guard let verb = parsed.positionals.first, parsed.positionals.count == 1 else {
             printError("error: expected print or apply\n\n\(usage)")
             return ExitCode.usage

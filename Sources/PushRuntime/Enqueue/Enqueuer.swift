@@ -15,8 +15,12 @@ public struct Enqueuer: Sendable {
         public var skipInvalid: Bool
         /// Outstanding deliveries at most. Default: 10000.
         public var maxInFlight: Int
-        public init(topic: String, batchSize: Int? = nil, skipInvalid: Bool = false, maxInFlight: Int = 10_000) {
+        /// How often a progress line is reported. Default: 1 s.
+        public var progressInterval: Duration
+        public init(topic: String, batchSize: Int? = nil, skipInvalid: Bool = false, maxInFlight: Int = 10_000,
+                    progressInterval: Duration = .seconds(1)) {
             self.topic = topic; self.batchSize = batchSize; self.skipInvalid = skipInvalid; self.maxInFlight = maxInFlight
+            self.progressInterval = progressInterval
         }
     }
 
@@ -57,7 +61,7 @@ public struct Enqueuer: Sendable {
         var valid: [EnqueueDocument] = []
         var errors: [String] = []
         var recipients = 0
-        var ticker = ProgressTicker()
+        var ticker = ProgressTicker(interval: options.progressInterval)
         for (position, document) in documents.enumerated() {
             do {
                 let job = try JobDecoder.decode(Array(document.bytes))
@@ -113,7 +117,7 @@ public struct Enqueuer: Sendable {
         let group = DispatchGroup()
         var summary = Summary()
         summary.skipped = checked.errors.count
-        var ticker = ProgressTicker()
+        var ticker = ProgressTicker(interval: options.progressInterval)
         for (position, document) in checked.valid.enumerated() {
             let records: [(key: String, recipients: Int, bytes: [UInt8])]
             do {
@@ -151,7 +155,8 @@ public struct Enqueuer: Sendable {
                 progress("producing: \(position + 1)/\(checked.valid.count) jobs read, \(summary.batches) produced, \(delivered) acknowledged, \(summary.recipients) recipients")
             }
         }
-        while group.wait(timeout: .now() + 1) == .timedOut {
+        let slice = max(0.01, Double(options.progressInterval.components.seconds) + Double(options.progressInterval.components.attoseconds) / 1e18)
+        while group.wait(timeout: .now() + slice) == .timedOut {
             let delivered = state.withLock { $0.delivered }
             progress("waiting for acknowledgements: \(delivered)/\(summary.batches)")
         }
@@ -172,12 +177,14 @@ public struct Enqueuer: Sendable {
     }
 }
 
-/// True about once a second (the first time after one second).
+/// True about once per `interval` (the first time after one interval).
 struct ProgressTicker {
+    let interval: Duration
     private var last = ContinuousClock.now
+    init(interval: Duration) { self.interval = interval }
     mutating func due() -> Bool {
         let now = ContinuousClock.now
-        guard now - last >= .seconds(1) else { return false }
+        guard now - last >= interval else { return false }
         last = now
         return true
     }
