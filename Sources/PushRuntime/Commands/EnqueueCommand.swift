@@ -71,12 +71,7 @@ enum EnqueueCommand {
             for message in error.messages { printError(message) }
             return error.exitCode
         }
-        let admin: KafkaAdmin
-        switch preflight(configuration, topic: topic, timeout: .seconds(timeout)) {
-        case .failure(let problem): printError("error: \(problem.message)"); return ExitCode.unavailable
-        case .success(let client): admin = client
-        }
-        defer { admin.close() }
+        // The producer first: its broker connections come up while the preflight runs.
         let producer: KafkaProducer
         do {
             var extra = ["message.timeout.ms": "\(timeout * 1000)"]
@@ -87,6 +82,12 @@ enum EnqueueCommand {
             return ExitCode.config
         }
         defer { producer.close(timeout: .seconds(5)) }
+        let admin: KafkaAdmin
+        switch preflight(configuration, topic: topic, timeout: .seconds(timeout)) {
+        case .failure(let problem): printError("error: \(problem.message)"); return ExitCode.unavailable
+        case .success(let client): admin = client
+        }
+        defer { admin.close() }
         do {
             let summary = try enqueuer.produce(checked, producer: producer)
             CommandSupport.writeLine(summary.line(topic: topic))
