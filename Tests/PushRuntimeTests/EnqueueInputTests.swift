@@ -73,6 +73,31 @@ struct EnqueueInputTests {
         #expect(seen == (0..<7).map { "s\($0)" })
     }
 
+    @Test("a job without recipients is one batch")
+    func emptyJob() throws {
+        let job = try JobDecoder.decode(Array(enqueueTestJob(id: "e", recipients: 0).utf8))
+        let batches = JobBatcher.batches(job, size: 5)
+        #expect(batches.map(\.jobID) == ["e:0000"])
+        #expect(try JobDecoder.decode(batches[0].bytes).recipients.isEmpty)
+    }
+
+    @Test("in-flight admission: count and byte limits, one record always allowed")
+    func admission() {
+        var state = Enqueuer.DeliveryState()
+        var admitted = state.admits(100, maxCount: 2, maxBytes: 10)
+        #expect(admitted)                                          // first one always
+        admitted = state.admits(1, maxCount: 2, maxBytes: 10)
+        #expect(!admitted)                                         // bytes exhausted
+        state.inFlight = 0; state.inFlightBytes = 0
+        admitted = state.admits(4, maxCount: 2, maxBytes: 10)
+        #expect(admitted)
+        admitted = state.admits(4, maxCount: 2, maxBytes: 10)
+        #expect(admitted)
+        admitted = state.admits(1, maxCount: 2, maxBytes: 10)
+        #expect(!admitted)                                         // count exhausted
+        #expect(state.inFlight == 2 && state.inFlightBytes == 8)
+    }
+
     @Test("validation names the line and the JSON path of each invalid document")
     func validation() {
         let input = [enqueueTestJob(id: "a"), #"{"schemaVersion":1}"#, enqueueTestJob(id: "c"), #"{"schemaVersion":1,"jobId":"#].joined(separator: "\n")

@@ -94,7 +94,7 @@ struct EnqueueKafkaTests {
         #expect(nd2.value == Array(enqueueTestJob(id: "nd-2", recipients: 2).utf8))
     }
 
-    @Test("progress lines report documents, jobs produced and recipients")
+    @Test("progress lines report documents, jobs produced and recipients; tight in-flight limits still deliver everything")
     func progress() async throws {
         let cluster = try KafkaMockCluster()
         defer { cluster.close() }
@@ -106,7 +106,9 @@ struct EnqueueKafkaTests {
                 let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap])
                 defer { producer.close(timeout: .seconds(5)) }
                 let input = (1...50).map { enqueueTestJob(id: "p-\($0)", recipients: 2) }.joined(separator: "\n")
-                let enqueuer = Enqueuer(options: .init(topic: "enq.progress", progressInterval: .zero)) { line in lines.withLock { $0.append(line) } }
+                var options = Enqueuer.Options(topic: "enq.progress", maxInFlight: 3, progressInterval: .zero)
+                options.maxInFlightBytes = 1   // one record at a time by bytes
+                let enqueuer = Enqueuer(options: options) { line in lines.withLock { $0.append(line) } }
                 return .success(try enqueuer.run(Array(input.utf8), producer: producer))
             } catch let error as Enqueuer.Failure {
                 return .failure(error)

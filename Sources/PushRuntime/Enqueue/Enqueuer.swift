@@ -15,6 +15,10 @@ public struct Enqueuer: Sendable {
         public var skipInvalid: Bool
         /// Outstanding deliveries at most. Default: 10000.
         public var maxInFlight: Int
+        /// Outstanding record bytes at most (one record is always allowed), well under
+        /// librdkafka's `queue.buffering.max.kbytes` (1 GiB), so big batches wait instead of
+        /// failing with `_QUEUE_FULL`. Default: 256 MiB.
+        public var maxInFlightBytes = 256 << 20
         /// How often a progress line is reported. Default: 1 s.
         public var progressInterval: Duration
         public init(topic: String, batchSize: Int? = nil, skipInvalid: Bool = false, maxInFlight: Int = 10_000,
@@ -113,7 +117,6 @@ public struct Enqueuer: Sendable {
         for message in checked.errors { progress("skipped \(message)") }
 
         let state = Mutex(DeliveryState())
-        let slots = DispatchSemaphore(value: options.maxInFlight)
         let group = DispatchGroup()
         var summary = Summary()
         summary.skipped = checked.errors.count
@@ -133,17 +136,21 @@ public struct Enqueuer: Sendable {
             summary.jobs += 1
             for record in records {
                 if state.withLock({ $0.failure != nil }) { break }
-                slots.wait()
+                let size = record.bytes.count
+                while !state.withLock({ $0.admits(size, maxCount: options.maxInFlight, maxBytes: options.maxInFlightBytes) }) {
+                    usleep(1000)
+                }
                 group.enter()
                 let line = document.line
                 producer.produce(topic: options.topic, key: Array(record.key.utf8), value: record.bytes) { result in
                     state.withLock { s in
+                        s.inFlight -= 1
+                        s.inFlightBytes -= size
                         switch result {
                         case .success: s.delivered += 1
                         case .failure(let error): if s.failure == nil { s.failure = (line, record.key, error) }
                         }
                     }
-                    slots.signal()
                     group.leave()
                 }
                 summary.batches += 1
@@ -173,6 +180,16 @@ public struct Enqueuer: Sendable {
 
     struct DeliveryState {
         var delivered = 0
+        var inFlight = 0
+        var inFlightBytes = 0
+
+        /// Takes room for one record of `size` bytes if the limits allow it.
+        mutating func admits(_ size: Int, maxCount: Int, maxBytes: Int) -> Bool {
+            guard inFlight == 0 || (inFlight < maxCount && inFlightBytes + size <= maxBytes) else { return false }
+            inFlight += 1
+            inFlightBytes += size
+            return true
+        }
         var failure: (line: Int, key: String, error: KafkaError)?
     }
 }
