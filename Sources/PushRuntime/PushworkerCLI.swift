@@ -46,6 +46,7 @@ public enum PushworkerCLI {
         case "demo": return DemoCommand.main(rest)
         case "sandbox": return SandboxCommand.main(rest)
         case "dev-broker": return DevBrokerCommand.main(rest)
+        case "events": return EventsCommand.main(rest)
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage
