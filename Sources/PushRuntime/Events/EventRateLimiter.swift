@@ -88,7 +88,7 @@ public final class EventRateLimiter: Sendable {
                 decision = .allowed
             } else {
                 let wait = (1 - bucket.tokens) / limit.perSecond
-                decision = .limited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
+                decision = .limited(retryAfterSeconds: max(1, Int((wait - 1e-6).rounded(.up))))
             }
             if shard.buckets.count < maximum || shard.buckets[client] != nil { shard.buckets[client] = bucket }
             return decision
