@@ -97,6 +97,7 @@ struct EventsServiceTests {
             bodies.insert(response.body)
         }
         #expect(bodies.count == 1, "malformed and badly signed ids get the same answer")
+        harness.service.syncMetrics()
         #expect(harness.metrics.counter("pushworker_events_total", [("type", "clicked"), ("outcome", "bad_msgid")]) == Double(bad.count))
         #expect(harness.metrics.counter("pushworker_events_total", [("type", "opened"), ("outcome", "accepted")]) == 2)
     }
@@ -143,6 +144,7 @@ struct EventsServiceTests {
         #expect(harness.call("POST", "/v1/e/o/garbage", peer: "203.0.113.7").status == 429)
         // The bucket refills.
         #expect(harness.call("POST", "/v1/e/o/\(id)", peer: "203.0.113.7", now: 1001).status == 204)
+        harness.service.syncMetrics()
         #expect(harness.metrics.counter("pushworker_events_rate_limited_total") == 3)
     }
 

@@ -21,7 +21,7 @@ public enum BenchEventsCommand {
     public static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage,
-                                                values: ["--duration", "--connections", "--threads", "--server-core", "--client-cores", "--min-rps"],
+                                                values: ["duration", "connections", "threads", "server-core", "client-cores", "min-rps"],
                                                 exitCode: &code) else { return code }
         guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
         func number(_ name: String, _ fallback: Int) -> Int? {
@@ -29,12 +29,12 @@ public enum BenchEventsCommand {
             return Int(text)
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard let duration = number("--duration", 10), let connections = number("--connections", 64),
-              let threads = number("--threads", 1), let serverCore = number("--server-core", 0),
-              let minimum = number("--min-rps", 0), duration > 0, connections > 0, threads > 0 else {
+        guard let duration = number("duration", 10), let connections = number("connections", 64),
+              let threads = number("threads", 1), let serverCore = number("server-core", 0),
+              let minimum = number("min-rps", 0), duration > 0, connections > 0, threads > 0 else {
             printError(usage); return ExitCode.usage
         }
-        let clientCores = parsed.value("--client-cores")
+        let clientCores = parsed.value("client-cores")
             ?? (cores > 1 ? (0..<cores).filter { $0 != serverCore }.map(String.init).joined(separator: ",") : "0")
         for tool in ["/usr/bin/wrk", "/usr/bin/taskset"] where !FileManager.default.isExecutableFile(atPath: tool) {
             printError("bench events: \(tool) is missing (apt-get install -y wrk util-linux)")
@@ -102,17 +102,25 @@ public enum BenchEventsCommand {
         _ = try capture("/usr/bin/taskset", ["-c", clientCores, "/usr/bin/wrk", "-t", "1", "-c", "8", "-d", "2s", "-s", script.path,
                                              "http://127.0.0.1:\(port)"])
         let before = acceptedCount(port: port)
+        let pid = server.process.processIdentifier
+        let cpuBefore = cpuSeconds(pid: pid)
         printError("bench events: wrk -t\(threads) -c\(connections) -d\(duration)s")
         let output = try capture("/usr/bin/taskset", ["-c", clientCores, "/usr/bin/wrk", "-t", String(threads), "-c", String(connections),
                                                       "-d", "\(duration)s", "--latency", "-s", script.path, "http://127.0.0.1:\(port)"])
+        let cpu = cpuSeconds(pid: pid) - cpuBefore
         let accepted = acceptedCount(port: port) - before
         print(output)
         let rps = output.split(separator: "\n").first { $0.hasPrefix("Requests/sec:") }
             .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         let non2xx = output.split(separator: "\n").first { $0.contains("Non-2xx") }
             .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        // The server's own CPU time (user + system) during the run: on a shared machine the wall-clock
+        // rate understates what one dedicated core does; accepted / CPU seconds does not.
+        let perCPUSecond = cpu > 0 ? Int(Double(accepted) / cpu) : 0
+        let microseconds = accepted > 0 ? cpu * 1e6 / Double(accepted) : 0
         print("{\"benchmark\":\"events\",\"requestsPerSecond\":\(Int(rps)),\"non2xx\":\(non2xx),\"accepted\":\(accepted),"
-              + "\"cores\":1,\"connections\":\(connections),\"durationSeconds\":\(duration)}")
+              + "\"serverCPUSeconds\":\(String(format: "%.2f", cpu)),\"cpuMicrosecondsPerRequest\":\(String(format: "%.1f", microseconds)),"
+              + "\"requestsPerCPUSecond\":\(perCPUSecond),\"cores\":1,\"connections\":\(connections),\"durationSeconds\":\(duration)}")
         if non2xx > 0 { printError("bench events: \(non2xx) responses were not 204"); return ExitCode.failure }
         if minimum > 0 && rps < Double(minimum) {
             printError("bench events: \(Int(rps)) req/s is below --min-rps \(minimum)")
@@ -133,6 +141,16 @@ public enum BenchEventsCommand {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// User + system CPU seconds of process `pid` (`/proc/<pid>/stat` fields 14 and 15).
+    static func cpuSeconds(pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After "pid (comm)": field 3 is at index 0, so utime (14) is index 11, stime (15) index 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Sum of `pushworker_events_total{…outcome="accepted"}` from the server's /metrics.

@@ -113,7 +113,9 @@ enum EventsCommand {
         }
         let serviceBox = Mutex<EventsService?>(nil)
         let counters = EventCounterFlusher(redis: redis, metrics: metrics, logger: logger, onTick: {
-            serviceBox.withLock { $0 }?.checkProducer()
+            let service = serviceBox.withLock { $0 }
+            service?.checkProducer()
+            service?.syncMetrics()
         })
         let service = EventsService(.init(
             keyring: keyring, producer: producer, topic: configuration.topicEvents, counters: counters, webhooks: webhooks,

@@ -16,12 +16,16 @@ public enum EventRoute: Sendable, Equatable {
             return
         default: break
         }
-        guard path.hasPrefix("/v1/e/") else { self = .notFound; return }
-        let rest = path.utf8.dropFirst(6)
-        let parts = Substring(rest).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 2, let type = TrackingEventType(pathLetter: parts[0]) else { self = .notFound; return }
+        // Byte-wise (this runs per ping): "/v1/e/" letter "/" msgId, the msgId without "/".
+        let bytes = path.utf8
+        guard bytes.count >= 8, bytes.starts(with: "/v1/e/".utf8) else { self = .notFound; return }
+        let letter = bytes.index(bytes.startIndex, offsetBy: 6)
+        let slash = bytes.index(after: letter)
+        guard bytes[slash] == UInt8(ascii: "/"), let type = TrackingEventType(pathByte: bytes[letter]) else { self = .notFound; return }
+        let idStart = bytes.index(after: slash)
+        guard !bytes[idStart...].contains(UInt8(ascii: "/")) else { self = .notFound; return }
         guard method == "POST" else { self = .methodNotAllowed(allow: "POST"); return }
         // An empty or malformed id is a bad msgId (400), decided by verification.
-        self = .track(type, msgID: String(parts[1]))
+        self = .track(type, msgID: String(path[idStart...]))
     }
 }

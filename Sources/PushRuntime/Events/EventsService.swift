@@ -39,6 +39,10 @@ public final class EventsService: Sendable {
     }
 
     private let dependencies: Dependencies
+    /// Hot-path counts (atomics, no allocation), moved into ``Metrics`` by ``syncMetrics()``
+    /// (every counter-flusher tick and before `/metrics` renders): `Metrics.increment` renders
+    /// and escapes its labels on every call, too slow for 20k pings/s on one core.
+    private let hot = HotCounters()
     private let kafkaHealthy = Atomic<Bool>(true)
     private let readiness = Mutex<(checkedAt: Double, redis: Bool)>((-1e9, false))
     static let badMsgIDBody = "bad msgId\n"
@@ -57,6 +61,7 @@ public final class EventsService: Sendable {
         case .ready:
             return isReady(now: now) ? .init(status: 200, body: "ready\n") : .init(status: 503, body: "not ready\n")
         case .metrics:
+            syncMetrics()
             return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: EventsMetrics.render(metrics))
         case .notFound:
             return .init(status: 404, body: "not found\n")
@@ -65,37 +70,55 @@ public final class EventsService: Sendable {
         case .track(let type, let msgID):
             let client = dependencies.proxies.clientAddress(peer: request.clientAddress, forwardedFor: request.headers["x-forwarded-for"])
             if case .limited(let seconds) = dependencies.limiter.take(client: client, now: now) {
-                metrics.increment("pushworker_events_rate_limited_total")
+                hot.rateLimited.add(1, ordering: .relaxed)
                 return .init(status: 429, body: "too many requests\n", headers: [("Retry-After", String(seconds))])
             }
             guard let fields = MsgID.verify(msgID, keyring: dependencies.keyring) else {
-                metrics.increment("pushworker_events_total", [("type", type.rawValue), ("outcome", "bad_msgid")])
+                hot.badMsgID[type.index].add(1, ordering: .relaxed)
                 return .init(status: 400, body: Self.badMsgIDBody)
             }
             let event = TrackingEvent(type: type, msgID: msgID, fields: fields,
                                       atMilliseconds: Int64(Date().timeIntervalSince1970 * 1000),
                                       ipHash: client.isEmpty ? nil : dependencies.hasher.hash(client))
             accept(event)
-            metrics.increment("pushworker_events_total", [("type", type.rawValue), ("outcome", "accepted")])
+            hot.accepted[type.index].add(1, ordering: .relaxed)
             return .init(status: 204)
         }
     }
 
     private func accept(_ event: TrackingEvent) {
         let json = event.json()
-        let metrics = dependencies.metrics
         dependencies.producer.produce(topic: dependencies.topic, key: Array(event.msgID.utf8), value: json) { [self] result in
             switch result {
             case .success:
                 kafkaHealthy.store(true, ordering: .relaxed)
-                metrics.increment("pushworker_events_published_total", [("outcome", "ok")])
+                hot.publishedOK.add(1, ordering: .relaxed)
             case .failure:
-                metrics.increment("pushworker_events_published_total", [("outcome", "error")])
-                metrics.increment("pushworker_kafka_errors_total")
+                hot.publishedError.add(1, ordering: .relaxed)
             }
         }
         dependencies.counters.record(event)
         dependencies.webhooks?.enqueue(appID: event.fields.appID, event: json)
+    }
+
+    /// Moves the hot-path counts into ``Metrics`` (idempotent; any thread).
+    public func syncMetrics() {
+        let metrics = dependencies.metrics
+        for type in TrackingEventType.allCases {
+            let accepted = hot.accepted[type.index].exchange(0, ordering: .relaxed)
+            if accepted > 0 { metrics.increment("pushworker_events_total", [("type", type.rawValue), ("outcome", "accepted")], by: Double(accepted)) }
+            let bad = hot.badMsgID[type.index].exchange(0, ordering: .relaxed)
+            if bad > 0 { metrics.increment("pushworker_events_total", [("type", type.rawValue), ("outcome", "bad_msgid")], by: Double(bad)) }
+        }
+        let limited = hot.rateLimited.exchange(0, ordering: .relaxed)
+        if limited > 0 { metrics.increment("pushworker_events_rate_limited_total", by: Double(limited)) }
+        let published = hot.publishedOK.exchange(0, ordering: .relaxed)
+        if published > 0 { metrics.increment("pushworker_events_published_total", [("outcome", "ok")], by: Double(published)) }
+        let failed = hot.publishedError.exchange(0, ordering: .relaxed)
+        if failed > 0 {
+            metrics.increment("pushworker_events_published_total", [("outcome", "error")], by: Double(failed))
+            metrics.increment("pushworker_kafka_errors_total", by: Double(failed))
+        }
     }
 
     /// Drains the producer's client errors (run on the counter flusher's thread): all brokers
@@ -119,6 +142,20 @@ public final class EventsService: Sendable {
         dependencies.metrics.set("pushworker_ready", [], ready ? 1 : 0)
         return ready
     }
+}
+
+/// Lock-free counters of the request path.
+final class HotCounters: Sendable {
+    final class Cell: Sendable {
+        let value = Atomic<Int>(0)
+        func add(_ amount: Int, ordering: AtomicUpdateOrdering) { value.add(amount, ordering: .relaxed) }
+        func exchange(_ newValue: Int, ordering: AtomicUpdateOrdering) -> Int { value.exchange(newValue, ordering: .relaxed) }
+    }
+    let accepted = (0..<4).map { _ in Cell() }
+    let badMsgID = (0..<4).map { _ in Cell() }
+    let rateLimited = Cell()
+    let publishedOK = Cell()
+    let publishedError = Cell()
 }
 
 /// HELP/TYPE lines for the events metrics (the shared ``Metrics`` knows the worker's), added

@@ -7,13 +7,23 @@ public enum TrackingEventType: String, Sendable, CaseIterable {
     case delivered, opened, clicked, dismissed
 
     /// `d`, `o`, `c`, `x` (the path segment).
-    public init?(pathLetter: Substring) {
-        switch pathLetter {
-        case "d": self = .delivered
-        case "o": self = .opened
-        case "c": self = .clicked
-        case "x": self = .dismissed
+    public init?(pathByte: UInt8) {
+        switch pathByte {
+        case UInt8(ascii: "d"): self = .delivered
+        case UInt8(ascii: "o"): self = .opened
+        case UInt8(ascii: "c"): self = .clicked
+        case UInt8(ascii: "x"): self = .dismissed
         default: return nil
+        }
+    }
+
+    /// Index into per-type tables.
+    var index: Int {
+        switch self {
+        case .delivered: 0
+        case .opened: 1
+        case .clicked: 2
+        case .dismissed: 3
         }
     }
 }
