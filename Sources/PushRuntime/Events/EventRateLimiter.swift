@@ -74,7 +74,8 @@ public final class EventRateLimiter: Sendable {
         let limit = self.limit
         let maximum = maximumPerShard
         return shard.mutex.withLock { shard in
-            if shard.buckets.count >= maximum || now - shard.lastSweep > 60 {
+            // Sweep at most once a second when full (never per request under a flood), else once a minute.
+            if (shard.buckets.count >= maximum && now - shard.lastSweep >= 1) || now - shard.lastSweep > 60 {
                 let full = limit.capacity / limit.perSecond
                 shard.buckets = shard.buckets.filter { now - $0.value.updated < full }
                 shard.lastSweep = now
