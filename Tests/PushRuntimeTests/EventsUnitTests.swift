@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushHTTP
 import PushRedis
 @testable import PushRuntime
 import Testing
@@ -200,5 +201,25 @@ struct EventsUnitTests {
         #expect(bad.webhook == nil)
         #expect(bad.problems.count == 1)
         #expect(!bad.problems[0].contains("\"s\""))
+    }
+}
+
+@Suite("Events: webhook queue bounds")
+struct EventsWebhookQueueTests {
+    @Test("the webhook queue is bounded: overflow is dropped and counted, ingestion never waits")
+    func overflow() throws {
+        let metrics = Metrics()
+        var settings = WebhookDispatcher.Settings()
+        settings.capacity = 3
+        let client = try HTTP2Client(configuration: HTTPClientConfiguration())
+        defer { client.shutdown(drainTimeout: .milliseconds(100)) }
+        // Not started: nothing drains the queue.
+        let dispatcher = WebhookDispatcher(client: client, lookup: { _ in nil }, metrics: metrics, logger: Logger(level: .critical),
+                                           settings: settings)
+        let started = ContinuousClock.now
+        for _ in 0..<10 { dispatcher.enqueue(appID: "a", event: Array("{}".utf8)) }
+        #expect(ContinuousClock.now - started < .milliseconds(100))
+        #expect(dispatcher.held == 3)
+        #expect(metrics.counter("pushworker_webhook_dropped_total") == 7)
     }
 }
