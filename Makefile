@@ -35,3 +35,10 @@ test-ops:
 
 clean:
 	rm -rf .build
+
+# Tracking endpoint benchmark (docs/events.md): `pushworker events` pinned to one core with
+# taskset, driven by wrk from the other core(s). Needs the Debian package wrk.
+.PHONY: bench-events
+bench-events: deps
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	.build/release/pushworker bench events --duration 15

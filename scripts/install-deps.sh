@@ -14,6 +14,7 @@ packages=(
   redis-server          # tests and demo start their own on a free loopback port
   nghttp2-client        # h2load: the load reference for `pushworker bench`
   nghttp2-server        # nghttpd: an independent HTTP/2 peer for the HTTP client tests
+  wrk                   # load generator of `pushworker bench events`
   openssl ca-certificates curl python3-venv
 )
 

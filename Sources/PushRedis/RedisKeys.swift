@@ -13,6 +13,10 @@
 /// | `pw:{app}:tb:<provider>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:tb:cmp:<campaignId>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:backoff:<provider>` | deadline ms | until deadline + 60 s |
+/// | `pw:{app}:ev:cmp:<campaignId>` | hash event type → count | event counter TTL (90 d) |
+/// | `pw:{app}:ev:cmp:<campaignId>:v:<variant>` | hash event type → count | event counter TTL |
+/// | `pw:{app}:ev:uq:<campaignId>:<type>` | HyperLogLog of msgIds | event counter TTL |
+/// | `pw:{app}:ev:uq:<campaignId>:v:<variant>:<type>` | HyperLogLog of msgIds | event counter TTL |
 public enum RedisKeys {
     /// De-duplication marker of a sent message.
     public static func sent(appID: String, msgID: String) -> String {
@@ -37,6 +41,26 @@ public enum RedisKeys {
     /// The fleet-wide backoff deadline of an app at one provider (after a 429 naming no device).
     public static func backoff(appID: String, provider: String) -> String {
         "\(prefix(appID))backoff:\(escape(provider))"
+    }
+
+    /// Tracking-event counters of a campaign (`pushworker events`): hash of event type → count.
+    public static func eventCounters(appID: String, campaignID: String) -> String {
+        "\(prefix(appID))ev:cmp:\(escape(campaignID))"
+    }
+
+    /// Tracking-event counters of one variant of a campaign: hash of event type → count.
+    public static func eventVariantCounters(appID: String, campaignID: String, variant: String) -> String {
+        "\(prefix(appID))ev:cmp:\(escape(campaignID)):v:\(escape(variant))"
+    }
+
+    /// Distinct msgIds that reported `type` for a campaign (HyperLogLog, `PFCOUNT` reads it).
+    public static func eventUniques(appID: String, campaignID: String, type: String) -> String {
+        "\(prefix(appID))ev:uq:\(escape(campaignID)):\(escape(type))"
+    }
+
+    /// Distinct msgIds that reported `type` for one variant of a campaign (HyperLogLog).
+    public static func eventVariantUniques(appID: String, campaignID: String, variant: String, type: String) -> String {
+        "\(prefix(appID))ev:uq:\(escape(campaignID)):v:\(escape(variant)):\(escape(type))"
     }
 
     private static func prefix(_ appID: String) -> String { "pw:{\(escape(appID))}:" }

@@ -48,6 +48,8 @@ public enum PushworkerCLI {
         case "dev-broker": return DevBrokerCommand.main(rest)
         case "enqueue": return EnqueueCommand.main(rest)
         case "topics": return TopicsCommand.main(rest)
+        case "events": return EventsCommand.main(rest)
+        case "bench" where rest.first == "events": return BenchEventsCommand.main(Array(rest.dropFirst()))
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage

@@ -26,6 +26,12 @@ public struct AppCredentials: Sendable {
         public var key: P256PrivateKey
         public var publicKey: String
     }
+    /// `app.json` `webhook`: where `pushworker events` posts the app's tracking events
+    /// (an `https` URL) and the HMAC secret that signs them (docs/events.md).
+    public struct Webhook: Sendable {
+        public var url: String
+        public var secret: [UInt8]
+    }
     public var appID: String
     public var apns: APNS?
     public var fcm: FCM?
@@ -38,6 +44,8 @@ public struct AppCredentials: Sendable {
     /// Extra files read besides the four JSON files (an APNs `privateKeyFile`), relative to the
     /// app's folder: the store watches them for changes too.
     var extraFiles: [String] = []
+    /// `app.json` `webhook` `{url, secret}` (tracking events), when configured and valid.
+    public var webhook: Webhook? = nil
 
     /// What payload builders need (no secrets).
     public var profile: AppProfile {
@@ -119,6 +127,14 @@ public struct AppCredentials: Sendable {
         if let app = object("app.json") {
             credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false
             credentials.ratePerSecond = (app["ratePerSecond"] as? NSNumber)?.doubleValue
+            if let webhook = app["webhook"] {
+                if let object = webhook as? [String: Any], let url = object["url"] as? String, url.hasPrefix("https://"),
+                   let secret = object["secret"] as? String, !secret.isEmpty {
+                    credentials.webhook = Webhook(url: url, secret: Array(secret.utf8))
+                } else {
+                    credentials.problems.append("\(appID)/app.json: webhook needs an https url and a non-empty secret")
+                }
+            }
         }
         return credentials
     }

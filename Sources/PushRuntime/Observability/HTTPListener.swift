@@ -3,6 +3,8 @@ import Foundation
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
 /// `/healthz`, `/readyz` and the tracking endpoint. Handlers are synchronous and cheap.
+/// HTTP/1.1 keep-alive; request bodies are read and discarded; `threads` > 1 runs a pool of
+/// polling threads (MHD's thread pool), each calling the handler.
 public final class HTTPListener: Sendable {
     public struct Request: Sendable {
         public var method: String
@@ -66,10 +68,21 @@ public final class HTTPListener: Sendable {
     deinit { stop() }
 
     fileprivate static func handle(_ connection: OpaquePointer?, context: UnsafeMutableRawPointer?, url: UnsafePointer<CChar>?,
-                                   method: UnsafePointer<CChar>?, requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
-        guard let context, let connection else { return .NO }
-        // MHD calls the handler first with only the headers; answer on that first call (we take
-        // no request bodies), after marking the request as seen.
+                                   method: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
+                                   requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+        guard let context, let connection, let requestContext else { return .NO }
+        // MHD calls the handler first with only the headers, then once per chunk of body, then a
+        // last time with no data. Answering on the first call makes MHD close the connection
+        // (no keep-alive), so the first call only marks the request as seen; bodies (we take
+        // none) are read and discarded; the answer goes out on the last call.
+        if requestContext.pointee == nil {
+            requestContext.pointee = context
+            return .YES
+        }
+        if let uploadSize, uploadSize.pointee > 0 {
+            uploadSize.pointee = 0
+            return .YES
+        }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         var addressBuffer = [CChar](repeating: 0, count: 64)
         let clientAddress = pw_mhd_client_address(connection, &addressBuffer, 64) == 0
@@ -88,11 +101,10 @@ public final class HTTPListener: Sendable {
         defer { MHD_destroy_response(response) }
         _ = MHD_add_response_header(response, "Content-Type", answer.contentType)
         for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
-        _ = requestContext
         return MHD_queue_response(connection, UInt32(answer.status), response)
     }
 }
 
-private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, requestContext in
-    HTTPListener.handle(connection, context: context, url: url, method: method, requestContext: requestContext)
+private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
+    HTTPListener.handle(connection, context: context, url: url, method: method, uploadSize: uploadSize, requestContext: requestContext)
 }
