@@ -35,3 +35,11 @@ test-ops:
 
 clean:
 	rm -rf .build
+
+# Reliability drills against real processes (docs/reliability.md): worker SIGKILL/SIGTERM,
+# broker outage, Redis restart, provider 429/503 storms, 410 flood, hostile jobs, fuzzing.
+chaos: build
+	@$(BIN) chaos --seconds 60
+
+fuzz: build
+	@$(BIN) chaos --drill fuzz --seconds 120

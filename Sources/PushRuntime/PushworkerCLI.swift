@@ -23,6 +23,7 @@ public enum PushworkerCLI {
       msgid verify|decode a signed message id
       config check|print  configuration
       events              the tracking endpoint
+      chaos               reliability drills against real processes (docs/reliability.md)
 
     Run `pushworker <command> --help` for a command's options.
     """
@@ -46,6 +47,7 @@ public enum PushworkerCLI {
         case "demo": return DemoCommand.main(rest)
         case "sandbox": return SandboxCommand.main(rest)
         case "dev-broker": return DevBrokerCommand.main(rest)
+        case "chaos": return ChaosCommand.main(rest)
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage
