@@ -178,6 +178,7 @@ public enum ChaosDrills {
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         let retries = try harness.reader("push.retry.v1")
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "100"])
+        _ = ChildProcess.waitFor(timeout: 30) { worker.readyz() == 200 }
         // The storm starts before the campaign, so every platform meets it.
         try harness.setFaults(faults)
         let stormAt = Date()
