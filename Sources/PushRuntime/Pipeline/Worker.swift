@@ -97,6 +97,14 @@ public final class Worker: Sendable {
                 lastRedisProbe = now
                 if process(message) { blocked = nil }
             }
+            // Readiness follows Redis even while no job needs it (DESIGN §15): a PING every 2 s.
+            if blocked == nil, now - lastRedisProbe >= 2 {
+                lastRedisProbe = now
+                let healthy = redis.ping()
+                if healthy != redisHealthy.exchange(healthy, ordering: .relaxed) {
+                    if healthy { logger.info("redis is back") } else { logger.error("redis unreachable: not ready") }
+                }
+            }
             // Retries whose notBefore has come.
             while blocked == nil, let index = delayed.firstIndex(where: { $0.due <= now }) {
                 let message = delayed.remove(at: index).message
