@@ -126,9 +126,11 @@ public enum ChaosDrills {
         let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "100"])
         let campaign = ChaosCampaign.make(prefix: "redis", jobs: options.scaled(60, minimum: 6), perJob: 50, seed: options.seed)
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
-        try harness.produce(campaign.jobs)
+        // Half the campaign before the outage, half during it (those jobs must be held).
+        let half = campaign.jobs.count / 2
+        try harness.produce(Array(campaign.jobs.prefix(half)))
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200"])
-        guard watcher.wait(fraction: 0.25, timeout: 120) else {
+        guard watcher.wait(fraction: 0.2, timeout: 120) else {
             report.check("campaign started", "\(watcher.covered.count) results", false)
             return
         }
@@ -136,18 +138,22 @@ public enum ChaosDrills {
         harness.stopRedis()
         let downAt = Date()
         harness.log("redis stopped at \(watcher.covered.count) results")
+        try harness.produce(Array(campaign.jobs.suffix(from: half)))
         var notReady = false
-        var heldAt = 0
         let outage = 5.0
         while Date().timeIntervalSince(downAt) < outage || !notReady && Date().timeIntervalSince(downAt) < 15 {
             watcher.update(0.2)
-            if worker.readyz() == 503 && !notReady {
+            if !notReady && worker.readyz() == 503 {
                 notReady = true
                 report.figure("time to not-ready", format(Date().timeIntervalSince(downAt)))
             }
         }
-        heldAt = watcher.covered.count
+        watcher.update(0.5)
+        let heldAt = watcher.covered.count
         report.check("/readyz 503 while Redis is down", notReady ? "503" : "never 503", notReady)
+        let lateJobs = Set(campaign.jobs.suffix(from: half).map(\.key))
+        let lateDone = watcher.covered.filter { lateJobs.contains(String($0.prefix { $0 != "|" })) }.count
+        report.check("jobs enqueued during the outage are held (no result while down)", "\(lateDone) results", lateDone == 0)
         try harness.startRedis()
         let upAt = Date()
         var ready = false

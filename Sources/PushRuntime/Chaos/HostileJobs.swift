@@ -126,7 +126,7 @@ enum HostileJobs {
         // Three equal rounds: the first warms up (allocator, librdkafka buffers); RSS must not grow
         // from the second to the third.
         let perRound = options.scaled(334, minimum: kinds.count)
-        let oversized = options.scale >= 0.5 ? 1 : 0
+        let oversized = 1
         let huge = options.scale >= 0.5 ? 1 : 0
         let rounds = (1...3).map { make(round: $0, count: perRound, oversized: oversized, huge: huge, seed: options.seed) }
         let all = rounds.flatMap { $0 }
