@@ -56,9 +56,18 @@ public enum ChaosDrills {
             report.check("campaign started", "\(watcher.covered.count) results", false)
             return
         }
+        // Hit while sends are in flight (the gauge is refreshed every loop turn, ~50 ms).
+        var inFlight = 0
+        let aimDeadline = Date().addingTimeInterval(20)
+        while Date() < aimDeadline && !watcher.complete {
+            inFlight = first.inFlight() ?? 0
+            if inFlight > 0 { break }
+            watcher.update(0.02)
+        }
         let hitAt = Date()
         let before = watcher.covered.count
         first.signal(signal)
+        report.figure("recipients in flight when the signal hit", "\(inFlight)")
         harness.log("sent signal \(signal) at \(before) results")
         if signal == SIGTERM {
             let status = first.wait(timeout: 40)

@@ -160,6 +160,13 @@ final class ChaosHarness {
                   let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
             return Int(line.split(separator: " ").dropFirst().first ?? "")
         }
+        /// The `pushworker_in_flight` gauge from `/metrics` (recipients in delivery), nil if unreadable.
+        func inFlight() -> Int? {
+            let text = ChaosHarness.curl(["-s", "--max-time", "2", "http://127.0.0.1:\(httpPort)/metrics"])
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("pushworker_in_flight") }),
+                  let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { return nil }
+            return Int(value)
+        }
         /// `GET /readyz` status code (0 when the listener does not answer).
         func readyz() -> Int {
             let result = ChaosHarness.curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", "http://127.0.0.1:\(httpPort)/readyz"])
