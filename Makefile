@@ -42,6 +42,8 @@ chaos: build
 	@$(BIN) chaos --seconds 60
 
 # Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
+
+.PHONY: fuzz
 fuzz: build
 	@$(BIN) chaos --drill fuzz --seconds 60
 	@bash scripts/fuzz-libfuzzer.sh 60
