@@ -41,9 +41,8 @@ clean:
 chaos: build
 	@$(BIN) chaos --seconds 60
 
-# Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
-
 .PHONY: fuzz
+# Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
 fuzz: build
 	@$(BIN) chaos --drill fuzz --seconds 60
 	@bash scripts/fuzz-libfuzzer.sh 60
