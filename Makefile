@@ -42,3 +42,14 @@ clean:
 bench-events: deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	.build/release/pushworker bench events --duration 15
+
+# Reliability drills against real processes (docs/reliability.md): worker SIGKILL/SIGTERM,
+# broker outage, Redis restart, provider 429/503 storms, 410 flood, hostile jobs, fuzzing.
+chaos: build
+	@$(BIN) chaos --seconds 60
+
+.PHONY: fuzz
+# Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
+fuzz: build
+	@$(BIN) chaos --drill fuzz --seconds 60
+	@bash scripts/fuzz-libfuzzer.sh 60

@@ -6,7 +6,9 @@ import Glibc
 ///
 /// Creates the cluster and its topics, writes the bootstrap address atomically to
 /// `--bootstrap-file` (temporary file + rename) once ready, prints it on stdout, then runs
-/// until SIGTERM or SIGINT and exits 0 (removing the bootstrap file).
+/// until SIGTERM or SIGINT and exits 0 (removing the bootstrap file). SIGUSR1 takes every
+/// broker down (`rd_kafka_mock_broker_set_down`: connections drop, messages are kept) and
+/// SIGUSR2 brings them back, so clients can be tested against a broker outage.
 public enum DevBrokerCommand {
     static let usage = """
     usage: pushworker dev-broker [--bootstrap-file FILE] [--brokers N] [--topic NAME[:PARTITIONS]]...
@@ -14,6 +16,8 @@ public enum DevBrokerCommand {
     Runs librdkafka's mock Kafka cluster on random loopback ports until SIGTERM/SIGINT.
     Development and tests only: no Admin API, no persistence, ~5 MiB / 100k messages kept
     per partition, consumers need session.timeout.ms >= 3000.
+    Outage drills: SIGUSR1 takes every broker down (clients are disconnected, data is kept),
+    SIGUSR2 brings them back up.
 
     options:
       --bootstrap-file FILE   write the bootstrap address (host:port,...) here when ready
@@ -113,6 +117,8 @@ public enum DevBrokerCommand {
         sigemptyset(&signals)
         sigaddset(&signals, SIGTERM)
         sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGUSR1)
+        sigaddset(&signals, SIGUSR2)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
         let cluster: KafkaMockCluster
@@ -136,7 +142,20 @@ public enum DevBrokerCommand {
         fflush(nil)
 
         var received: Int32 = 0
-        while sigwait(&signals, &received) != 0 {}
+        while true {
+            guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGUSR1 || received == SIGUSR2 {
+                let down = received == SIGUSR1
+                do {
+                    try cluster.setBrokersDown(down)
+                    writeStderr("pushworker dev-broker: brokers \(down ? "down" : "up")\n")
+                } catch {
+                    writeStderr("pushworker dev-broker: \(error)\n")
+                }
+                continue
+            }
+            break
+        }
         cluster.close()
         if let path = options.bootstrapFile { unlink(path) }
         return 0

@@ -14,6 +14,8 @@ public final class KafkaMockCluster: Sendable {
     private let cluster: MockClusterPointer
     /// The `host:port,…` list of the mock brokers.
     public let bootstrapServers: String
+    /// The number of mock brokers (ids 1…`brokerCount`).
+    public let brokerCount: Int
 
     private struct MockClusterPointer: @unchecked Sendable {
         let pointer: OpaquePointer
@@ -35,6 +37,7 @@ public final class KafkaMockCluster: Sendable {
         }
         self.cluster = MockClusterPointer(pointer: cluster)
         bootstrapServers = String(cString: bootstraps)
+        brokerCount = brokers
     }
 
     deinit {
@@ -51,6 +54,23 @@ public final class KafkaMockCluster: Sendable {
         }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             throw RDKafkaErrors.error(err, "create topic \(name)")
+        }
+    }
+
+    /// Takes every broker down (`true`: connected clients are disconnected and new connections
+    /// refused, the data is kept) or brings them back up (`false`), for outage drills
+    /// (`rd_kafka_mock_broker_set_down` / `_set_up`; no leader change).
+    public func setBrokersDown(_ down: Bool) throws(KafkaError) {
+        for id in 1...brokerCount {
+            let broker = Int32(id)
+            guard let err = client.handleGuard.with({
+                down ? rd_kafka_mock_broker_set_down(cluster.pointer, broker) : rd_kafka_mock_broker_set_up(cluster.pointer, broker)
+            }) else {
+                throw KafkaError(code: KafkaError.destroyed, message: "mock cluster is closed")
+            }
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                throw RDKafkaErrors.error(err, down ? "set broker \(id) down" : "set broker \(id) up")
+            }
         }
     }
 

@@ -23,6 +23,7 @@ public enum PushworkerCLI {
       msgid verify|decode|sign  a signed message id
       config check|print  configuration
       events              the tracking endpoint
+      chaos               reliability drills against real processes (docs/reliability.md)
 
     Run `pushworker <command> --help` for a command's options.
     """
@@ -50,6 +51,8 @@ public enum PushworkerCLI {
         case "topics": return TopicsCommand.main(rest)
         case "events": return EventsCommand.main(rest)
         case "bench" where rest.first == "events": return BenchEventsCommand.main(Array(rest.dropFirst()))
+
+        case "chaos": return ChaosCommand.main(rest)
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage

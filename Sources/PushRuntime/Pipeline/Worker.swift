@@ -411,10 +411,25 @@ public final class Worker: Sendable {
         headers.append(KafkaHeader(name: "source-partition", value: Array("\(message.partition)".utf8)))
         headers.append(KafkaHeader(name: "source-offset", value: Array("\(message.offset)".utf8)))
         headers.append(KafkaHeader(name: "failed-at", value: Array(Timestamp.rfc3339Millis(Date()).utf8)))
+        // A copy over the producer's message.max.bytes would fail on every retry and hold the
+        // partition's offsets forever: keep a bounded prefix and record the original size.
+        var value = message.value
+        let limit = Self.deadLetterMaxBytes(configuration.kafkaProperties(for: .producer))
+        if value.count > limit {
+            headers.append(KafkaHeader(name: "truncated-from", value: Array("\(value.count)".utf8)))
+            value = Array(value.prefix(limit))
+        }
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        produceReliably(topic: configuration.topicDLQ, key: message.key, value: message.value, headers: headers) { [offsets] in
+        produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [offsets] in
             offsets.finish(partition, offset: message.offset)
         }
+    }
+
+    /// The largest DLQ value: the producer's `message.max.bytes` (librdkafka default 1,000,000)
+    /// less 64 KiB for the key and headers.
+    static func deadLetterMaxBytes(_ producerProperties: [String: String]) -> Int {
+        let messageMax = producerProperties["message.max.bytes"].flatMap { Int($0) } ?? 1_000_000
+        return max(1024, messageMax - 65_536)
     }
 
     /// Produces, re-trying after a pause until Kafka acknowledges (librdkafka already retries
