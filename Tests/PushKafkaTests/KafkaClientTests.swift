@@ -150,7 +150,7 @@ struct KafkaClientTests {
         #expect(Set(a.assignment).isDisjoint(with: Set(b.assignment)))
         #expect(a.hasJoinedGroup && b.hasJoinedGroup)
 
-        await onThread { b.close() }
+        await closeWhilePolling(b, others: [a])
         let takeover = await onThread { pollUntil([a]) { a.assignment.count == 4 } }
         #expect(takeover, "a=\(a.assignment)")
         let events = a.drainRebalanceEvents()
@@ -248,7 +248,7 @@ struct KafkaClientTests {
     }
 }
 
-@Suite("Kafka group membership", .serialized)
+@Suite("Kafka group membership", .serialized, .timeLimit(.minutes(2)))
 struct KafkaGroupMembershipTests {
     @Test("a member with an empty assignment still counts as joined")
     func emptyAssignmentJoins() async throws {
@@ -263,6 +263,7 @@ struct KafkaGroupMembershipTests {
         }
         #expect(joined, "a=\(a.assignment) \(a.hasJoinedGroup) b=\(b.assignment) \(b.hasJoinedGroup)")
         #expect(a.memberID != nil && b.memberID != nil)
-        await onThread { a.close(); b.close() }
+        await closeWhilePolling(a, others: [b])
+        await onThread { b.close() }
     }
 }

@@ -63,3 +63,20 @@ final class LogRecorder: Sendable {
     let lines = Mutex<[(level: Int32, facility: String, message: String)]>([])
     var count: Int { lines.withLock { $0.count } }
 }
+
+/// Closes `closing` while `others` keep polling on another thread. A member that leaves in the
+/// middle of a group rebalance waits for the rest of the group to take part in it, which they
+/// only do inside `poll`: closing one member of an unpolled group can otherwise block until
+/// `max.poll.interval.ms` (librdkafka 2.0.2, cooperative-sticky).
+func closeWhilePolling(_ closing: KafkaConsumer, others: [KafkaConsumer]) async {
+    let done = Atomic<Bool>(false)
+    let poller = Thread {
+        while !done.load(ordering: .acquiring) {
+            for consumer in others { _ = consumer.poll(timeout: .milliseconds(20)) }
+        }
+    }
+    poller.start()
+    await onThread { closing.close() }
+    done.store(true, ordering: .releasing)
+    while poller.isExecuting { try? await Task.sleep(for: .milliseconds(10)) }
+}
