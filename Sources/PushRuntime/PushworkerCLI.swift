@@ -18,7 +18,7 @@ public enum PushworkerCLI {
       sandbox             the HTTP/2 provider emulator (APNs, FCM, Web Push)
       dev-broker          development Kafka broker (librdkafka mock cluster)
       demo                run a sample campaign end to end on embedded services
-      bench               benchmarks
+      bench e2e           end-to-end benchmark beside h2load (release build)
       topics apply|print  declared topics
       msgid verify|decode a signed message id
       config check|print  configuration
@@ -46,6 +46,7 @@ public enum PushworkerCLI {
         case "demo": return DemoCommand.main(rest)
         case "sandbox": return SandboxCommand.main(rest)
         case "dev-broker": return DevBrokerCommand.main(rest)
+        case "bench": return BenchCommand.main(rest)
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage
