@@ -46,7 +46,8 @@ public final class Worker: Sendable {
         httpConfiguration.maxConcurrentStreams = configuration.httpStreams
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
         http = try HTTP2Client(configuration: httpConfiguration)
-        deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs))
+        deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                              maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams)
 
         redis = try RedisClient(url: configuration.redisURL)
         state = DeliveryStateStore(client: redis)
