@@ -413,7 +413,7 @@ extension Worker {
         for outcome in all {
             switch outcome {
             case .final(let result, let token, _):
-                produced.append((configuration.topicResults, result.subscriptionID, Array(result.json().utf8)))
+                produced.append((configuration.topicResults, result.subscriptionID, result.jsonBytes()))
                 if let token { produced.append((configuration.topicTokens, token.subscriptionID, Array(token.json().utf8))) }
                 metrics.increment("pushworker_notifications_total",
                                   [("platform", result.platform), ("status", result.status.rawValue), ("reason", Self.reasonLabel(result.reason))])
