@@ -30,6 +30,9 @@ public final class Worker: Sendable {
     let inFlight = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
     let redisHealthy = Atomic<Bool>(true)
+    /// Recipients of the last job started: sizes the next poll so one batch cannot overshoot
+    /// `maxInFlight` by more than about one job (a poll of 64 jobs of 500 would start 32 000).
+    let lastJobRecipients = Atomic<Int>(1)
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
@@ -112,7 +115,9 @@ public final class Worker: Sendable {
             if !toResume.isEmpty { consumer.resume(Array(toResume)) }
             paused = wanted
 
-            for result in consumer.pollBatch(max: 64, timeout: .milliseconds(50)) {
+            let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
+            let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
+            for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
                 switch result {
                 case .failure(let error):
                     metrics.increment("pushworker_kafka_errors_total")
@@ -197,6 +202,7 @@ public final class Worker: Sendable {
             deadLetter(message, reason: error.description)
             return true
         }
+        lastJobRecipients.store(job.recipients.count, ordering: .relaxed)
         let now = Date()
         let appCredentials = credentials.credentials(for: job.appID)
         let plans = planner.plan(job, profile: appCredentials?.profile, now: now)
