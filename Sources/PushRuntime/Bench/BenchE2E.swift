@@ -185,7 +185,7 @@ struct BenchE2E {
         latencies.reserveCapacity(options.notifications)
         var resultTimes: [Int64] = []
         resultTimes.reserveCapacity(options.notifications)
-        var firstSample: (count: Int, cpu: Double)?
+        var samples: [(count: Int, cpu: Double)] = []
         var lastSampleAt = Date.distantPast
         let deadline = Date().addingTimeInterval(options.timeout)
         let subscriptionPrefix = Array("s\(runID)-".utf8)
@@ -210,9 +210,7 @@ struct BenchE2E {
             }
             if Date().timeIntervalSince(lastSampleAt) >= 0.1 {
                 lastSampleAt = Date()
-                if firstSample == nil, distinct > 0 {
-                    firstSample = (distinct, workerPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +))
-                }
+                samples.append((distinct, workerPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +)))
             }
             if Date().timeIntervalSince(lastProgress) >= 2 {
                 lastProgress = Date()
@@ -270,9 +268,12 @@ struct BenchE2E {
         let times = resultTimes.sorted()
         let activeSeconds = times.count > 1 ? Double(times[times.count - 1] - times[0]) / 1000 : 0
         let totalCPU = workerCPU.reduce(0, +)
+        // Steady state: CPU between the samples where 10 % and 90 % of the results were in
+        // (startup, connection set-up and the tail are outside the window).
         var steadyPerNotification: Double?
-        if let firstSample, distinct > firstSample.count {
-            steadyPerNotification = (totalCPU - firstSample.cpu) / Double(distinct - firstSample.count) * 1e6
+        if let low = samples.first(where: { $0.count >= expected / 10 }),
+           let high = samples.first(where: { $0.count >= expected * 9 / 10 }), high.count - low.count >= max(1, expected / 4) {
+            steadyPerNotification = (high.cpu - low.cpu) / Double(high.count - low.count) * 1e6
         }
         let perNotification = steadyPerNotification ?? (distinct > 0 ? totalCPU / Double(distinct) * 1e6 : 0)
         let sortedLatency = latencies.sorted()
@@ -313,6 +314,7 @@ struct BenchE2E {
                 "notificationsPerSecond": activeSeconds > 0 ? Self.round(Double(distinct) / activeSeconds, 0) : NSNull(),
                 "cpuSeconds": Self.round(totalCPU, 3),
                 "cpuMicrosPerNotification": Self.round(perNotification, 2),
+                "cpuWindow": steadyPerNotification == nil ? "whole run (too few samples for the 10-90 % window)" : "10 % to 90 % of the results",
                 "cpuMicrosPerNotificationInclStartup": distinct > 0 ? Self.round(totalCPU / Double(distinct) * 1e6, 2) : NSNull(),
                 "peakRSSBytes": peakRSS,
                 "perWorker": zip(workerCPU, workerHWM).map { ["cpuSeconds": Self.round($0.0, 3), "peakRSSBytes": $0.1] },
