@@ -125,11 +125,16 @@ public final class Worker: Sendable {
                 case .success(let message):
                     let partition = TopicPartition(topic: message.topic, partition: message.partition)
                     offsets.begin(partition, offset: message.offset)
-                    if message.topic == configuration.topicRetry, let due = Self.notBefore(message), due > now {
-                        delayed.append((due, message))
-                        continue
+                    // A retry message is decoded once here (for notBefore) and that job is reused.
+                    var decoded: FanOutJob?
+                    if message.topic == configuration.topicRetry {
+                        decoded = try? JobDecoder.decode(message.value)
+                        if let due = decoded?.notBefore?.timeIntervalSince1970, due > now {
+                            delayed.append((due, message))
+                            continue
+                        }
                     }
-                    if blocked != nil || !process(message) {
+                    if blocked != nil || !process(message, decoded: decoded) {
                         // Redis is away: keep this message (and everything after it) for later.
                         if blocked == nil { blocked = message } else { delayed.append((now + 1, message)) }
                     }
@@ -181,11 +186,6 @@ public final class Worker: Sendable {
         }
     }
 
-    static func notBefore(_ message: KafkaMessage) -> Double? {
-        guard let job = try? JobDecoder.decode(message.value) else { return nil }
-        return job.notBefore?.timeIntervalSince1970
-    }
-
     static func describe(_ partitions: [TopicPartition]) -> String {
         partitions.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ",")
     }
@@ -193,11 +193,11 @@ public final class Worker: Sendable {
     // MARK: - One job
 
     /// Starts work on one message. Returns false, having done nothing, when Redis is away.
-    private func process(_ message: KafkaMessage) -> Bool {
+    private func process(_ message: KafkaMessage, decoded: FanOutJob? = nil) -> Bool {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let job: FanOutJob
-        do {
-            job = try JobDecoder.decode(message.value)
+        do throws(JobValidationError) {
+            if let decoded { job = decoded } else { job = try JobDecoder.decode(message.value) }
         } catch {
             deadLetter(message, reason: error.description)
             return true
