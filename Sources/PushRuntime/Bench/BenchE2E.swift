@@ -25,6 +25,7 @@ struct BenchE2E {
         var workerCPUs: String?
         var sandboxCPUs: String?
         var sandboxThreads = 1
+        var sandboxArguments: [String] = []
         var brokers: String?
         var redisURL: String?
         var h2loadRequests: Int?
@@ -90,7 +91,7 @@ struct BenchE2E {
         }
         defer { redis?.child.stop() }
         step("starting the provider sandbox (\(options.sandboxThreads) thread(s))")
-        let sandbox = try Sandbox(folder: folder, apps: [Self.appID], seed: "bench-\(runID)", extra: ["--threads", "\(options.sandboxThreads)"])
+        let sandbox = try Sandbox(folder: folder, apps: [Self.appID], seed: "bench-\(runID)", extra: ["--threads", "\(options.sandboxThreads)"] + options.sandboxArguments)
         defer { sandbox.child.stop() }
         let sandboxPID = sandbox.child.process.processIdentifier
         if let cpus = options.sandboxCPUs { try Self.pin(pid: sandboxPID, cpus: cpus) }
@@ -299,7 +300,7 @@ struct BenchE2E {
                 "notifications": expected, "jobSize": options.jobSize, "jobs": jobs.count, "partitions": partitions,
                 "mix": options.mix.description, "deadShare": options.deadShare, "workers": options.workers,
                 "workerCPUs": options.workerCPUs ?? NSNull(), "sandboxCPUs": options.sandboxCPUs ?? NSNull(),
-                "sandboxThreads": options.sandboxThreads, "httpConnections": connections, "httpStreams": streams,
+                "sandboxThreads": options.sandboxThreads, "sandboxArguments": options.sandboxArguments, "httpConnections": connections, "httpStreams": streams,
                 "mode": options.backlog ? "backlog" : "live", "broker": options.brokers == nil ? "in-process mock" : "external",
                 "averageJobBytes": jobs.isEmpty ? 0 : jobBytes / jobs.count, "sampleAPNsBodyBytes": sample.body.count,
                 "averageAPNsBodyBytes": sample.averageAPNsBody,

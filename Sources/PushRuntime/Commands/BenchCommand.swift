@@ -24,6 +24,8 @@ enum BenchCommand {
       --worker-cpus LIST    run workers (and h2load) under `taskset -c LIST`
       --sandbox-cpus LIST   pin the sandbox with `taskset -a -p -c LIST`
       --sandbox-threads N   sandbox event loops (default 1)
+      --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
+                            --sandbox-arg=--throttle-share=0.05 to exercise retries
       --brokers HOST:PORT   use this Kafka (e.g. `pushworker dev-broker`; topics must exist)
       --redis-url URL       use this Redis instead of starting redis-server
       --backlog             enqueue everything before starting the workers (default: start the
@@ -65,7 +67,7 @@ enum BenchCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "brokers", "redis-url", "h2load-requests", "report", "svg", "timeout",
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "h2load-requests", "report", "svg", "timeout",
         ], flags: ["allow-debug", "keep", "quiet", "backlog"], exitCode: &code) else { return code }
         var options = BenchE2E.Options()
         do {
@@ -80,6 +82,7 @@ enum BenchCommand {
             options.workerCPUs = parsed.value("worker-cpus")
             options.sandboxCPUs = parsed.value("sandbox-cpus")
             options.sandboxThreads = try parsed.integer("sandbox-threads", default: 1, in: 1...64)
+            options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.brokers = parsed.value("brokers")
             options.redisURL = parsed.value("redis-url")
             if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
