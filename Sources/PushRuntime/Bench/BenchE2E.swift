@@ -221,6 +221,7 @@ struct BenchE2E {
         let finishedAt = Date()
         let workerCPU = workerPIDs.map { ProcessStats.cpuSeconds(pid: $0) ?? 0 }
         let workerHWM = workerPIDs.map { ProcessStats.memoryBytes(pid: $0) ?? 0 }
+        let workerThreads = workerPIDs.first.map { ProcessStats.threadCPU(pid: $0) } ?? []
         let sandboxCPUWorkerPhase = (ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0) - sandboxCPUAtStart
         let redisCPU = redisPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - redisCPUAtStart }
         let benchCPU = ProcessStats.selfCPUSeconds() - benchCPUAtStart
@@ -320,6 +321,7 @@ struct BenchE2E {
                 "peakRSSBytes": peakRSS,
                 "perWorker": zip(workerCPU, workerHWM).map { ["cpuSeconds": Self.round($0.0, 3), "peakRSSBytes": $0.1] },
                 "exitedEarly": !workersAlive,
+                "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
             ] as [String: Any],
             "latencyMs": ["p50": percentile(0.5), "p99": percentile(0.99), "max": sortedLatency.last ?? NSNull(),
                           "from": "job produce call to the result's `at`"] as [String: Any],

@@ -22,6 +22,23 @@ enum ProcessStats {
         return (user + system) / ticksPerSecond
     }
 
+    /// CPU seconds per thread of `pid` (`/proc/<pid>/task/<tid>/stat`, live threads only),
+    /// labelled `comm` (`main` for the thread whose tid is the pid), largest first.
+    static func threadCPU(pid: Int32) -> [(name: String, tid: Int32, cpuSeconds: Double)] {
+        guard let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return [] }
+        var threads: [(name: String, tid: Int32, cpuSeconds: Double)] = []
+        for entry in tids {
+            guard let tid = Int32(entry),
+                  let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+                  let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { continue }
+            let comm = String(text[text.index(after: open)..<close])
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            threads.append((tid == pid ? "main (\(comm))" : comm, tid, (user + system) / ticksPerSecond))
+        }
+        return threads.sorted { $0.cpuSeconds > $1.cpuSeconds }
+    }
+
     /// A `/proc/<pid>/status` value in bytes (`VmHWM` = peak RSS, `VmRSS`), or nil.
     static func memoryBytes(pid: Int32, field: String = "VmHWM") -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
