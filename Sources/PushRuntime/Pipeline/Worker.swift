@@ -32,12 +32,14 @@ public final class Worker: Sendable {
     let redisHealthy = Atomic<Bool>(true)
     /// Recipients of the last job started: sizes the next poll so one batch cannot overshoot
     /// `maxInFlight` by more than about one job (a poll of 64 jobs of 500 would start 32 000).
-    let lastJobRecipients = Atomic<Int>(1)
+    /// Starts pessimistic (one message per poll until a job's size is known).
+    let lastJobRecipients: Atomic<Int>
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
+        lastJobRecipients = Atomic(max(1, configuration.maxInFlight))
         let keyring = try MsgIDKeyring(parsing: configuration.msgIDKeys)
         planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts))
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts)
