@@ -1,6 +1,7 @@
 import CCurl
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Owns one `CURLM *`.
@@ -50,7 +51,7 @@ final class CurlMulti: @unchecked Sendable {
 /// Thread safety: immutable after `init`.
 final class CurlCABundle: @unchecked Sendable {
     let bytes: UnsafeMutableRawBufferPointer
-    /// The temporary file holding the same PEM (0600, removed in `deinit`), if one could be written.
+    /// The temporary file holding the same PEM (0600; removed in `deinit` or at `exit`), if one could be written.
     let path: String?
 
     init(_ pem: [UInt8]) {
@@ -64,7 +65,10 @@ final class CurlCABundle: @unchecked Sendable {
     let count: Int
 
     deinit {
-        if let path { unlink(path) }
+        if let path {
+            TemporaryCAFiles.forget(path)
+            unlink(path)
+        }
         bytes.deallocate()
     }
 
@@ -86,6 +90,7 @@ final class CurlCABundle: @unchecked Sendable {
         }
         close(fd)
         guard ok else { unlink(path); return nil }
+        TemporaryCAFiles.remember(path)
         return path
     }
 
@@ -112,5 +117,28 @@ func readWholeFile(_ path: String) -> [UInt8]? {
         if n < 0 { return nil }
         if n == 0 { return result }
         result.append(contentsOf: chunk[0..<n])
+    }
+}
+
+/// CA files this process wrote: removed at `exit` (an `atexit` handler), since a process that
+/// exits never runs `deinit`s. Only `_exit`, a crash or SIGKILL leave one behind (0600, public
+/// certificates only).
+enum TemporaryCAFiles {
+    private static let paths = Mutex<[String]>([])
+    private static let registered = Atomic<Bool>(false)
+
+    static func remember(_ path: String) {
+        paths.withLock { $0.append(path) }
+        if !registered.exchange(true, ordering: .acquiringAndReleasing) {
+            atexit { TemporaryCAFiles.removeAll() }
+        }
+    }
+
+    static func forget(_ path: String) {
+        paths.withLock { $0.removeAll { $0 == path } }
+    }
+
+    static func removeAll() {
+        for path in paths.withLock({ list -> [String] in defer { list.removeAll() }; return list }) { unlink(path) }
     }
 }
