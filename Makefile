@@ -53,3 +53,10 @@ chaos: build
 fuzz: build
 	@$(BIN) chaos --drill fuzz --seconds 60
 	@bash scripts/fuzz-libfuzzer.sh 60
+
+# End-to-end benchmark on a release build (docs/performance.md): broker, Redis, sandbox and one
+# `pushworker run` process, 50k notifications, then h2load against the same sandbox.
+# Writes bench-report.json and bench-throughput.svg. BENCH_ARGS adds options (e.g. --workers 2).
+BENCH_ARGS ?=
+bench: release
+	.build/release/pushworker bench e2e --notifications 50000 --report bench-report.json --svg bench-throughput.svg $(BENCH_ARGS)

@@ -18,7 +18,7 @@ public enum PushworkerCLI {
       sandbox             the HTTP/2 provider emulator (APNs, FCM, Web Push)
       dev-broker          development Kafka broker (librdkafka mock cluster)
       demo                run a sample campaign end to end on embedded services
-      bench               benchmarks
+      bench e2e           end-to-end benchmark beside h2load (release build)
       topics apply|print  declared topics
       msgid verify|decode|sign  a signed message id
       config check|print  configuration
@@ -50,9 +50,8 @@ public enum PushworkerCLI {
         case "enqueue": return EnqueueCommand.main(rest)
         case "topics": return TopicsCommand.main(rest)
         case "events": return EventsCommand.main(rest)
-        case "bench" where rest.first == "events": return BenchEventsCommand.main(Array(rest.dropFirst()))
-
         case "chaos": return ChaosCommand.main(rest)
+        case "bench": return BenchCommand.main(rest)
         default:
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage

@@ -1,6 +1,7 @@
 import CCurl
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Owns one `CURLM *`.
@@ -35,24 +36,63 @@ final class CurlMulti: @unchecked Sendable {
     deinit { curl_multi_cleanup(handle) }
 }
 
-/// CA certificates handed to libcurl as `CURLOPT_CAINFO_BLOB` with `CURL_BLOB_NOCOPY`:
-/// libcurl keeps a pointer to these bytes, so every transfer holds a reference to this
-/// object and the bytes live until the last easy handle using them is gone.
+/// CA certificates for libcurl: written once to a private temporary file handed over as
+/// `CURLOPT_CAINFO` (a path), or, if no file can be written (read-only file system), as
+/// `CURLOPT_CAINFO_BLOB` with `CURL_BLOB_NOCOPY`: libcurl keeps a pointer to these bytes, so
+/// every transfer holds a reference to this object and the bytes live until the last easy
+/// handle using them is gone.
+///
+/// Why a path first: libcurl 7.88 duplicates a CA *blob* into every new transfer's connection
+/// config and compares it byte by byte when looking for a connection to reuse (a ~220 KB
+/// malloc + memcpy + memcmp per request), and parses it again for every TLS connection, while a
+/// path is compared as a string and its parsed store is cached (`CURLOPT_CA_CACHE_TIMEOUT`).
+/// docs/performance.md has the profile.
 ///
 /// Thread safety: immutable after `init`.
 final class CurlCABundle: @unchecked Sendable {
     let bytes: UnsafeMutableRawBufferPointer
+    /// The temporary file holding the same PEM (0600; removed in `deinit` or at `exit`), if one could be written.
+    let path: String?
 
     init(_ pem: [UInt8]) {
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(pem.count, 1), alignment: 1)
         pem.withUnsafeBytes { bytes.copyMemory(from: $0) }
         self.bytes = bytes
         count = pem.count
+        path = Self.writeTemporaryFile(pem)
     }
 
     let count: Int
 
-    deinit { bytes.deallocate() }
+    deinit {
+        if let path {
+            TemporaryCAFiles.forget(path)
+            unlink(path)
+        }
+        bytes.deallocate()
+    }
+
+    private static func writeTemporaryFile(_ pem: [UInt8]) -> String? {
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/pushworker-ca-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard fd >= 0 else { return nil }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var offset = 0
+        var ok = true
+        while offset < pem.count {
+            let written = pem[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written <= 0 { ok = false; break }
+            offset += written
+        }
+        close(fd)
+        guard ok else { unlink(path); return nil }
+        TemporaryCAFiles.remember(path)
+        return path
+    }
 
     /// libcurl's compiled-in CA bundle path (`CURLINFO_CAINFO`, libcurl ≥ 7.84), if any.
     static func defaultBundlePath() -> String? {
@@ -77,5 +117,28 @@ func readWholeFile(_ path: String) -> [UInt8]? {
         if n < 0 { return nil }
         if n == 0 { return result }
         result.append(contentsOf: chunk[0..<n])
+    }
+}
+
+/// CA files this process wrote: removed at `exit` (an `atexit` handler), since a process that
+/// exits never runs `deinit`s. Only `_exit`, a crash or SIGKILL leave one behind (0600, public
+/// certificates only).
+enum TemporaryCAFiles {
+    private static let paths = Mutex<[String]>([])
+    private static let registered = Atomic<Bool>(false)
+
+    static func remember(_ path: String) {
+        paths.withLock { $0.append(path) }
+        if !registered.exchange(true, ordering: .acquiringAndReleasing) {
+            atexit { TemporaryCAFiles.removeAll() }
+        }
+    }
+
+    static func forget(_ path: String) {
+        paths.withLock { $0.removeAll { $0 == path } }
+    }
+
+    static func removeAll() {
+        for path in paths.withLock({ list -> [String] in defer { list.removeAll() }; return list }) { unlink(path) }
     }
 }

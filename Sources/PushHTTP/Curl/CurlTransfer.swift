@@ -96,7 +96,10 @@ final class CurlTransfer {
         try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
         try set(CURLOPT_SSL_VERIFYPEER, 1)
         try set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let bundle = settings.caBundle {
+        if let bundle = settings.caBundle, let path = bundle.path {
+            caBundle = bundle
+            try set(CURLOPT_CAINFO, string: path)
+        } else if let bundle = settings.caBundle {
             caBundle = bundle
             var blob = curl_blob(data: bundle.bytes.baseAddress, len: bundle.count, flags: UInt32(CURL_BLOB_NOCOPY))
             try check(pw_curl_easy_setopt_blob(handle, CURLOPT_CAINFO_BLOB, &blob), "CURLOPT_CAINFO_BLOB")

@@ -92,6 +92,38 @@ public enum Timestamp {
             "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 
+    /// `"2026-11-30T10:00:01.234Z"` (quotes included) as bytes, without intermediate strings.
+    static func rfc3339MillisQuotedBytes(unixMillis: Int64) -> [UInt8] {
+        let seconds = unixMillis >= 0 ? unixMillis / 1000 : (unixMillis - 999) / 1000
+        let millis = Int32(unixMillis - seconds * 1000)
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var out = [UInt8]()
+        out.reserveCapacity(26)
+        func digits(_ value: Int32, _ width: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = max(0, value)
+            if rest >= divisor * 10 { out.append(contentsOf: Array(String(rest).utf8)); return }
+            while divisor > 0 {
+                out.append(0x30 + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        out.append(0x22)
+        digits(parts.tm_year + 1900, 4); out.append(0x2D)
+        digits(parts.tm_mon + 1, 2); out.append(0x2D)
+        digits(parts.tm_mday, 2); out.append(0x54)
+        digits(parts.tm_hour, 2); out.append(0x3A)
+        digits(parts.tm_min, 2); out.append(0x3A)
+        digits(parts.tm_sec, 2); out.append(0x2E)
+        digits(millis, 3); out.append(0x5A)
+        out.append(0x22)
+        return out
+    }
+
     public static func rfc3339Seconds(_ date: Date) -> String {
         var text = rfc3339Millis(date)
         text.removeSubrange(text.index(text.endIndex, offsetBy: -5)..<text.index(text.endIndex, offsetBy: -1))

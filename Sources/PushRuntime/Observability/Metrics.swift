@@ -4,7 +4,27 @@ import Synchronization
 /// fixed sets only: never a token, campaign or app id). Created once, updated lock-free or under
 /// a short lock, rendered as Prometheus text by `/metrics`.
 public final class Metrics: Sendable {
-    private struct Key: Hashable { var name: String; var labels: String }
+    /// Labels are kept raw (name, value, name, value, …) and rendered only by ``render()``:
+    /// updates sit on the per-notification path (docs/performance.md).
+    private struct Key: Hashable {
+        var name: String
+        var labels: [String]
+        init(name: String, labels: [(String, String)]) {
+            self.name = name
+            var flat: [String] = []
+            if !labels.isEmpty {
+                flat.reserveCapacity(labels.count * 2)
+                for (label, value) in labels { flat.append(label); flat.append(value) }
+            }
+            self.labels = flat
+        }
+        var rendered: String {
+            var pairs: [(String, String)] = []
+            var index = 0
+            while index + 1 < labels.count { pairs.append((labels[index], labels[index + 1])); index += 2 }
+            return Metrics.render(pairs)
+        }
+    }
     private let counters = Mutex<[Key: Double]>([:])
     private let gauges = Mutex<[Key: Double]>([:])
     private let histograms = Mutex<[Key: Histogram]>([:])
@@ -28,23 +48,23 @@ public final class Metrics: Sendable {
     public init() {}
 
     public func increment(_ name: String, _ labels: [(String, String)] = [], by amount: Double = 1) {
-        let key = Key(name: name, labels: Self.render(labels))
+        let key = Key(name: name, labels: labels)
         counters.withLock { $0[key, default: 0] += amount }
     }
 
     public func set(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
-        let key = Key(name: name, labels: Self.render(labels))
+        let key = Key(name: name, labels: labels)
         gauges.withLock { $0[key] = value }
     }
 
     public func observe(_ name: String, _ labels: [(String, String)] = [], seconds: Double) {
-        let key = Key(name: name, labels: Self.render(labels))
+        let key = Key(name: name, labels: labels)
         histograms.withLock { $0[key, default: Histogram()].observe(seconds) }
     }
 
     /// The current value of a counter (tests, summaries).
     public func counter(_ name: String, _ labels: [(String, String)] = []) -> Double {
-        counters.withLock { $0[Key(name: name, labels: Self.render(labels))] ?? 0 }
+        counters.withLock { $0[Key(name: name, labels: labels)] ?? 0 }
     }
 
     /// Prometheus text exposition format 0.0.4: one `# HELP`/`# TYPE` block per metric name,
@@ -53,13 +73,13 @@ public final class Metrics: Sendable {
     public func render() -> String {
         var series: [String: [(labels: String, lines: [String])]] = [:]
         for (key, value) in counters.withLock({ $0 }) {
-            series[key.name, default: []].append((key.labels, ["\(key.name)\(key.labels) \(Self.number(value))"]))
+            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
         }
         for (key, value) in gauges.withLock({ $0 }) {
-            series[key.name, default: []].append((key.labels, ["\(key.name)\(key.labels) \(Self.number(value))"]))
+            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
         }
         for (key, histogram) in histograms.withLock({ $0 }) {
-            series[key.name, default: []].append((key.labels, histogram.lines(name: key.name, labels: key.labels)))
+            series[key.name, default: []].append((key.rendered, histogram.lines(name: key.name, labels: key.rendered)))
         }
         var out = ""
         for name in series.keys.sorted() {
@@ -77,7 +97,8 @@ public final class Metrics: Sendable {
     }
 
     static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) else { return value }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 

@@ -20,10 +20,17 @@ public struct ResultRecord: Sendable {
     public var atUnixMs: Int64
 
     /// The JSON line (no trailing newline), keys in the contract's order.
-    public func json() -> String {
-        var out = "{\"schemaVersion\":1"
+    public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
+
+    /// ``json()`` as UTF-8 bytes, written straight into one buffer (one per result: this is on
+    /// the per-notification path, docs/performance.md).
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 384)
+        writer.beginObject()
+        writer.member("schemaVersion", 1)
         func field(_ name: String, _ value: String?) {
-            out += ",\"\(name)\":" + (value.map(JSONText.quote) ?? "null")
+            writer.key(name)
+            if let value { writer.string(value) } else { writer.null() }
         }
         field("jobId", jobID)
         field("msgId", msgID)
@@ -35,13 +42,16 @@ public struct ResultRecord: Sendable {
         field("platform", platform)
         field("status", status.rawValue)
         field("reason", reason)
-        out += ",\"httpStatus\":" + (httpStatus.map(String.init) ?? "null")
+        writer.key("httpStatus")
+        if let httpStatus { writer.int(httpStatus) } else { writer.null() }
         field("providerMessageId", providerMessageID)
-        out += ",\"attempts\":\(attempts)"
-        out += ",\"latencyMs\":" + (latencyMs.map { String((($0 * 10).rounded()) / 10) } ?? "null")
-        field("at", Timestamp.rfc3339Millis(unixMillis: atUnixMs))
-        out += "}"
-        return out
+        writer.member("attempts", attempts)
+        writer.key("latencyMs")
+        if let latencyMs { writer.raw(Array(String(((latencyMs * 10).rounded()) / 10).utf8)) } else { writer.null() }
+        writer.key("at")
+        writer.raw(Timestamp.rfc3339MillisQuotedBytes(unixMillis: atUnixMs))
+        writer.endObject()
+        return writer.bytes
     }
 }
 

@@ -38,11 +38,16 @@ public final class Worker: Sendable {
     /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
     let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
     let redisProbing = Atomic<Bool>(false)
+    /// Recipients of the last job started: sizes the next poll so one batch cannot overshoot
+    /// `maxInFlight` by more than about one job (a poll of 64 jobs of 500 would start 32 000).
+    /// Starts pessimistic (one message per poll until a job's size is known).
+    let lastJobRecipients: Atomic<Int>
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
+        lastJobRecipients = Atomic(max(1, configuration.maxInFlight))
         let keyring = try MsgIDKeyring(parsing: configuration.msgIDKeys)
         planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts))
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts)
@@ -55,6 +60,7 @@ public final class Worker: Sendable {
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
         http = try HTTP2Client(configuration: httpConfiguration)
         deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                              maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
         redis = try RedisClient(url: configuration.redisURL)
@@ -122,7 +128,9 @@ public final class Worker: Sendable {
             if !toResume.isEmpty { consumer.resume(Array(toResume)) }
             paused = wanted
 
-            for result in consumer.pollBatch(max: 64, timeout: .milliseconds(50)) {
+            let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
+            let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
+            for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
                 switch result {
                 case .failure(let error):
                     metrics.increment("pushworker_kafka_errors_total")
@@ -130,11 +138,16 @@ public final class Worker: Sendable {
                 case .success(let message):
                     let partition = TopicPartition(topic: message.topic, partition: message.partition)
                     offsets.begin(partition, offset: message.offset)
-                    if message.topic == configuration.topicRetry, let due = Self.notBefore(message), due > now {
-                        delayed.append((due, message))
-                        continue
+                    // A retry message is decoded once here (for notBefore) and that job is reused.
+                    var decoded: FanOutJob?
+                    if message.topic == configuration.topicRetry {
+                        decoded = try? JobDecoder.decode(message.value)
+                        if let due = decoded?.notBefore?.timeIntervalSince1970, due > now {
+                            delayed.append((due, message))
+                            continue
+                        }
                     }
-                    if blocked != nil || !process(message) {
+                    if blocked != nil || !process(message, decoded: decoded) {
                         // Redis is away: keep this message (and everything after it) for later.
                         if blocked == nil { blocked = message } else { delayed.append((now + 1, message)) }
                     }
@@ -206,11 +219,6 @@ public final class Worker: Sendable {
         }
     }
 
-    static func notBefore(_ message: KafkaMessage) -> Double? {
-        guard let job = try? JobDecoder.decode(message.value) else { return nil }
-        return job.notBefore?.timeIntervalSince1970
-    }
-
     static func describe(_ partitions: [TopicPartition]) -> String {
         partitions.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ",")
     }
@@ -218,15 +226,16 @@ public final class Worker: Sendable {
     // MARK: - One job
 
     /// Starts work on one message. Returns false, having done nothing, when Redis is away.
-    private func process(_ message: KafkaMessage) -> Bool {
+    private func process(_ message: KafkaMessage, decoded: FanOutJob? = nil) -> Bool {
         let partition = TopicPartition(topic: message.topic, partition: message.partition)
         let job: FanOutJob
-        do {
-            job = try JobDecoder.decode(message.value)
+        do throws(JobValidationError) {
+            if let decoded { job = decoded } else { job = try JobDecoder.decode(message.value) }
         } catch {
             deadLetter(message, reason: error.description)
             return true
         }
+        lastJobRecipients.store(job.recipients.count, ordering: .relaxed)
         let now = Date()
         let appCredentials = credentials.credentials(for: job.appID)
         let plans = planner.plan(job, profile: appCredentials?.profile, now: now)
@@ -590,7 +599,7 @@ extension Worker {
         for outcome in all {
             switch outcome {
             case .final(let result, let token, _):
-                produced.append((configuration.topicResults, result.subscriptionID, Array(result.json().utf8)))
+                produced.append((configuration.topicResults, result.subscriptionID, result.jsonBytes()))
                 if let token { produced.append((configuration.topicTokens, token.subscriptionID, Array(token.json().utf8))) }
                 metrics.increment("pushworker_notifications_total",
                                   [("platform", result.platform), ("status", result.status.rawValue), ("reason", Self.reasonLabel(result.reason))])

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushCrypto
 import PushHTTP
+import Synchronization
 
 /// Sends one ``ProviderRequest`` with the app's credentials over the shared HTTP/2 client and
 /// classifies the answer. Adds the provider's authorization, encrypts Web Push bodies (a fresh
@@ -28,15 +29,21 @@ public final class Deliverer: Sendable {
     private let vapid: VAPIDCache
     private let clock: @Sendable () -> Double
     private let webPushGuard: WebPushAddressGuard?
+    private let gate: OriginGate?
 
     /// - Parameters:
+    ///   - maxInFlightPerOrigin: caps the requests handed to libcurl per origin (nil: no limit);
+    ///     use connections × streams. The excess waits in a Swift queue here rather than in
+    ///     libcurl's pending list, which every `curl_multi_remove_handle` walks
+    ///     (docs/performance.md).
     ///   - webPushGuard: refuses Web Push endpoints that resolve to private/loopback addresses
     ///     (DESIGN §7); nil skips the address check (the planner still matches names).
     ///   - clock: Unix time in seconds, for provider token ages (injectable for tests).
     public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration,
-                webPushGuard: WebPushAddressGuard? = nil,
+                maxInFlightPerOrigin: Int? = nil, webPushGuard: WebPushAddressGuard? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.http = http
+        gate = maxInFlightPerOrigin.map { OriginGate(limit: max(1, $0)) }
         self.metrics = metrics
         self.logger = logger
         self.requestTimeout = requestTimeout
@@ -139,6 +146,17 @@ public final class Deliverer: Sendable {
         headers.append(contentsOf: extraHeaders)
         let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout)
         let platform = request.platform
+        guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
+        let origin = OriginGate.origin(of: request.url)
+        gate.enter(origin) { [self] in
+            submit(httpRequest, platform: platform, attempt: attempt) { attempt in
+                gate.leave(origin)
+                completion(attempt)
+            }
+        }
+    }
+
+    private func submit(_ httpRequest: HTTPRequest, platform: Platform, attempt: Int, completion: @escaping Completion) {
         let started = DispatchTime.now().uptimeNanoseconds
         http.submit(httpRequest) { [metrics] result in
             let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -200,4 +218,104 @@ public final class Deliverer: Sendable {
     }
 
     struct CredentialsErrorBox: Error {}
+}
+
+/// Per-origin admission: at most `limit` requests of one origin are with libcurl at once; the
+/// rest wait here, first in, first out, and start as earlier ones complete.
+///
+/// Starting a request can complete it synchronously (a client that is shutting down fails it at
+/// once, and that completion calls ``leave(_:)``), so requests are started by one "drainer" per
+/// origin in a loop, never by recursion: whoever finds room while nobody drains becomes the
+/// drainer; the role is claimed and given up inside the same critical sections that inspect the
+/// queue, so no start is ever lost.
+final class OriginGate: Sendable {
+    typealias Start = @Sendable () -> Void
+
+    private struct Lane {
+        var active = 0
+        var draining = false
+        var waiting: [Start?] = []
+        var head = 0
+
+        var hasWaiting: Bool { head < waiting.count }
+
+        mutating func pop() -> Start? {
+            guard head < waiting.count else { return nil }
+            let next = waiting[head]
+            waiting[head] = nil
+            head += 1
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 && head * 2 >= waiting.count {
+                waiting.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
+
+        /// Claims a slot and the next start if there is room and one waits.
+        mutating func takeIfRoom(limit: Int) -> Start? {
+            guard active < limit, hasWaiting else { return nil }
+            active += 1
+            return pop()
+        }
+    }
+
+    let limit: Int
+    private let lanes = Mutex<[String: Lane]>([:])
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `start` when `origin` has room: now, on the caller's thread, or after a request ends.
+    func enter(_ origin: String, _ start: @escaping Start) {
+        let first: Start? = lanes.withLock { lanes in
+            lanes[origin, default: Lane()].waiting.append(start)
+            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+        }
+        drain(origin, first)
+    }
+
+    /// A request of `origin` ended: its slot goes to the next waiting one, if any.
+    func leave(_ origin: String) {
+        let first: Start? = lanes.withLock { lanes in
+            lanes[origin, default: Lane()].active -= 1
+            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+        }
+        drain(origin, first)
+    }
+
+    /// Becomes the drainer (returns the first start) unless someone else is draining.
+    private static func claim(_ lane: inout Lane, limit: Int) -> Start? {
+        guard !lane.draining, let next = lane.takeIfRoom(limit: limit) else { return nil }
+        lane.draining = true
+        return next
+    }
+
+    private func drain(_ origin: String, _ first: Start?) {
+        var next = first
+        while let start = next {
+            start()
+            next = lanes.withLock { lanes in
+                if let more = lanes[origin, default: Lane()].takeIfRoom(limit: limit) { return more }
+                lanes[origin, default: Lane()].draining = false
+                return nil
+            }
+        }
+    }
+
+    /// `scheme://authority` of `url` (everything before the path), without parsing the rest.
+    static func origin(of url: String) -> String {
+        var slashes = 0
+        var end = url.utf8.endIndex
+        var index = url.utf8.startIndex
+        while index < url.utf8.endIndex {
+            if url.utf8[index] == 0x2F {
+                slashes += 1
+                if slashes == 3 { end = index; break }
+            }
+            index = url.utf8.index(after: index)
+        }
+        return String(url[..<end])
+    }
 }

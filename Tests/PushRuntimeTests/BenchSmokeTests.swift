@@ -1,0 +1,60 @@
+import Foundation
+import PushTestSupport
+import Testing
+
+/// `pushworker bench e2e` on a tiny workload (the debug binary, allowed by flag): every process
+/// starts and stops, every recipient has a result and the report carries every figure. No timing
+/// assertions: the real benchmark is `make bench` on a release build.
+@Suite("Bench smoke", .serialized)
+struct BenchSmokeTests {
+    @Test("bench e2e with a tiny N writes a complete report whose counts match")
+    func tinyRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-smoke")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let svg = folder.appendingPathComponent("chart.svg").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "120", "--job-size", "25",
+            "--dead-share", "0.1", "--h2load-requests", "200", "--report", report, "--svg", svg, "--timeout", "120",
+        ], timeout: 180)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["build"] as? String == "debug")
+        let results = try #require(object["results"] as? [String: Any])
+        #expect(results["expected"] as? Int == 120)
+        #expect(results["distinct"] as? Int == 120)
+        let byStatus = try #require(results["byStatus"] as? [String: Int])
+        #expect(byStatus.values.reduce(0, +) == 120)
+        #expect((byStatus["sent"] ?? 0) > 0)
+        #expect((byStatus["invalid_token"] ?? 0) > 0, "a 10 % dead share over 120 recipients")
+        let byPlatform = try #require(results["byPlatform"] as? [String: Int])
+        #expect(Set(byPlatform.keys) == ["ios", "android", "web"])
+
+        let worker = try #require(object["worker"] as? [String: Any])
+        for key in ["notificationsPerSecond", "cpuMicrosPerNotification", "peakRSSBytes", "cpuSeconds"] {
+            #expect(worker[key] is NSNumber, "worker.\(key)")
+        }
+        #expect((worker["peakRSSBytes"] as? Int ?? 0) > 0)
+        let latency = try #require(object["latencyMs"] as? [String: Any])
+        #expect(latency["p50"] is NSNumber && latency["p99"] is NSNumber)
+        let h2load = try #require(object["h2load"] as? [String: Any])
+        #expect(h2load["succeeded"] as? Int == 200, "h2load output: \(h2load["output"] ?? "")")
+        #expect(h2load["cpuMicrosPerRequest"] is NSNumber)
+        let ratio = try #require(object["ratio"] as? [String: Any])
+        #expect(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"] is NSNumber)
+        let throughput = try #require(object["throughput"] as? [String: Any])
+        #expect((throughput["resultsPerBucket"] as? [Int])?.reduce(0, +) == 120)
+
+        let chart = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(chart.hasPrefix("<svg") && chart.contains("</svg>"))
+    }
+
+    @Test("bench e2e refuses a debug build unless allowed")
+    func refusesDebug() throws {
+        let run = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--notifications", "1"], timeout: 30)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("DEBUG build"))
+    }
+}
