@@ -43,7 +43,7 @@ runtime_packages=$(
                 }
             }
         }
-    }' | sed -e 's/[=:].*//' | sort -u
+    }' | sed -e 's/[=:/].*//' | sort -u
 )
 if [[ -z $runtime_packages ]]; then
     echo "check_image_libs: no apt-get install in the last stage of $dockerfile" >&2

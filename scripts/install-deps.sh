@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   pkg-config
   librdkafka-dev        # Kafka client + mock cluster (rdkafka_mock.h), 2.0.2
-  libcurl4-openssl-dev  # HTTP/2 client (7.88.1, nghttp2 inside; TLS h2 only, see docs/http-client.md)
+  libcurl4-openssl-dev  # HTTP/2 client: >= 8 from bookworm-backports, see below and docs/http-client.md
   libssl-dev            # libcrypto/libssl: JWTs, RFC 8291, the sandbox's TLS
   libhiredis-dev        # Redis client (0.14.1)
   libnghttp2-dev        # the sandbox's HTTP/2 server
@@ -26,11 +26,30 @@ for package in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]})); then
-  echo "installing: ${missing[*]}" >&2
+# libcurl >= 8 (docs/http-client.md): Debian 12's 7.88.1 sends RST_STREAM after every HTTP/2
+# stream, and providers with rapid-reset protection then close the connection every ~1000
+# requests. bookworm-backports has 8.14 with the same ABI (package names unchanged); only these
+# three packages come from there.
+backports=()
+curl_version=$(dpkg-query -W -f='${Version}' libcurl4-openssl-dev 2>/dev/null || true)
+if ! dpkg --compare-versions "${curl_version:-0}" ge 8; then
+  backports=(libcurl4/bookworm-backports libcurl4-openssl-dev/bookworm-backports curl/bookworm-backports)
+  # The plain names would install 7.88 first: take them out of the bookworm list.
+  filtered=()
+  for package in "${missing[@]}"; do
+    case "$package" in libcurl4-openssl-dev|curl) ;; *) filtered+=("$package") ;; esac
+  done
+  missing=("${filtered[@]}")
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/pushworker-backports.list
+  fi
+fi
+
+if ((${#missing[@]} + ${#backports[@]})); then
+  echo "installing: ${missing[*]} ${backports[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" "${backports[@]}" >/dev/null
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then

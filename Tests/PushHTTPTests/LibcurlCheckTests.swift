@@ -30,9 +30,11 @@ struct LibcurlCheckTests {
     }
 
     @Test("known-broken combinations are refused with a clear message", arguments: [
-        Row(info: LibcurlInfo(version: "7.88.1", versionNumber: 0x075801, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: false, refusal: nil),
+        Row(info: LibcurlInfo(version: "7.88.1", versionNumber: 0x075801, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: false, refusal: "RST_STREAM"),
         Row(info: LibcurlInfo(version: "7.88.1", versionNumber: 0x075801, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: true, refusal: "h2c"),
         Row(info: LibcurlInfo(version: "8.14.1", versionNumber: 0x080E01, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: true, refusal: nil),
+        Row(info: LibcurlInfo(version: "8.14.1", versionNumber: 0x080E01, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: false, refusal: nil),
+        Row(info: LibcurlInfo(version: "8.0.0", versionNumber: 0x080000, hasHTTP2: true, sslVersion: "OpenSSL/3.0.11"), cleartext: false, refusal: nil),
         Row(info: LibcurlInfo(version: "8.14.1", versionNumber: 0x080E01, hasHTTP2: false, sslVersion: "OpenSSL/3.0.11"), cleartext: false, refusal: "HTTP/2"),
         Row(info: LibcurlInfo(version: "8.14.1", versionNumber: 0x080E01, hasHTTP2: true, sslVersion: ""), cleartext: false, refusal: "TLS"),
         Row(info: LibcurlInfo(version: "7.74.0", versionNumber: 0x074A00, hasHTTP2: true, sslVersion: "OpenSSL/1.1.1"), cleartext: false, refusal: "too old"),

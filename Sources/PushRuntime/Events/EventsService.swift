@@ -62,7 +62,7 @@ public final class EventsService: Sendable {
             return isReady(now: now) ? .init(status: 200, body: "ready\n") : .init(status: 503, body: "not ready\n")
         case .metrics:
             syncMetrics()
-            return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: EventsMetrics.render(metrics))
+            return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render())
         case .notFound:
             return .init(status: 404, body: "not found\n")
         case .methodNotAllowed(let allow):
@@ -158,27 +158,3 @@ final class HotCounters: Sendable {
     let publishedError = Cell()
 }
 
-/// HELP/TYPE lines for the events metrics (the shared ``Metrics`` knows the worker's), added
-/// to its Prometheus text.
-enum EventsMetrics {
-    static let help: [(name: String, type: String, help: String)] = [
-        ("pushworker_events_total", "counter", "Tracking pings by event type and outcome (accepted, bad_msgid)."),
-        ("pushworker_events_rate_limited_total", "counter", "Tracking pings refused with 429 (per-IP EVENT_RATE_LIMIT)."),
-        ("pushworker_events_published_total", "counter", "Events acknowledged by Kafka (ok) or failed (error)."),
-        ("pushworker_events_counter_flushes_total", "counter", "Pipelined Redis counter flushes by outcome."),
-        ("pushworker_events_counter_dropped_total", "counter", "Events not counted in Redis (pending buffer full)."),
-        ("pushworker_webhook_deliveries_total", "counter", "Webhook batch attempts by outcome (delivered, retried, rejected, failed)."),
-        ("pushworker_webhook_events_total", "counter", "Events delivered to webhooks."),
-        ("pushworker_webhook_dropped_total", "counter", "Events dropped before webhook delivery (queue full or shutdown)."),
-    ]
-
-    static func render(_ metrics: Metrics) -> String {
-        var lines = metrics.render().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        for entry in help {
-            guard !lines.contains("# TYPE \(entry.name) \(entry.type)"),
-                  let index = lines.firstIndex(where: { $0.hasPrefix(entry.name + " ") || $0.hasPrefix(entry.name + "{") }) else { continue }
-            lines.insert(contentsOf: ["# HELP \(entry.name) \(entry.help)", "# TYPE \(entry.name) \(entry.type)"], at: index)
-        }
-        return lines.joined(separator: "\n")
-    }
-}

@@ -43,6 +43,15 @@ public final class Metrics: Sendable {
         "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
         "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
+        // The tracking endpoint (`pushworker events`).
+        "pushworker_events_total": ("counter", "Tracking pings by event type and outcome (accepted, bad_msgid).", ["type", "outcome"]),
+        "pushworker_events_rate_limited_total": ("counter", "Tracking pings refused with 429 (per-IP EVENT_RATE_LIMIT).", []),
+        "pushworker_events_published_total": ("counter", "Events acknowledged by Kafka (ok) or failed (error).", ["outcome"]),
+        "pushworker_events_counter_flushes_total": ("counter", "Pipelined Redis counter flushes by outcome.", ["outcome"]),
+        "pushworker_events_counter_dropped_total": ("counter", "Events not counted in Redis (pending buffer full).", []),
+        "pushworker_webhook_deliveries_total": ("counter", "Webhook batch attempts by outcome (delivered, retried, rejected, failed).", ["outcome"]),
+        "pushworker_webhook_events_total": ("counter", "Events delivered to webhooks.", []),
+        "pushworker_webhook_dropped_total": ("counter", "Events dropped before webhook delivery (queue full or shutdown).", []),
     ]
 
     public init() {}
