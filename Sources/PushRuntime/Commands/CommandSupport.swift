@@ -24,6 +24,23 @@ enum CommandSupport {
         return [UInt8](data)
     }
 
+    /// An exit status as an error, for `Result`.
+    struct Exit: Error { let code: Int32 }
+
+    /// Reads one job from `path` (or standard input) and decodes it; on failure the reason is on
+    /// stderr and the error carries the exit status (66 unreadable, 65 invalid job).
+    static func readJob(_ path: String?) -> Result<FanOutJob, Exit> {
+        let bytes: [UInt8]
+        do { bytes = try readInput(path) } catch {
+            printError("error: \(error)")
+            return .failure(Exit(code: ExitCode.noInput))
+        }
+        do { return .success(try JobDecoder.decode(bytes)) } catch {
+            printError("invalid job: \(error)")
+            return .failure(Exit(code: ExitCode.dataError))
+        }
+    }
+
     static func writeLine(_ text: String) {
         var bytes = Array(text.utf8)
         bytes.append(0x0A)

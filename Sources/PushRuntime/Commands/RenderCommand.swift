@@ -35,15 +35,10 @@ enum RenderCommand {
             }
             configuration = nil
         }
-        let bytes: [UInt8]
-        do { bytes = try CommandSupport.readInput(parsed.positionals.first) } catch {
-            printError("error: \(error)")
-            return ExitCode.noInput
-        }
         let job: FanOutJob
-        do { job = try JobDecoder.decode(bytes) } catch {
-            printError("invalid job: \(error)")
-            return ExitCode.dataError
+        switch CommandSupport.readJob(parsed.positionals.first) {
+        case .success(let decoded): job = decoded
+        case .failure(let exit): return exit.code
         }
         guard let keyring = CommandSupport.keyring(configuration) else { return ExitCode.software }
         let planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration?.webPushAllowedHosts ?? []))

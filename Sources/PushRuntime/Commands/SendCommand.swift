@@ -30,15 +30,10 @@ enum SendCommand {
             printError("configuration problems:\n\(error)")
             return ExitCode.config
         }
-        let bytes: [UInt8]
-        do { bytes = try CommandSupport.readInput(parsed.positionals.first) } catch {
-            printError("error: \(error)")
-            return ExitCode.noInput
-        }
         let job: FanOutJob
-        do { job = try JobDecoder.decode(bytes) } catch {
-            printError("invalid job: \(error)")
-            return ExitCode.dataError
+        switch CommandSupport.readJob(parsed.positionals.first) {
+        case .success(let decoded): job = decoded
+        case .failure(let exit): return exit.code
         }
         let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
         do { _ = try LibcurlCheck.validate(allowCleartextHTTP2: false) } catch {
