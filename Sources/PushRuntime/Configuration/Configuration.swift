@@ -278,8 +278,11 @@ public struct Configuration: Sendable {
                                        "sticky.partitioning.linger.ms", "partitioner"]
 
     /// librdkafka properties for a client of this configuration.
-    public func kafkaProperties(for kind: KafkaClientKind, extra: [String: String] = [:]) -> [String: String] {
+    /// `defaults` are ours and yield to pass-through properties; `extra` overrides both.
+    public func kafkaProperties(for kind: KafkaClientKind, defaults: [String: String] = [:],
+                                extra: [String: String] = [:]) -> [String: String] {
         var properties = ["bootstrap.servers": kafkaBrokers, "client.id": "pushworker"]
+        for (key, value) in defaults { properties[key] = value }
         let foreign = kind == .producer ? Self.consumerOnlyPrefixes : Self.producerOnlyPrefixes
         for (key, value) in rdkafkaProperties where !foreign.contains(where: { key.hasPrefix($0) }) { properties[key] = value }
         for (key, value) in extra { properties[key] = value }
