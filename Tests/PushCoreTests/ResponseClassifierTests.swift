@@ -105,6 +105,11 @@ struct WebPushClassificationTests {
         }
     }
 
+    @Test("a request that cannot be sent as built is rejected, not retried")
+    func invalidRequest() {
+        #expect(ResponseClassifier.classify(transport: .invalidRequest) == .rejected(reason: "invalid_request"))
+    }
+
     @Test("final statuses of outcomes")
     func finalStatus() {
         #expect(ProviderOutcome.sent(providerMessageID: nil).finalStatus == .sent)

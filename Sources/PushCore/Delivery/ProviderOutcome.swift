@@ -53,5 +53,7 @@ public enum TransportFailure: Sendable, Equatable {
     case tls
     case protocolError
     case shutdown
+    /// The request could not be sent as built (e.g. a control character in a header): permanent.
+    case invalidRequest
     case other
 }

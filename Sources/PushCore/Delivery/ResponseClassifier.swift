@@ -11,7 +11,8 @@ public enum ResponseClassifier {
         }
     }
 
-    /// Classifies a failure before any status arrived: all transient except a shutdown.
+    /// Classifies a failure before any status arrived: transient, except a request that cannot
+    /// be sent as built.
     public static func classify(transport failure: TransportFailure) -> ProviderOutcome {
         switch failure {
         case .timeout: .retry(reason: "timeout", retryAfterSeconds: nil, scope: .recipient)
@@ -19,6 +20,7 @@ public enum ResponseClassifier {
         case .tls: .retry(reason: "tls_error", retryAfterSeconds: nil, scope: .provider)
         case .protocolError: .retry(reason: "protocol_error", retryAfterSeconds: nil, scope: .recipient)
         case .shutdown: .retry(reason: "shutdown", retryAfterSeconds: nil, scope: .recipient)
+        case .invalidRequest: .rejected(reason: "invalid_request")
         case .other: .retry(reason: "transport_error", retryAfterSeconds: nil, scope: .recipient)
         }
     }

@@ -56,6 +56,11 @@ public enum JobDecoder {
         if let collapseID, collapseID.utf8.count > maxCollapseIDBytes {
             throw root.error("collapseId", "longer than \(maxCollapseIDBytes) bytes")
         }
+        // It travels as the `apns-collapse-id` header: control characters (CR, LF, NUL …) would
+        // split or end the header (RFC 9110 §5.5 field values), so the job is invalid as a whole.
+        if let collapseID, collapseID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw root.error("collapseId", "must not contain control characters")
+        }
         let throttlePerMinute = try root.int("throttlePerMinute", in: 1...Int(Int32.max))
         let attempt = try root.int("attempt", in: 0...10_000) ?? 0
         let notBefore = try root.date("notBefore")

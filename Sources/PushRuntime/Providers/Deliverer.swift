@@ -204,7 +204,8 @@ public final class Deliverer: Sendable {
         case .tls: .tls
         case .protocolError: .protocolError
         case .shutdown: .shutdown
-        case .invalidRequest, .other: .other
+        case .invalidRequest: .invalidRequest
+        case .other: .other
         }
     }
 
