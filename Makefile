@@ -27,7 +27,7 @@ demo: build
 test: deps test-swift test-ops
 
 test-swift:
-	@$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) 2>&1 | grep -E 'error|warning: (unre|var)' || true
+	@log=$$(mktemp); $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) > $$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; rm -f $$log
 	$(SWIFT) test --skip-build
 
 test-ops:
