@@ -98,8 +98,8 @@ struct BenchE2E {
 
         // Workload.
         let webCount = BenchWorkload.webCount(notifications: options.notifications, mix: options.mix)
-        let liveWeb = webCount > 0 ? try subscriptions(sandbox, count: min(webCount, 256), prefix: nil) : []
-        let deadWeb = webCount > 0 && options.deadShare > 0 ? try subscriptions(sandbox, count: min(webCount, 64), prefix: "dead") : []
+        let liveWeb = webCount > 0 ? try sandbox.subscriptions(min(webCount, 256)) : []
+        let deadWeb = webCount > 0 && options.deadShare > 0 ? try sandbox.subscriptions(min(webCount, 64), prefix: "dead") : []
         let workload = BenchWorkload(appID: Self.appID, runID: runID, notifications: options.notifications, jobSize: options.jobSize,
                                      mix: options.mix, deadShare: options.deadShare, liveWeb: liveWeb, deadWeb: deadWeb)
         step("generating \(workload.jobCount) jobs of up to \(options.jobSize) recipients (\(options.mix.description), dead share \(options.deadShare))")
@@ -390,22 +390,6 @@ struct BenchE2E {
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 12 else { return false }
         return String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200") || String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.0 200")
-    }
-
-    /// `pushworker sandbox subscriptions COUNT [--prefix P]` against the running sandbox.
-    func subscriptions(_ sandbox: Sandbox, count: Int, prefix: String?) throws -> [String] {
-        let output = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ChildProcess.selfPath)
-        process.arguments = ["sandbox", "subscriptions", "\(count)", "--origin", sandbox.origin, "--seed", sandbox.seed]
-            + (prefix.map { ["--prefix", $0] } ?? [])
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
-        guard lines.count == count else { throw DemoError("sandbox subscriptions printed \(lines.count) lines, expected \(count)") }
-        return lines
     }
 
     /// The h2load request: a live iOS recipient of the first job, planned exactly as the worker

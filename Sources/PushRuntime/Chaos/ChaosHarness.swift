@@ -251,18 +251,7 @@ final class ChaosHarness {
 
     /// `count` Web Push subscriptions the sandbox can decrypt for.
     func subscriptions(_ count: Int, prefix: String = "sub") throws -> [String] {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: options.executable)
-        process.arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed, "--prefix", prefix]
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
-        guard lines.count == count else { throw ChaosError("sandbox subscriptions printed \(lines.count) lines, expected \(count)") }
-        return lines
+        try Sandbox.subscriptions(executable: options.executable, origin: origin, seed: seed, count: count, prefix: prefix)
     }
 }
 

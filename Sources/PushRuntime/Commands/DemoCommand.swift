@@ -245,13 +245,21 @@ final class Sandbox: Sendable {
 
     var origin: String { "https://127.0.0.1:\(port)" }
 
-    /// `count` Web Push subscriptions (JSON objects) whose keys the running sandbox can decrypt for.
-    func subscriptions(_ count: Int) throws -> [String] {
+    /// `count` Web Push subscriptions (JSON objects) whose keys the running sandbox can decrypt
+    /// for; `prefix: "dead"` gives subscriptions it answers 410.
+    func subscriptions(_ count: Int, prefix: String? = nil) throws -> [String] {
+        try Self.subscriptions(executable: ChildProcess.selfPath, origin: origin, seed: seed, count: count, prefix: prefix)
+    }
+
+    /// `pushworker sandbox subscriptions COUNT --origin O --seed S [--prefix P]`, one JSON line each.
+    static func subscriptions(executable: String, origin: String, seed: String, count: Int, prefix: String?) throws -> [String] {
         let output = Pipe()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: ChildProcess.selfPath)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed]
+            + (prefix.map { ["--prefix", $0] } ?? [])
         process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -260,7 +268,7 @@ final class Sandbox: Sendable {
         return lines
     }
 
-    /// `GET /_sandbox/stats`, via the curl CLI-free path: our own HTTP/2 client is not needed here.
+    /// `GET /_sandbox/stats` through the curl CLI (a summary line for the demo, nothing more).
     func stats() -> String? {
         let process = Process()
         let output = Pipe()
