@@ -34,6 +34,16 @@ struct MsgIDHashTests {
         }
     }
 
+    @Test("hash(utf8:) hashes a string's UTF-8 bytes in place, whatever its length or storage")
+    func hashUTF8() {
+        #expect(hex(SHA256.hash(utf8: "abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        for text in ["", "é", String(repeating: "ab", count: 32), String(repeating: "çş", count: 70), "small"] {
+            #expect(SHA256.hash(utf8: text) == SHA256.hash(Array(text.utf8)), "\(text.utf8.count) bytes")
+        }
+        let bridged = "prefix-" + String(repeating: "x", count: 100)
+        #expect(SHA256.hash(utf8: bridged) == SHA256.hash(Array(bridged.utf8)))
+    }
+
     @Test("RFC 4231 HMAC-SHA256 test cases 1, 2, 4, 6, 7", arguments: [
         (Array(repeating: 0x0b, count: 20), Array("Hi There".utf8),
          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),

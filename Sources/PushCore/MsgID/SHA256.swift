@@ -6,7 +6,7 @@ public struct SHA256: Sendable {
     public static let digestByteCount = 32
     public static let blockByteCount = 64
 
-    private static let roundConstants: [UInt32] = [
+    private static let roundConstants: InlineArray<64, UInt32> = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
         0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -19,10 +19,13 @@ public struct SHA256: Sendable {
 
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
         (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
-    private var buffer: [UInt8] = []
+    /// The bytes of an incomplete block, inline (no heap storage: a hasher, or a copy of
+    /// HMAC's keyed state, allocates nothing until `finalize` returns the digest).
+    private var buffer = InlineArray<64, UInt8>(repeating: 0)
+    private var bufferCount = 0
     private var totalBytes: UInt64 = 0
 
-    public init() { buffer.reserveCapacity(SHA256.blockByteCount) }
+    public init() {}
 
     /// The digest of `bytes` in one call.
     public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
@@ -31,59 +34,83 @@ public struct SHA256: Sendable {
         return hasher.finalize()
     }
 
-    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        update(Array(bytes)[...])
+    /// The digest of a string's UTF-8 bytes, without copying them.
+    public static func hash(utf8 text: String) -> [UInt8] {
+        var text = text
+        return text.withUTF8 { bytes in
+            var hasher = SHA256()
+            hasher.update(bytes.span)
+            return hasher.finalize()
+        }
     }
 
-    public mutating func update(_ bytes: [UInt8]) { update(bytes[...]) }
+    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        update(array.span)
+    }
+
+    public mutating func update(_ bytes: [UInt8]) { update(bytes.span) }
+
+    public mutating func update(_ bytes: ArraySlice<UInt8>) { update(bytes.span) }
 
     /// Whole blocks are compressed straight from `bytes`; only a tail is buffered.
-    public mutating func update(_ bytes: ArraySlice<UInt8>) {
+    public mutating func update(_ bytes: Span<UInt8>) {
         totalBytes &+= UInt64(bytes.count)
-        var index = bytes.startIndex
-        if !buffer.isEmpty {
-            let take = min(SHA256.blockByteCount - buffer.count, bytes.count)
-            buffer.append(contentsOf: bytes[index..<index + take])
-            index += take
-            guard buffer.count == SHA256.blockByteCount else { return }
-            compress(buffer[...], at: 0)
-            buffer.removeAll(keepingCapacity: true)
+        var index = 0
+        if bufferCount > 0 {
+            let take = min(SHA256.blockByteCount - bufferCount, bytes.count)
+            for offset in 0..<take { buffer[bufferCount + offset] = bytes[offset] }
+            bufferCount += take
+            index = take
+            guard bufferCount == SHA256.blockByteCount else { return }
+            compressBuffer()
         }
-        while bytes.endIndex - index >= SHA256.blockByteCount {
+        while bytes.count - index >= SHA256.blockByteCount {
             compress(bytes, at: index)
             index += SHA256.blockByteCount
         }
-        if index < bytes.endIndex { buffer.append(contentsOf: bytes[index...]) }
+        while index < bytes.count {
+            buffer[bufferCount] = bytes[index]
+            bufferCount += 1
+            index += 1
+        }
     }
 
     public mutating func finalize() -> [UInt8] {
         let bitLength = totalBytes &* 8
-        buffer.append(0x80)
-        if buffer.count > 56 {
-            while buffer.count < 64 { buffer.append(0) }
-            compress(buffer[...], at: 0)
-            buffer.removeAll(keepingCapacity: true)
+        buffer[bufferCount] = 0x80
+        bufferCount += 1
+        if bufferCount > 56 {
+            while bufferCount < 64 { buffer[bufferCount] = 0; bufferCount += 1 }
+            compressBuffer()
         }
-        while buffer.count < 56 { buffer.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        compress(buffer[...], at: 0)
-        buffer.removeAll(keepingCapacity: true)
-        var digest: [UInt8] = []
-        digest.reserveCapacity(32)
-        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            digest.append(UInt8(truncatingIfNeeded: word >> 24))
-            digest.append(UInt8(truncatingIfNeeded: word >> 16))
-            digest.append(UInt8(truncatingIfNeeded: word >> 8))
-            digest.append(UInt8(truncatingIfNeeded: word))
+        while bufferCount < 56 { buffer[bufferCount] = 0; bufferCount += 1 }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            buffer[bufferCount] = UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))
+            bufferCount += 1
+        }
+        compressBuffer()
+        let words: InlineArray<8, UInt32> = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+        var digest = [UInt8](repeating: 0, count: SHA256.digestByteCount)
+        for index in 0..<8 {
+            let word = words[index]
+            digest[index * 4] = UInt8(truncatingIfNeeded: word >> 24)
+            digest[index * 4 + 1] = UInt8(truncatingIfNeeded: word >> 16)
+            digest[index * 4 + 2] = UInt8(truncatingIfNeeded: word >> 8)
+            digest[index * 4 + 3] = UInt8(truncatingIfNeeded: word)
         }
         return digest
     }
 
-    /// One block (FIPS 180-4 §6.2.2). The message schedule is a 16-word ring (a small array:
-    /// measured faster than a SIMD16 with dynamic indices).
-    private mutating func compress(_ block: ArraySlice<UInt8>, at start: Int) {
-        let constants = SHA256.roundConstants
-        var schedule = [UInt32](repeating: 0, count: 16)
+    private mutating func compressBuffer() {
+        let block = buffer
+        compress(block.span, at: 0)
+        bufferCount = 0
+    }
+
+    /// One block (FIPS 180-4 §6.2.2). The message schedule is a 16-word ring kept inline.
+    private mutating func compress(_ block: Span<UInt8>, at start: Int) {
+        var schedule = InlineArray<16, UInt32>(repeating: 0)
         for index in 0..<16 {
             let offset = start + index * 4
             schedule[index] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
@@ -103,7 +130,7 @@ public struct SHA256: Sendable {
             }
             let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
             let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ word
+            let temp1 = h &+ bigSigma1 &+ choice &+ SHA256.roundConstants[index] &+ word
             let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
             let majority = (a & b) ^ (a & c) ^ (b & c)
             let temp2 = bigSigma0 &+ majority
