@@ -11,6 +11,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pushworker", targets: ["pushworker"]),
+        // The libcurl reference beside h2load in `pushworker bench` (docs/performance.md).
+        .executable(name: "pushworker-curl-floor", targets: ["CurlFloor"]),
     ],
     targets: [
         // C modules: a module map + shim.h of typed wrappers for what Swift cannot call.
@@ -37,6 +39,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "pushworker", dependencies: ["PushRuntime"], swiftSettings: strict),
+        // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
+        .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
         .target(name: "PushTestSupport", path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),

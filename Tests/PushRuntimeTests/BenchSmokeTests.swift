@@ -44,6 +44,14 @@ struct BenchSmokeTests {
         #expect(h2load["cpuMicrosPerRequest"] is NSNumber)
         let ratio = try #require(object["ratio"] as? [String: Any])
         #expect(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"] is NSNumber)
+        // The libcurl floor ran with the same request and count, and the worker's I/O thread
+        // was found by name.
+        let floor = try #require(object["curlFloor"] as? [String: Any])
+        #expect(floor["succeeded"] as? Int == 200, "curl floor output: \(floor["output"] ?? floor["skipped"] ?? "")")
+        #expect((floor["libcurl"] as? String)?.hasPrefix("libcurl/") == true)
+        #expect(ratio["curlFloorToH2load"] is NSNumber)
+        #expect(ratio["ioThreadToCurlFloor"] is NSNumber)
+        #expect(worker["ioThreadCPUMicrosPerNotification"] is NSNumber)
         let throughput = try #require(object["throughput"] as? [String: Any])
         #expect((throughput["resultsPerBucket"] as? [Int])?.reduce(0, +) == 120)
 

@@ -117,6 +117,9 @@ public enum BuiltProducts {
 
     /// Path of the `pushworker` executable built beside the tests.
     public static var pushworker: String { directory.appendingPathComponent("pushworker").path }
+
+    /// Path of the libcurl reference program (Sources/CurlFloor) built beside the tests.
+    public static var curlFloor: String { directory.appendingPathComponent("pushworker-curl-floor").path }
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass.

@@ -238,6 +238,8 @@ struct BenchE2E {
         let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
         var h2load: [String: Any]?
         var h2loadCPUPerRequest: Double?
+        var curlFloor: [String: Any]?
+        var curlFloorCPUPerRequest: Double?
         if h2loadRequests > 0, let sample {
             step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
             let bodyFile = folder.appendingPathComponent("apns-body.json").path
@@ -268,6 +270,14 @@ struct BenchE2E {
             ]
             if finished.status != 0 || succeeded == 0 { entry["output"] = String(text.suffix(1500)) }
             h2load = entry
+
+            // The libcurl floor: the same request through libcurl alone (CurlFloorReference).
+            step("libcurl floor: pushworker-curl-floor with the same arguments")
+            let floor = try CurlFloorReference.run(
+                requestArguments: Array(arguments.drop { $0 != "h2load" }.dropFirst()), requests: h2loadRequests,
+                cpus: options.workerCPUs, output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
+            curlFloor = floor.report
+            curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
         }
 
         // Figures.
@@ -290,6 +300,13 @@ struct BenchE2E {
         }
         let peakRSS = workerHWM.max() ?? 0
         let ratio = h2loadCPUPerRequest.map { perNotification / $0 }
+        // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
+        let ioThreadCPU = workerThreads.first { $0.name == "pw-http-io" }.map { $0.cpuSeconds }
+        let ioThreadPerNotification = ioThreadCPU.flatMap { distinct > 0 && options.workers == 1 ? $0 / Double(distinct) * 1e6 : nil }
+        func divide(_ a: Double?, _ b: Double?) -> Any {
+            guard let a, let b, b > 0 else { return NSNull() }
+            return Self.round(a / b, 2)
+        }
         let origin = options.backlog ? Int64(spawnedAt.timeIntervalSince1970 * 1000) : (enqueuedAtMs.first ?? 0)
         let buckets = Self.buckets(times, origin: origin, widthMs: 100)
         let ok = distinct == expected && workersAlive
@@ -326,6 +343,7 @@ struct BenchE2E {
                 "peakRSSBytes": peakRSS,
                 "perWorker": zip(workerCPU, workerHWM).map { ["cpuSeconds": Self.round($0.0, 3), "peakRSSBytes": $0.1] },
                 "exitedEarly": !workersAlive,
+                "ioThreadCPUMicrosPerNotification": ioThreadPerNotification.map { Self.round($0, 2) } ?? NSNull(),
                 "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
             ] as [String: Any],
             "latencyMs": ["p50": percentile(0.5), "p99": percentile(0.99), "max": sortedLatency.last ?? NSNull(),
@@ -336,7 +354,13 @@ struct BenchE2E {
             "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
             "h2load": h2load ?? NSNull(),
-            "ratio": ["workerCPUPerNotificationToH2loadCPUPerRequest": ratio.map { Self.round($0, 2) } ?? NSNull()] as [String: Any],
+            "curlFloor": curlFloor ?? NSNull(),
+            "ratio": [
+                "workerCPUPerNotificationToH2loadCPUPerRequest": ratio.map { Self.round($0, 2) } ?? NSNull(),
+                "curlFloorToH2load": divide(curlFloorCPUPerRequest, h2loadCPUPerRequest),
+                "workerToCurlFloor": divide(perNotification, curlFloorCPUPerRequest),
+                "ioThreadToCurlFloor": divide(ioThreadPerNotification, curlFloorCPUPerRequest),
+            ] as [String: Any],
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
                 "cpuRatioMet": ratio.map { $0 <= 2.0 } ?? NSNull(), "rssMet": peakRSS > 0 && peakRSS <= 150_000_000,

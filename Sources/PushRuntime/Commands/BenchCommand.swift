@@ -140,7 +140,7 @@ enum BenchCommand {
             }
         }
         let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
-        let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config")
+        let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
         let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
         return """
         pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
@@ -151,7 +151,10 @@ enum BenchCommand {
           latency            p50 \(text(latency["p50"])) ms, p99 \(text(latency["p99"])) ms (enqueue → result)
           sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
+          worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
           ratio worker/h2load \(text(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"])) (target ≤ 2.0)
+          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))
         """
     }
 }
