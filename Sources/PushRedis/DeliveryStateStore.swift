@@ -77,22 +77,49 @@ public final class DeliveryStateStore: Sendable {
         return try Self.checkResults(items, await execute(Self.checkCommands(items)))
     }
 
-    private static func checkCommands(_ items: [CheckItem]) -> [[RedisArgument]] {
+    /// Keys per `MGET`: bounds one command's size (and Redis's time inside it) for huge jobs.
+    static let checkKeysPerCommand = 1000
+
+    /// Two keys per item (sent msgID, invalid token), fetched with `MGET`: one command per
+    /// ``checkKeysPerCommand`` keys instead of two `GET`s per recipient (the per-command
+    /// formatting, reply objects and Redis dispatch were most of the check's cost). A command
+    /// never mixes apps, so its keys share one hash tag (`{appID}`: one cluster slot).
+    static func checkCommands(_ items: [CheckItem]) -> [[RedisArgument]] {
         var commands: [[RedisArgument]] = []
-        commands.reserveCapacity(items.count * 2)
+        var current: [RedisArgument] = []
+        var currentApp: String?
         for item in items {
-            commands.append(["GET", .string(RedisKeys.sent(appID: item.appID, msgID: item.msgID))])
-            commands.append(["GET", .string(RedisKeys.invalidToken(appID: item.appID, platform: item.platform, tokenHash: item.tokenHash))])
+            if current.count > checkKeysPerCommand || (currentApp != nil && currentApp != item.appID) {
+                commands.append(current)
+                current = []
+            }
+            if current.isEmpty {
+                current.reserveCapacity(1 + min(checkKeysPerCommand + 1, 2 * items.count))
+                current.append("MGET")
+            }
+            currentApp = item.appID
+            current.append(.string(RedisKeys.sent(appID: item.appID, msgID: item.msgID)))
+            current.append(.string(RedisKeys.invalidToken(appID: item.appID, platform: item.platform, tokenHash: item.tokenHash)))
         }
+        if !current.isEmpty { commands.append(current) }
         return commands
     }
 
-    private static func checkResults(_ items: [CheckItem], _ replies: [RedisReply]) throws(RedisError) -> [CheckResult] {
-        try expectCount(replies, items.count * 2)
+    static func checkResults(_ items: [CheckItem], _ replies: [RedisReply]) throws(RedisError) -> [CheckResult] {
+        var values: [RedisReply] = []
+        values.reserveCapacity(items.count * 2)
+        for reply in replies {
+            try throwIfError(reply)
+            guard case .array(let elements) = reply else {
+                throw RedisError("MGET answered \(reply) instead of an array")
+            }
+            values.append(contentsOf: elements)
+        }
+        try expectCount(values, items.count * 2)
         var results: [CheckResult] = []
         results.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
-            let sent = replies[2 * index], invalid = replies[2 * index + 1]
+            let sent = values[2 * index], invalid = values[2 * index + 1]
             try throwIfError(sent)
             try throwIfError(invalid)
             if !sent.isNull {

@@ -37,6 +37,41 @@ struct DeliveryStateStoreTests {
         #expect(try store.check([Item(appID: "other", msgID: "m0", platform: "ios", tokenHash: "h0")]) == [.fresh])
     }
 
+    @Test("check uses MGET: one command per app and per 1,000 keys, answers in item order, still one round trip")
+    func checkBatchesWithMGET() throws {
+        // 1,300 items over two apps, interleaved in runs: app a (700), app b (300), app a (300).
+        let items = (0..<700).map { Item(appID: "a", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
+            + (0..<300).map { Item(appID: "b", msgID: "m\($0)", platform: "web", tokenHash: "h\($0)") }
+            + (700..<1000).map { Item(appID: "a", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
+        let commands = DeliveryStateStore.checkCommands(items)
+        #expect(commands.allSatisfy { $0.first == "MGET" && $0.count - 1 <= DeliveryStateStore.checkKeysPerCommand })
+        #expect(commands.map { $0.count - 1 }.reduce(0, +) == 2 * items.count)
+        #expect(commands.map { $0.count - 1 } == [1000, 400, 600, 600]) // a, a, b, a
+
+        try store.record(sent: [(appID: "a", msgID: "m699"), (appID: "b", msgID: "m0"), (appID: "a", msgID: "m999")])
+        try store.record(invalid: [(appID: "b", platform: "web", tokenHash: "h5", invalidSinceMs: 1_000)])
+        let trips = client.roundTripCount
+        let results = try store.check(items)
+        #expect(client.roundTripCount == trips + 1)
+        #expect(results.count == items.count)
+        #expect(results[699] == .duplicate)
+        #expect(results[700] == .duplicate)          // b/m0
+        #expect(results[705] == .knownInvalid(invalidSinceMs: 1_000)) // b/h5
+        #expect(results[999] == .fresh)              // b/m299
+        #expect(results[1299] == .duplicate)         // a/m999
+        #expect(results.filter { $0 == .fresh }.count == items.count - 4)
+    }
+
+    @Test("a reply that is not an array, or one with the wrong count, is an error, not a guess")
+    func checkRefusesMalformedReplies() {
+        let items = [Item(appID: "a", msgID: "m", platform: "ios", tokenHash: "h")]
+        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.integer(1)]) }
+        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.array([.null])]) }
+        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.error("WRONGTYPE")]) }
+        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.array([.null, .error("ERR")])]) }
+        #expect((try? DeliveryStateStore.checkResults(items, [.array([.null, .integer(5)])])) == [.knownInvalid(invalidSinceMs: 5)])
+    }
+
     @Test("re-registration: a dead token is skipped only if invalidSince ≥ tokenUpdatedAt", arguments: [
         (Int64?.none, DeliveryStateStore.CheckResult.knownInvalid(invalidSinceMs: 1_000)),
         (Int64?.some(500), .knownInvalid(invalidSinceMs: 1_000)),
