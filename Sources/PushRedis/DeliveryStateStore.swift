@@ -159,10 +159,21 @@ public final class DeliveryStateStore: Sendable {
         invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]
     ) -> [[RedisArgument]] {
         var commands: [[RedisArgument]] = []
-        commands.reserveCapacity(sent.count + invalid.count)
-        for entry in sent {
-            commands.append(["SET", .string(RedisKeys.sent(appID: entry.appID, msgID: entry.msgID)), "1", "PX", .int(sentTTLMs)])
+        commands.reserveCapacity(sent.count / Self.checkKeysPerCommand + 1 + invalid.count)
+        // Sent msgIDs: one `setAll` script call per app and per 1,000 keys instead of a SET per
+        // recipient (the same reasoning as check's MGET; the script is one atomic SET PX each).
+        var keys: [String] = []
+        var keysApp: String?
+        func flush() {
+            if !keys.isEmpty { commands.append(Self.setAll.invocation(keys: keys, arguments: ["1", .int(sentTTLMs)])) }
+            keys.removeAll(keepingCapacity: true)
         }
+        for entry in sent {
+            if keys.count >= Self.checkKeysPerCommand || (keysApp != nil && keysApp != entry.appID) { flush() }
+            keysApp = entry.appID
+            keys.append(RedisKeys.sent(appID: entry.appID, msgID: entry.msgID))
+        }
+        flush()
         for entry in invalid {
             let key = RedisKeys.invalidToken(appID: entry.appID, platform: entry.platform, tokenHash: entry.tokenHash)
             commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
@@ -292,7 +303,7 @@ public final class DeliveryStateStore: Sendable {
     /// Loads the Lua scripts into Redis's script cache (one round trip). Optional: without it the
     /// first scripted call after a (re)start costs one extra round trip (`NOSCRIPT` ⇒ `EVAL`).
     public func preloadScripts() throws(RedisError) {
-        try Self.checkNoErrors(client.pipeline([Self.keepMax, Self.tokenBucket].map { ["SCRIPT", "LOAD", .string($0.source)] }))
+        try Self.checkNoErrors(client.pipeline(Self.scripts.map { ["SCRIPT", "LOAD", .string($0.source)] }))
     }
 
     /// Runs a pipeline; commands that met `NOSCRIPT` are re-sent with `EVAL` in a second round trip.
@@ -320,7 +331,7 @@ public final class DeliveryStateStore: Sendable {
 
     private static func evalFallback(_ command: [RedisArgument]) -> [RedisArgument] {
         guard command.count >= 2 else { return command }
-        for script in [keepMax, tokenBucket] where command[1] == .string(script.sha1) {
+        for script in scripts where command[1] == .string(script.sha1) {
             return script.fallback(for: command)
         }
         return command
@@ -348,6 +359,15 @@ public final class DeliveryStateStore: Sendable {
     /// Keeps the larger of the stored integer and ARGV[1], atomically, and sets the TTL:
     /// ARGV[2] = `px` (ARGV[3] = TTL ms) or `at` (expire at the kept value + ARGV[3] ms).
     /// Returns the kept value.
+    /// Every script the store runs (preloaded, and known to the `NOSCRIPT` fallback).
+    static let scripts = [setAll, keepMax, tokenBucket]
+
+    /// `SET key ARGV[1] PX ARGV[2]` for every key. Returns the number of keys set.
+    static let setAll = RedisScript("""
+        for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
+        return #KEYS
+        """)
+
     static let keepMax = RedisScript("""
         local new = tonumber(ARGV[1])
         local raw = redis.call('GET', KEYS[1])

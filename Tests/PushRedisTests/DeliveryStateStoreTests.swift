@@ -22,6 +22,7 @@ struct DeliveryStateStoreTests {
     @Test("unknown recipients are fresh; recorded msgIDs are duplicates; one round trip per batch")
     func duplicates() throws {
         let items = (0..<500).map { Item(appID: "app", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
+        try store.preloadScripts() // recording runs a script: loaded, it is one round trip
         var trips = client.roundTripCount
         #expect(try store.check(items) == Array(repeating: .fresh, count: 500))
         #expect(client.roundTripCount == trips + 1)
@@ -60,6 +61,21 @@ struct DeliveryStateStoreTests {
         #expect(results[999] == .fresh)              // b/m299
         #expect(results[1299] == .duplicate)         // a/m999
         #expect(results.filter { $0 == .fresh }.count == items.count - 4)
+    }
+
+    @Test("record: sent msgIDs of several apps, more than one script call's worth, in one round trip, each with its TTL")
+    func recordManySent() throws {
+        let sent = (0..<1_500).map { (appID: "a", msgID: "m\($0)") } + (0..<20).map { (appID: "b", msgID: "m\($0)") }
+        try store.preloadScripts() // as the worker does at start-up (else NOSCRIPT ⇒ EVAL: a second trip)
+        let trips = client.roundTripCount
+        try store.record(sent: sent)
+        #expect(client.roundTripCount == trips + 1)
+        let items = sent.map { Item(appID: $0.appID, msgID: $0.msgID, platform: "ios", tokenHash: "h") }
+        #expect(try store.check(items).allSatisfy { $0 == .duplicate })
+        #expect(try store.check([Item(appID: "b", msgID: "m20", platform: "ios", tokenHash: "h")]) == [.fresh])
+        let ttl = try client.command("PTTL", .string(RedisKeys.sent(appID: "a", msgID: "m1499"))).integerValue ?? -1
+        #expect(ttl > 0 && ttl <= 7 * 86_400_000)
+        #expect(try client.command("GET", .string(RedisKeys.sent(appID: "b", msgID: "m0"))).text == "1")
     }
 
     @Test("a reply that is not an array, or one with the wrong count, is an error, not a guess")
@@ -222,6 +238,7 @@ struct DeliveryStateStoreTests {
         try store.record(sent: [(appID: "app", msgID: "s")], invalid: [(appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 9)])
         #expect(client.roundTripCount == trips + 2)
         #expect(try store.check([Item(appID: "app", msgID: "x", platform: "ios", tokenHash: "t")]) == [.knownInvalid(invalidSinceMs: 9)])
+        #expect(try store.check([Item(appID: "app", msgID: "s", platform: "ios", tokenHash: "u")]) == [.duplicate])
         try client.command("SCRIPT", "FLUSH")
         let until = nowMs() + 5_000
         try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
@@ -231,7 +248,7 @@ struct DeliveryStateStoreTests {
         #expect(client.roundTripCount == trips + 1)
     }
 
-    @Test("script names are the SHA-1 Redis computes", arguments: [DeliveryStateStore.keepMax, DeliveryStateStore.tokenBucket])
+    @Test("script names are the SHA-1 Redis computes", arguments: [DeliveryStateStore.keepMax, DeliveryStateStore.tokenBucket, DeliveryStateStore.setAll])
     func scriptSHA(script: RedisScript) throws {
         #expect(try client.command("SCRIPT", "LOAD", .string(script.source)).text == script.sha1)
     }
