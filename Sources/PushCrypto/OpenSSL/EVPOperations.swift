@@ -16,17 +16,6 @@ final class FetchedSHA256: @unchecked Sendable {
 }
 
 extension EVPKey {
-    /// Signs SHA-256(`message`) with this key: DER ECDSA for EC keys, PKCS#1 v1.5 for RSA.
-    /// A fresh `EVP_MD_CTX` per call keeps concurrent signing safe.
-    func signSHA256(_ message: [UInt8], maximumSignatureLength: Int) throws(CryptoError) -> [UInt8] {
-        guard let md = EVP_MD_CTX_new() else { throw OpenSSLErrors.error("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(md) }
-        guard EVP_DigestSignInit(md, nil, FetchedSHA256.shared.pointer, nil, pointer) == 1 else {
-            throw OpenSSLErrors.error("signature initialisation")
-        }
-        return try digestSign(md, message, maximumSignatureLength: maximumSignatureLength)
-    }
-
     /// Verifies a DER ECDSA or PKCS#1 v1.5 signature over SHA-256(`message`).
     func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
         guard let md = EVP_MD_CTX_new() else {
