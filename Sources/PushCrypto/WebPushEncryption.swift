@@ -97,14 +97,23 @@ public enum WebPushEncryption {
 
     /// Padding delimiter of the last (here: only) record, RFC 8188 §2.
     private static let lastRecordDelimiter: [UInt8] = [0x02]
+    private static let keyInfoPrefix = Array("WebPush: info\u{0}".utf8)
+    private static let contentKeyInfo = Array("Content-Encoding: aes128gcm\u{0}".utf8)
+    private static let nonceInfo = Array("Content-Encoding: nonce\u{0}".utf8)
 
+    /// One HMAC context serves all five HKDF steps.
     private static func contentKeys(ecdhSecret: [UInt8], authSecret: [UInt8], salt: [UInt8], userAgentPublic: [UInt8], applicationServerPublic: [UInt8]) -> (key: [UInt8], nonce: [UInt8]) {
-        let keyInfo = Array("WebPush: info".utf8) + [0] + userAgentPublic + applicationServerPublic
-        let authPRK = HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret)
-        let ikm = HKDF.expand(pseudoRandomKey: authPRK, info: keyInfo, length: 32)
-        let prk = HKDF.extract(salt: salt, inputKeyMaterial: ikm)
-        let key = HKDF.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: aes128gcm".utf8) + [0], length: 16)
-        let nonce = HKDF.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0], length: 12)
+        var keyInfo: [UInt8] = []
+        keyInfo.reserveCapacity(keyInfoPrefix.count + userAgentPublic.count + applicationServerPublic.count)
+        keyInfo += keyInfoPrefix
+        keyInfo += userAgentPublic
+        keyInfo += applicationServerPublic
+        let hmac = HMACSHA256()
+        let authPRK = HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret, using: hmac)
+        let ikm = HKDF.expand(pseudoRandomKey: authPRK, info: keyInfo, length: 32, using: hmac)
+        let prk = HKDF.extract(salt: salt, inputKeyMaterial: ikm, using: hmac)
+        let key = HKDF.expand(pseudoRandomKey: prk, info: contentKeyInfo, length: 16, using: hmac)
+        let nonce = HKDF.expand(pseudoRandomKey: prk, info: nonceInfo, length: 12, using: hmac)
         return (key, nonce)
     }
 }
