@@ -7,7 +7,7 @@ public enum Digest {
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let ok = bytes.withNonNullBytes { data, count in
-            EVP_Digest(data, count, &out, &length, EVP_sha256(), nil)
+            EVP_Digest(data, count, &out, &length, FetchedSHA256.shared.pointer, nil)
         }
         guard ok == 1, length == 32 else {
             OpenSSLErrors.clear()
@@ -18,39 +18,38 @@ public enum Digest {
 
     /// HMAC-SHA256 of `message` under `key` (any length, empty allowed): 32 bytes.
     public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = key.withNonNullBytes { keyBytes, keyCount in
-            message.withNonNullBytes { data, count in
-                HMAC(EVP_sha256(), keyBytes, Int32(keyCount), data, count, &out, &length)
-            }
-        }
-        guard result != nil, length == 32 else {
-            OpenSSLErrors.clear()
-            fatalError("HMAC(SHA-256) failed: libcrypto is broken")
-        }
-        return out
+        let hmac = HMACSHA256()
+        hmac.start(key: key)
+        hmac.update(message)
+        return hmac.finish()
     }
 }
 
-/// HKDF with SHA-256 (RFC 5869).
+/// HKDF with SHA-256 (RFC 5869). A key schedule of several steps passes one `HMACSHA256`
+/// context to all of them.
 enum HKDF {
-    static func extract(salt: [UInt8], inputKeyMaterial: [UInt8]) -> [UInt8] {
-        Digest.hmacSHA256(key: salt, message: inputKeyMaterial)
+    static func extract(salt: [UInt8], inputKeyMaterial: [UInt8], using hmac: HMACSHA256 = HMACSHA256()) -> [UInt8] {
+        hmac.start(key: salt)
+        hmac.update(inputKeyMaterial)
+        return hmac.finish()
     }
 
-    /// `length` ≤ 255 × 32 bytes.
-    static func expand(pseudoRandomKey: [UInt8], info: [UInt8], length: Int) -> [UInt8] {
+    /// `length` ≤ 255 × 32 bytes. T(i) = HMAC(PRK, T(i−1) || info || i), streamed without concatenating.
+    static func expand(pseudoRandomKey: [UInt8], info: [UInt8], length: Int, using hmac: HMACSHA256 = HMACSHA256()) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(length + 32)
+        output.reserveCapacity(length)
         var previous: [UInt8] = []
         var counter: UInt8 = 1
         while output.count < length {
-            previous = Digest.hmacSHA256(key: pseudoRandomKey, message: previous + info + [counter])
-            output += previous
+            hmac.start(key: pseudoRandomKey)
+            hmac.update(previous)
+            hmac.update(info)
+            hmac.update(byte: counter)
+            previous = hmac.finish()
+            output += previous.prefix(length - output.count)
             counter &+= 1
         }
-        return Array(output.prefix(length))
+        return output
     }
 }
 

@@ -6,8 +6,7 @@
 /// instance may sign from many threads at once.
 public final class P256PrivateKey: Sendable {
     let key: EVPKey
-    /// nil for ephemeral ECDH-only keys, which then sign (if ever) without the cache.
-    private let signer: SigningTemplate?
+    private let signer: SigningTemplate
     /// The matching public key (cached).
     public let publicKey: P256PublicKey
     /// The 32-byte big-endian private scalar (the VAPID "private key" in base64url).
@@ -16,12 +15,12 @@ public final class P256PrivateKey: Sendable {
     /// DER ECDSA-Sig-Value for P-256: at most 72 bytes.
     private static let maximumDERSignatureLength = 80
 
-    private init(key: EVPKey, preparesSigning: Bool = true) throws(CryptoError) {
+    private init(key: EVPKey) throws(CryptoError) {
         guard key.isP256 else { throw CryptoError("not a P-256 EC key") }
         self.key = key
         self.rawScalar = try key.bigNumberParameter("priv", width: 32)
         self.publicKey = P256PublicKey(key: key, uncompressed: try key.p256UncompressedPoint())
-        self.signer = preparesSigning ? try SigningTemplate(key: key, maximumSignatureLength: Self.maximumDERSignatureLength) : nil
+        self.signer = try SigningTemplate(key: key, maximumSignatureLength: Self.maximumDERSignatureLength)
     }
 
     /// Parses a PKCS#8 "BEGIN PRIVATE KEY" (an APNs .p8 file) or a SEC 1
@@ -42,11 +41,6 @@ public final class P256PrivateKey: Sendable {
         try P256PrivateKey(key: try EVPKey.generateP256())
     }
 
-    /// A fresh key for one ECDH exchange (Web Push): no signing context is prepared.
-    static func generateEphemeral() throws(CryptoError) -> P256PrivateKey {
-        try P256PrivateKey(key: try EVPKey.generateP256(), preparesSigning: false)
-    }
-
     /// PKCS#8 "BEGIN PRIVATE KEY" PEM.
     public func pkcs8PEM() throws(CryptoError) -> String {
         try key.pkcs8PEM()
@@ -54,13 +48,7 @@ public final class P256PrivateKey: Sendable {
 
     /// ECDSA P-256 SHA-256 signature in JOSE form: 64 bytes R || S (RFC 7518 §3.4), not DER.
     public func signES256(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let der: [UInt8]
-        if let signer {
-            der = try signer.sign(message)
-        } else {
-            der = try key.signSHA256(message, maximumSignatureLength: Self.maximumDERSignatureLength)
-        }
-        return try ECDSASignatureFormat.rawFromDER(der)
+        try ECDSASignatureFormat.rawFromDER(try signer.sign(message))
     }
 
     /// ECDH with `peer`: the 32-byte shared X coordinate.

@@ -14,35 +14,40 @@ public enum WebPushEncryption {
 
     /// Fresh ephemeral key and salt per message.
     public static func encrypt(plaintext: [UInt8], userAgentPublicKey: [UInt8], authSecret: [UInt8], recordSize: UInt32 = 4096) throws(CryptoError) -> [UInt8] {
-        try encrypt(
-            plaintext: plaintext, userAgentPublicKey: userAgentPublicKey, authSecret: authSecret,
-            applicationServerKey: try P256PrivateKey.generateEphemeral(), salt: SecureRandom.bytes(saltLength),
-            recordSize: recordSize)
+        try seal(plaintext: plaintext, userAgentPublicKey: userAgentPublicKey, authSecret: authSecret,
+                 applicationServerScalar: nil, salt: SecureRandom.bytes(saltLength), recordSize: recordSize)
     }
 
     /// Deterministic variant for test vectors.
     public static func encrypt(plaintext: [UInt8], userAgentPublicKey: [UInt8], authSecret: [UInt8], applicationServerKey: P256PrivateKey, salt: [UInt8], recordSize: UInt32 = 4096) throws(CryptoError) -> [UInt8] {
+        try seal(plaintext: plaintext, userAgentPublicKey: userAgentPublicKey, authSecret: authSecret,
+                 applicationServerScalar: applicationServerKey.rawScalar, salt: salt, recordSize: recordSize)
+    }
+
+    /// Both `encrypt`s: `applicationServerScalar` nil draws a fresh ephemeral key inside the ECDH.
+    private static func seal(plaintext: [UInt8], userAgentPublicKey: [UInt8], authSecret: [UInt8], applicationServerScalar: [UInt8]?, salt: [UInt8], recordSize: UInt32) throws(CryptoError) -> [UInt8] {
         guard salt.count == saltLength else { throw CryptoError("salt must be \(saltLength) bytes, got \(salt.count)") }
         guard authSecret.count == authSecretLength else { throw CryptoError("auth secret must be \(authSecretLength) bytes, got \(authSecret.count)") }
         // One record: plaintext + delimiter + tag must fit in rs (RFC 8188 §2).
         guard UInt64(plaintext.count) + 1 + UInt64(AES128GCM.tagLength) <= UInt64(recordSize) else {
             throw CryptoError("plaintext of \(plaintext.count) bytes does not fit one record of \(recordSize) bytes")
         }
-        let userAgent = try P256PublicKey(uncompressed: userAgentPublicKey)
-        let serverPublic = applicationServerKey.publicKey.uncompressed
-        let ecdh = try applicationServerKey.sharedSecret(with: userAgent)
+        let agreement = try SenderECDH.agree(userAgentPublicKey: userAgentPublicKey, scalar: applicationServerScalar)
+        let serverPublic = agreement.applicationServerPublicKey
         let (key, nonce) = contentKeys(
-            ecdhSecret: ecdh, authSecret: authSecret, salt: salt,
-            userAgentPublic: userAgent.uncompressed, applicationServerPublic: serverPublic)
+            ecdhSecret: agreement.secret, authSecret: authSecret, salt: salt,
+            userAgentPublic: userAgentPublicKey, applicationServerPublic: serverPublic)
 
         var body: [UInt8] = []
         body.reserveCapacity(encryptedLength(plaintextCount: plaintext.count))
         body += salt
-        body += [UInt8(truncatingIfNeeded: recordSize >> 24), UInt8(truncatingIfNeeded: recordSize >> 16),
-                 UInt8(truncatingIfNeeded: recordSize >> 8), UInt8(truncatingIfNeeded: recordSize)]
+        body.append(UInt8(truncatingIfNeeded: recordSize >> 24))
+        body.append(UInt8(truncatingIfNeeded: recordSize >> 16))
+        body.append(UInt8(truncatingIfNeeded: recordSize >> 8))
+        body.append(UInt8(truncatingIfNeeded: recordSize))
         body.append(UInt8(serverPublic.count))
         body += serverPublic
-        try AES128GCM.seal(key: key, nonce: nonce, parts: [plaintext, [0x02]], appendingTo: &body)
+        try AES128GCM.seal(key: key, nonce: nonce, parts: [plaintext, lastRecordDelimiter], appendingTo: &body)
         return body
     }
 
@@ -90,13 +95,25 @@ public enum WebPushEncryption {
         plaintextCount + headerLength + 1 + AES128GCM.tagLength
     }
 
+    /// Padding delimiter of the last (here: only) record, RFC 8188 §2.
+    private static let lastRecordDelimiter: [UInt8] = [0x02]
+    private static let keyInfoPrefix = Array("WebPush: info\u{0}".utf8)
+    private static let contentKeyInfo = Array("Content-Encoding: aes128gcm\u{0}".utf8)
+    private static let nonceInfo = Array("Content-Encoding: nonce\u{0}".utf8)
+
+    /// One HMAC context serves all five HKDF steps.
     private static func contentKeys(ecdhSecret: [UInt8], authSecret: [UInt8], salt: [UInt8], userAgentPublic: [UInt8], applicationServerPublic: [UInt8]) -> (key: [UInt8], nonce: [UInt8]) {
-        let keyInfo = Array("WebPush: info".utf8) + [0] + userAgentPublic + applicationServerPublic
-        let authPRK = HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret)
-        let ikm = HKDF.expand(pseudoRandomKey: authPRK, info: keyInfo, length: 32)
-        let prk = HKDF.extract(salt: salt, inputKeyMaterial: ikm)
-        let key = HKDF.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: aes128gcm".utf8) + [0], length: 16)
-        let nonce = HKDF.expand(pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0], length: 12)
+        var keyInfo: [UInt8] = []
+        keyInfo.reserveCapacity(keyInfoPrefix.count + userAgentPublic.count + applicationServerPublic.count)
+        keyInfo += keyInfoPrefix
+        keyInfo += userAgentPublic
+        keyInfo += applicationServerPublic
+        let hmac = HMACSHA256()
+        let authPRK = HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret, using: hmac)
+        let ikm = HKDF.expand(pseudoRandomKey: authPRK, info: keyInfo, length: 32, using: hmac)
+        let prk = HKDF.extract(salt: salt, inputKeyMaterial: ikm, using: hmac)
+        let key = HKDF.expand(pseudoRandomKey: prk, info: contentKeyInfo, length: 16, using: hmac)
+        let nonce = HKDF.expand(pseudoRandomKey: prk, info: nonceInfo, length: 12, using: hmac)
         return (key, nonce)
     }
 }

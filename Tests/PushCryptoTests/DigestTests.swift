@@ -33,6 +33,32 @@ struct DigestTests {
         #expect(okm == hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"))
     }
 
+    @Test("one HMAC context re-keyed for each MAC gives the one-shot results (RFC 4231 cases 1 and 2)")
+    func hmacContextReuse() {
+        let hmac = HMACSHA256()
+        for _ in 0..<2 {
+            hmac.start(key: [UInt8](repeating: 0x0b, count: 20))
+            hmac.update(Array("Hi ".utf8))
+            hmac.update([])
+            hmac.update(Array("There".utf8))
+            #expect(hmac.finish() == hex("b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"))
+            hmac.start(key: Array("Jefe".utf8))
+            hmac.update(Array("what do ya want for nothing".utf8))
+            hmac.update(byte: UInt8(ascii: "?"))
+            #expect(hmac.finish(length: 16) == hex("5bdcc146bf60754e6a042426089575c7"))
+        }
+    }
+
+    @Test("HKDF-SHA256 RFC 5869 test case 3 (empty salt and info), steps sharing one context")
+    func hkdfCase3() {
+        let hmac = HMACSHA256()
+        let prk = HKDF.extract(salt: [], inputKeyMaterial: [UInt8](repeating: 0x0b, count: 22), using: hmac)
+        #expect(prk == hex("19ef24a32c717b167f33a91d6f648bdf96596776afdb6377ac434c1c293ccb04"))
+        let okm = HKDF.expand(pseudoRandomKey: prk, info: [], length: 42, using: hmac)
+        #expect(okm == hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"))
+        #expect(HKDF.expand(pseudoRandomKey: prk, info: [], length: 12, using: hmac) == Array(okm.prefix(12)))
+    }
+
     @Test("SecureRandom returns the requested count and differs between calls")
     func random() {
         #expect(SecureRandom.bytes(0).isEmpty)

@@ -121,6 +121,44 @@ struct WebPushEncryptionTests {
         #expect(fits.count == 86 + 4096)
     }
 
+    @Test("a subscription key off the curve is refused with a clear error, by both encrypts")
+    func encryptRefusesOffCurveKey() throws {
+        let auth = SecureRandom.bytes(16)
+        var offCurve = try P256PrivateKey.generate().publicKey.uncompressed
+        offCurve[40] ^= 0x01
+        let serverKey = try P256PrivateKey.generate()
+        for bad in [offCurve, [0x04] + [UInt8](repeating: 0, count: 64)] {
+            let random = #expect(throws: CryptoError.self) {
+                try WebPushEncryption.encrypt(plaintext: [1], userAgentPublicKey: bad, authSecret: auth)
+            }
+            #expect(random?.message.hasPrefix("P-256 public key is not a point on the curve") == true)
+            let fixed = #expect(throws: CryptoError.self) {
+                try WebPushEncryption.encrypt(plaintext: [1], userAgentPublicKey: bad, authSecret: auth,
+                                              applicationServerKey: serverKey, salt: SecureRandom.bytes(16))
+            }
+            #expect(fixed?.message.hasPrefix("P-256 public key is not a point on the curve") == true)
+        }
+        let short = #expect(throws: CryptoError.self) {
+            try WebPushEncryption.encrypt(plaintext: [1], userAgentPublicKey: Array(offCurve.prefix(64)), authSecret: auth)
+        }
+        #expect(short?.message == "P-256 public key must be 65 bytes starting with 0x04, got 64 bytes")
+    }
+
+    @Test("the deterministic encrypt round-trips and carries the given key and salt")
+    func deterministicRoundTrip() throws {
+        let userAgent = try P256PrivateKey.generate()
+        let serverKey = try P256PrivateKey.generate()
+        let auth = SecureRandom.bytes(16)
+        let salt = SecureRandom.bytes(16)
+        let plaintext = Array("hello".utf8)
+        let body = try WebPushEncryption.encrypt(
+            plaintext: plaintext, userAgentPublicKey: userAgent.publicKey.uncompressed, authSecret: auth,
+            applicationServerKey: serverKey, salt: salt)
+        #expect(Array(body[0..<16]) == salt)
+        #expect(Array(body[21..<86]) == serverKey.publicKey.uncompressed)
+        #expect(try WebPushEncryption.decrypt(body, userAgentPrivateKey: userAgent, authSecret: auth) == plaintext)
+    }
+
     @Test("encryptedLength is plaintext + 103")
     func lengths() {
         #expect(WebPushEncryption.encryptedLength(plaintextCount: 0) == 103)

@@ -15,18 +15,108 @@ final class FetchedSHA256: @unchecked Sendable {
     }
 }
 
-extension EVPKey {
-    /// Signs SHA-256(`message`) with this key: DER ECDSA for EC keys, PKCS#1 v1.5 for RSA.
-    /// A fresh `EVP_MD_CTX` per call keeps concurrent signing safe.
-    func signSHA256(_ message: [UInt8], maximumSignatureLength: Int) throws(CryptoError) -> [UInt8] {
-        guard let md = EVP_MD_CTX_new() else { throw OpenSSLErrors.error("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(md) }
-        guard EVP_DigestSignInit(md, nil, FetchedSHA256.shared.pointer, nil, pointer) == 1 else {
-            throw OpenSSLErrors.error("signature initialisation")
-        }
-        return try digestSign(md, message, maximumSignatureLength: maximumSignatureLength)
+/// AES-128-GCM fetched once (see `FetchedSHA256`): `EVP_aes_128_gcm()` would make every
+/// `EVP_EncryptInit_ex` repeat an implicit fetch.
+///
+/// Thread safety: as `FetchedSHA256`.
+final class FetchedAES128GCM: @unchecked Sendable {
+    static let shared = FetchedAES128GCM()
+    let pointer: OpaquePointer?
+
+    private init() {
+        pointer = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil) ?? EVP_aes_128_gcm()
+        OpenSSLErrors.clear()
+    }
+}
+
+/// An `EVP_MAC` HMAC context with SHA-256 selected, keyed once with a dummy key so that its
+/// digest contexts are initialised: `HMACSHA256` copies it instead of fetching "HMAC" and
+/// "SHA256" per MAC, as the one-shot `HMAC()` does (`EVP_Q_mac`).
+///
+/// Thread safety: the template is never used for a MAC itself, only read by
+/// `EVP_MAC_CTX_dup`; it is held for the process lifetime and never freed.
+final class HMACTemplate: @unchecked Sendable {
+    static let shared = HMACTemplate()
+    let context: OpaquePointer?
+
+    private init() {
+        context = Self.make()
+        OpenSSLErrors.clear()
     }
 
+    private static func make() -> OpaquePointer? {
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
+        defer { EVP_MAC_free(mac) }  // the context holds its own reference
+        guard let context = EVP_MAC_CTX_new(mac) else { return nil }
+        // The parameters only need to live for the EVP_MAC_init call, which reads (not keeps) them.
+        var params = [
+            OSSL_PARAM_construct_utf8_string(cString("digest"), UnsafeMutablePointer(mutating: cString("SHA256")), 0),
+            OSSL_PARAM_construct_end(),
+        ]
+        let dummyKey = [UInt8](repeating: 0, count: 32)
+        guard EVP_MAC_init(context, dummyKey, dummyKey.count, &params) == 1 else {
+            EVP_MAC_CTX_free(context)
+            return nil
+        }
+        return context
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) on one `EVP_MAC` context, re-keyed for each MAC: start(key:),
+/// update(…), finish(). Failures mean libcrypto itself is broken and stop the process, as
+/// `Digest.hmacSHA256` always did.
+///
+/// Not thread-safe: one instance per computation (e.g. one HKDF key schedule).
+final class HMACSHA256 {
+    private let context: OpaquePointer
+
+    init() {
+        guard let template = HMACTemplate.shared.context, let context = EVP_MAC_CTX_dup(template) else {
+            OpenSSLErrors.clear()
+            fatalError("HMAC-SHA256 context: libcrypto is broken")
+        }
+        self.context = context
+    }
+
+    deinit {
+        EVP_MAC_CTX_free(context)
+    }
+
+    func start(key: [UInt8]) {
+        let ok = key.withNonNullBytes { bytes, count in EVP_MAC_init(context, bytes, count, nil) }
+        check(ok, "EVP_MAC_init")
+    }
+
+    func update(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        check(EVP_MAC_update(context, bytes, bytes.count), "EVP_MAC_update")
+    }
+
+    func update(byte: UInt8) {
+        var byte = byte
+        check(EVP_MAC_update(context, &byte, 1), "EVP_MAC_update")
+    }
+
+    /// The MAC, truncated to its first `length` (≤ 32) bytes.
+    func finish(length: Int = 32) -> [UInt8] {
+        precondition(length <= 32)
+        var mac = [UInt8](repeating: 0, count: 32)
+        var written = 0
+        check(EVP_MAC_final(context, &mac, &written, mac.count), "EVP_MAC_final")
+        guard written == 32 else { fatalError("HMAC-SHA256 gave \(written) bytes: libcrypto is broken") }
+        if length < 32 { mac.removeLast(32 - length) }
+        return mac
+    }
+
+    private func check(_ result: Int32, _ what: String) {
+        guard result == 1 else {
+            OpenSSLErrors.clear()
+            fatalError("\(what) (HMAC-SHA256) failed: libcrypto is broken")
+        }
+    }
+}
+
+extension EVPKey {
     /// Verifies a DER ECDSA or PKCS#1 v1.5 signature over SHA-256(`message`).
     func verifySHA256(signature: [UInt8], message: [UInt8]) -> Bool {
         guard let md = EVP_MD_CTX_new() else {
@@ -127,7 +217,7 @@ enum AES128GCM {
         guard key.count == 16, nonce.count == 12 else { throw CryptoError("AES-128-GCM needs a 16-byte key and a 12-byte nonce") }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLErrors.error("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(ctx) }
-        guard EVP_EncryptInit_ex(ctx, EVP_aes_128_gcm(), nil, key, nonce) == 1 else {
+        guard EVP_EncryptInit_ex(ctx, FetchedAES128GCM.shared.pointer, nil, key, nonce) == 1 else {
             throw OpenSSLErrors.error("AES-128-GCM initialisation")
         }
         let total = parts.reduce(0) { $0 + $1.count }
@@ -163,7 +253,7 @@ enum AES128GCM {
         guard sealed.count < Int(Int32.max) - 64 else { throw CryptoError("AES-128-GCM input of \(sealed.count) bytes is too large") }
         guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLErrors.error("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(ctx) }
-        guard EVP_DecryptInit_ex(ctx, EVP_aes_128_gcm(), nil, key, nonce) == 1 else {
+        guard EVP_DecryptInit_ex(ctx, FetchedAES128GCM.shared.pointer, nil, key, nonce) == 1 else {
             throw OpenSSLErrors.error("AES-128-GCM initialisation")
         }
         let cipherCount = sealed.count - tagLength
