@@ -126,7 +126,8 @@ struct HandleReuseTests {
         let cleartext = try NghttpdServer(tls: false)
         let client = try HTTP2Client(configuration: configuration(caFile: tls.caFile) { $0.allowCleartextHTTP2 = true })
         defer { client.shutdown(drainTimeout: .seconds(1)) }
-        for origin in [cleartext.origin, tls.origin, cleartext.origin, tls.origin] {
+        // TLS first: h2c after a TLS request needs CURLOPT_HTTP_VERSION changed back to prior knowledge.
+        for origin in [tls.origin, cleartext.origin, tls.origin, cleartext.origin] {
             let get = try await client.send(HTTPRequest(url: origin + "/hello.txt")).get()
             #expect(get.status == 200 && get.httpVersion == 2, "GET \(origin)")
             #expect(String(decoding: get.body, as: UTF8.self) == NghttpdServer.helloBody)
