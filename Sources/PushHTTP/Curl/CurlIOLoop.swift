@@ -59,8 +59,9 @@ final class CurlIOLoop: @unchecked Sendable {
     }
 
     private func start(_ submission: HTTPSubmission) {
+        let cleartext: Bool
         do {
-            try CurlTransfer.check(submission.request, settings: settings)
+            cleartext = try CurlTransfer.check(submission.request, settings: settings)
         } catch {
             done.append((submission.completion, .failure(error)))
             return
@@ -77,7 +78,7 @@ final class CurlIOLoop: @unchecked Sendable {
             }
             handlesCreated.add(1, ordering: .relaxed)
         }
-        if let error = transfer.configure(submission.request, completion: submission.completion) {
+        if let error = transfer.configure(submission.request, cleartext: cleartext, completion: submission.completion) {
             // Not recycled: a half-configured handle must not carry options into another request.
             done.append((submission.completion, .failure(error)))
             return

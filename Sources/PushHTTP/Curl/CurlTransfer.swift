@@ -106,14 +106,15 @@ final class CurlTransfer {
         try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
     }
 
-    /// Prepares the handle for `request`, which passed ``check(_:settings:)``. On failure the
-    /// error is returned, the completion is not stored, and the handle must not be reused.
-    func configure(_ request: HTTPRequest, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
+    /// Prepares the handle for `request`, which passed ``check(_:settings:)`` (`cleartext` is
+    /// what it returned). On failure the error is returned, the completion is not stored, and
+    /// the handle must not be reused.
+    func configure(_ request: HTTPRequest, cleartext: Bool, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
+        // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
-        responseHeaders.removeAll(keepingCapacity: true)
         bodyOverflowed = false
         do {
-            try apply(request)
+            try apply(request, cleartext: cleartext)
         } catch {
             return error
         }
@@ -122,17 +123,18 @@ final class CurlTransfer {
     }
 
     /// Refuses what no transfer may send (``HTTPRequestValidation``, and `http://` unless the
-    /// client allows h2c), before a handle is taken for it.
-    static func check(_ request: HTTPRequest, settings: TransferSettings) throws(HTTPTransportError) {
+    /// client allows h2c), before a handle is taken for it. Returns whether the URL is `http://`.
+    static func check(_ request: HTTPRequest, settings: TransferSettings) throws(HTTPTransportError) -> Bool {
         try HTTPRequestValidation.validate(request)
-        if !settings.allowCleartextHTTP2 && isCleartext(request.url) {
+        let cleartext = isCleartext(request.url)
+        if cleartext && !settings.allowCleartextHTTP2 {
             throw .invalidRequest("http:// URLs are not allowed (TLS only)")
         }
+        return cleartext
     }
 
     /// Sets the per-request options; `request` passed ``check(_:settings:)``.
-    private func apply(_ request: HTTPRequest) throws(HTTPTransportError) {
-        let cleartext = Self.isCleartext(request.url)
+    private func apply(_ request: HTTPRequest, cleartext: Bool) throws(HTTPTransportError) {
         try set(CURLOPT_URL, string: request.url)
         if cleartextSet != cleartext {
             try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
@@ -206,13 +208,14 @@ final class CurlTransfer {
 
     /// `http://` (any case) starts the URL.
     static func isCleartext(_ url: String) -> Bool {
-        var utf8 = url.utf8.makeIterator()
-        for expected in "http://".utf8 {
-            guard var byte = utf8.next() else { return false }
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
-            guard byte == expected else { return false }
+        let prefix: StaticString = "http://"
+        let utf8 = url.utf8
+        guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { expected in
+            zip(utf8, expected).allSatisfy { pair in
+                (pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0) == pair.1
+            }
         }
-        return true
     }
 
     /// `content-type`, in any case.
