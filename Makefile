@@ -60,3 +60,9 @@ fuzz: build
 BENCH_ARGS ?=
 bench: release
 	.build/release/pushworker bench e2e --notifications 50000 --report bench-report.json --svg bench-throughput.svg $(BENCH_ARGS)
+
+# The HTTP/2 client alone (docs/performance.md, "The HTTP client alone"): one APNs request sent
+# 100k times through HTTP2Client against the sandbox, then h2load. Writes bench-http-report.json.
+.PHONY: bench-http
+bench-http: release
+	.build/release/pushworker bench http --report bench-http-report.json $(BENCH_ARGS)

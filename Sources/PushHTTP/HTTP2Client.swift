@@ -88,6 +88,9 @@ public final class HTTP2Client: Sendable {
     /// Requests submitted and not yet completed.
     public var inFlight: Int { shared.state.withLock { $0.inFlight } }
 
+    /// Easy handles the I/O thread created so far (tests: a handle is reused request after request).
+    var handlesCreated: Int { loop.handlesCreated.load(ordering: .relaxed) }
+
     /// Stops accepting requests (later submits fail with `.shutdown`), lets in-flight ones
     /// finish for up to `drainTimeout`, fails the rest with `.shutdown`, then stops the I/O
     /// thread. Blocks the caller until then (call it from a thread that may block, not from

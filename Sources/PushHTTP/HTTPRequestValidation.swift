@@ -3,29 +3,48 @@
 /// truncation) are refused rather than passed on.
 enum HTTPRequestValidation {
     static func validate(_ request: HTTPRequest) throws(HTTPTransportError) {
-        guard !request.method.isEmpty, request.method.utf8.allSatisfy(isTokenByte) else {
+        guard !request.method.isEmpty, allBytes(of: request.method, satisfy: isTokenByte) else {
             throw .invalidRequest("invalid method")
         }
-        guard !request.url.isEmpty, request.url.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+        guard !request.url.isEmpty, allBytes(of: request.url, satisfy: isURLByte) else {
             throw .invalidRequest("URL is empty or contains whitespace or control characters")
         }
         for header in request.headers {
-            guard !header.name.isEmpty, header.name.utf8.allSatisfy(isTokenByte) else {
+            guard !header.name.isEmpty, allBytes(of: header.name, satisfy: isTokenByte) else {
                 throw .invalidRequest("invalid header name")
             }
-            guard header.value.utf8.allSatisfy({ $0 != 0x00 && $0 != 0x0A && $0 != 0x0D }) else {
+            guard allBytes(of: header.value, satisfy: isValueByte) else {
                 throw .invalidRequest("header \(header.name) contains CR, LF or NUL")
             }
         }
     }
 
     /// RFC 9110 §5.6.2 `tchar`.
+    @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             true
         default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            false
         }
+    }
+
+    /// Visible ASCII or any non-ASCII byte: no space, no control character, no DEL.
+    @inline(__always)
+    static func isURLByte(_ byte: UInt8) -> Bool { byte > 0x20 && byte != 0x7F }
+
+    /// Anything but the bytes that would end or split a header line (CR, LF, NUL).
+    @inline(__always)
+    static func isValueByte(_ byte: UInt8) -> Bool { byte != 0x00 && byte != 0x0A && byte != 0x0D }
+
+    /// Every UTF-8 byte of `text` satisfies `test` (one pass over the contiguous bytes of a native string).
+    @inline(__always)
+    static func allBytes(of text: String, satisfy test: (UInt8) -> Bool) -> Bool {
+        if let result = text.utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy(test) }) { return result }
+        return text.utf8.allSatisfy(test)
     }
 }

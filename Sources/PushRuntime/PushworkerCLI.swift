@@ -19,6 +19,7 @@ public enum PushworkerCLI {
       dev-broker          development Kafka broker (librdkafka mock cluster)
       demo                run a sample campaign end to end on embedded services
       bench e2e           end-to-end benchmark beside h2load (release build)
+      bench http          the HTTP/2 client alone beside h2load (release build)
       topics apply|print  declared topics
       msgid verify|decode|sign  a signed message id
       config check|print  configuration

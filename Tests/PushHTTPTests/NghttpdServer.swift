@@ -1,20 +1,24 @@
 import Foundation
 import PushTestSupport
 
-/// Debian's `nghttpd` (package nghttp2-server) over TLS on a free loopback port, with a fresh
-/// self-signed P-256 certificate for IP 127.0.0.1 and a small document root. Stopped when dropped.
+/// Debian's `nghttpd` (package nghttp2-server) on a free loopback port, over TLS with a fresh
+/// self-signed P-256 certificate for IP 127.0.0.1 (or, `tls: false`, cleartext h2c with prior
+/// knowledge), serving a small document root and echoing POST/PUT bodies. `verbose: true` logs
+/// every frame, which ``receivedRequests()`` reads back. Stopped when dropped.
 final class NghttpdServer: Sendable {
     let port: UInt16
     let process: TestProcess
     let folder: URL
     /// The server certificate (self-signed: it is its own CA).
     let caFile: String
-    var origin: String { "https://127.0.0.1:\(port)" }
+    let isTLS: Bool
+    var origin: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
     static let helloBody = "hello from nghttpd\n"
 
-    init(maxConcurrentStreams: Int = 100) throws {
+    init(maxConcurrentStreams: Int = 100, tls: Bool = true, verbose: Bool = false) throws {
         let folder = try TemporaryFolder.make(prefix: "nghttpd")
         self.folder = folder
+        isTLS = tls
         let key = folder.appendingPathComponent("key.pem").path
         let cert = folder.appendingPathComponent("cert.pem").path
         let generated = try runCommand("/usr/bin/openssl", [
@@ -30,10 +34,10 @@ final class NghttpdServer: Sendable {
         try Data(repeating: 0x41, count: 64 * 1024).write(to: docroot.appendingPathComponent("big.bin"))
         let port = freeLoopbackPort()
         self.port = port
-        process = try TestProcess("/usr/sbin/nghttpd", [
-            "-a", "127.0.0.1", "-d", docroot.path, "--echo-upload",
-            "-m", "\(maxConcurrentStreams)", "\(port)", key, cert,
-        ])
+        var arguments = ["-a", "127.0.0.1", "-d", docroot.path, "--echo-upload", "-m", "\(maxConcurrentStreams)"]
+        if verbose { arguments.append("-v") }
+        arguments += tls ? ["\(port)", key, cert] : ["--no-tls", "\(port)"]
+        process = try TestProcess("/usr/sbin/nghttpd", arguments)
         guard eventually(timeout: 10, { isListening(port: port) }) else {
             throw TestSupportError("nghttpd did not start: \(process.stderr())")
         }
@@ -43,6 +47,33 @@ final class NghttpdServer: Sendable {
         // nghttpd, spawned from the test runner, may inherit a blocked SIGTERM: do not wait long for it.
         process.stop(grace: 0.3)
         try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// One request as the server decoded it (verbose mode): pseudo-headers included.
+    struct ReceivedRequest {
+        var headers: [(name: String, value: String)]
+        var method: String? { value(":method") }
+        var path: String? { value(":path") }
+        func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+        func values(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
+    }
+
+    /// The requests the server received so far, in order (verbose mode), from lines such as
+    /// `[id=1] [  0.509] recv (stream_id=13) :method: POST`.
+    func receivedRequests() -> [ReceivedRequest] {
+        var order: [String] = []
+        var byStream: [String: [(name: String, value: String)]] = [:]
+        for line in process.stdout().split(separator: "\n") {
+            guard let recv = line.range(of: "] recv (stream_id="), let close = line[recv.upperBound...].firstIndex(of: ")") else { continue }
+            let connection = line.prefix { $0 != "]" }
+            let key = "\(connection)/\(line[recv.upperBound..<close])"
+            let field = line[line.index(close, offsetBy: 2)...]
+            // The name may start with ':' (a pseudo-header): split at the first ": " after it.
+            guard let separator = field.dropFirst().range(of: ": ") ?? (field.hasSuffix(":") ? field.index(before: field.endIndex)..<field.endIndex : nil) else { continue }
+            if byStream[key] == nil { order.append(key) }
+            byStream[key, default: []].append((String(field[..<separator.lowerBound]), String(field[separator.upperBound...])))
+        }
+        return order.map { ReceivedRequest(headers: byStream[$0] ?? []) }
     }
 }
 

@@ -10,16 +10,20 @@ import Glibc
 ///
 /// Thread safety: `run()` is called once, on the I/O thread, and is the only code touching
 /// the mutable stored properties (`free`, `active`, `batch`, `done`). `shared` is a Mutex;
-/// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex.
+/// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex;
+/// `handlesCreated` is atomic.
 final class CurlIOLoop: @unchecked Sendable {
     let multi: CurlMulti
     let shared: HTTPClientShared
     let settings: TransferSettings
     /// Set when `run()` returned.
     let finished = Mutex(false)
+    /// Easy handles created so far (each is reused until the free list is full).
+    let handlesCreated = Atomic<Int>(0)
 
     private var free: [CurlTransfer] = []
-    private var active: [ObjectIdentifier: CurlTransfer] = [:]
+    /// Transfers in the multi handle; each knows its index (`activeIndex`) for O(1) removal.
+    private var active: [CurlTransfer] = []
     private var batch: [HTTPSubmission] = []
     private var done: [(HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>)] = []
     private let maxFreeHandles: Int
@@ -55,13 +59,28 @@ final class CurlIOLoop: @unchecked Sendable {
     }
 
     private func start(_ submission: HTTPSubmission) {
-        guard let transfer = free.popLast() ?? CurlTransfer() else {
-            done.append((submission.completion, .failure(.other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed"))))
+        let cleartext: Bool
+        do {
+            cleartext = try CurlTransfer.check(submission.request, settings: settings)
+        } catch {
+            done.append((submission.completion, .failure(error)))
             return
         }
-        if let error = transfer.configure(submission.request, settings: settings, completion: submission.completion) {
+        let transfer: CurlTransfer
+        if let reused = free.popLast() {
+            transfer = reused
+        } else {
+            do {
+                transfer = try CurlTransfer(settings: settings)
+            } catch {
+                done.append((submission.completion, .failure(error)))
+                return
+            }
+            handlesCreated.add(1, ordering: .relaxed)
+        }
+        if let error = transfer.configure(submission.request, cleartext: cleartext, completion: submission.completion) {
+            // Not recycled: a half-configured handle must not carry options into another request.
             done.append((submission.completion, .failure(error)))
-            recycle(transfer)
             return
         }
         let code = curl_multi_add_handle(multi.handle, transfer.handle)
@@ -72,7 +91,8 @@ final class CurlIOLoop: @unchecked Sendable {
             recycle(transfer)
             return
         }
-        active[ObjectIdentifier(transfer)] = transfer
+        transfer.activeIndex = active.count
+        active.append(transfer)
     }
 
     private func collectFinished() {
@@ -84,11 +104,26 @@ final class CurlIOLoop: @unchecked Sendable {
             _ = curl_multi_remove_handle(multi.handle, easy)
             var privateData: UnsafeMutableRawPointer?
             guard pw_curl_easy_getinfo_ptr(easy, CURLINFO_PRIVATE, &privateData) == CURLE_OK, let privateData else { continue }
-            let key = ObjectIdentifier(Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue())
-            guard let transfer = active.removeValue(forKey: key) else { continue }
+            // Unretained: `active` holds the reference, checked before it is trusted.
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue()
+            guard removeActive(transfer) else { continue }
             done.append(transfer.finish(code))
             recycle(transfer)
         }
+    }
+
+    /// Removes `transfer` from `active` (swapping the last one into its place); false if it
+    /// was not there.
+    private func removeActive(_ transfer: CurlTransfer) -> Bool {
+        let index = transfer.activeIndex
+        guard index >= 0, index < active.count, active[index] === transfer else { return false }
+        let last = active.removeLast()
+        if last !== transfer {
+            active[index] = last
+            last.activeIndex = index
+        }
+        transfer.activeIndex = -1
+        return true
     }
 
     /// Calls the completions gathered this round, after one lock to update `inFlight`.
@@ -107,7 +142,7 @@ final class CurlIOLoop: @unchecked Sendable {
     private func stopAll() {
         let leftovers = shared.state.withLock { $0.stop() }
         for submission in leftovers { done.append((submission.completion, .failure(.shutdown))) }
-        for transfer in active.values {
+        for transfer in active {
             _ = curl_multi_remove_handle(multi.handle, transfer.handle)
             done.append((transfer.abandon(), .failure(.shutdown)))
         }

@@ -18,140 +18,213 @@ typealias HTTPCompletion = @Sendable (Result<HTTPResponse, HTTPTransportError>) 
 
 /// One easy handle plus everything a transfer on it needs to stay alive: the request body
 /// bytes (`CURLOPT_POSTFIELDS` points into `bodyStorage`, which this object owns and never
-/// frees or reallocates while the transfer runs), the header `curl_slist`, the error buffer
-/// and the response buffers. Reused from the I/O loop's free list; `curl_easy_reset` +
-/// setting every option per request keeps nothing from the previous request.
+/// frees or reallocates while the transfer runs), the header list, the error buffer and the
+/// response buffers. Reused from the I/O loop's free list.
+///
+/// The options every transfer of the client shares (callbacks, protocols, TLS verification,
+/// CA bundle, timeouts, keepalive, proxy, size limit, and the pointers to this object) are set
+/// once, in `init`. `configure` sets only what a request changes: URL, HTTP version (h2c or
+/// TLS), timeout, method and body, headers. Method options stay on an easy handle from one
+/// transfer to the next (`CURLOPT_NOBODY` turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST`
+/// overrides any method), so `configure` undoes what the previous request set. A handle
+/// whose `configure` failed is not reused (the I/O loop drops it), so no half-applied request
+/// leaks into the next one.
 ///
 /// libcurl gets `self` as `CURLOPT_PRIVATE`/`WRITEDATA`/`HEADERDATA` *unretained*: the I/O
 /// loop holds a strong reference in its `active` table for as long as the handle is in the
 /// multi handle. Confined to the I/O thread.
 final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
+    /// The position of this transfer in the I/O loop's `active` array while it runs.
+    var activeIndex = -1
+    private let settings: TransferSettings
     private var completion: HTTPCompletion?
     private var bodyStorage: UnsafeMutableRawBufferPointer
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let headerList = CurlHeaderList()
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var responseBody: [UInt8] = []
     private var responseHeaders: [HTTPHeader] = []
-    private var maxResponseBodyBytes = 0
     private var bodyOverflowed = false
-    /// Keeps the CA bytes alive while the handle may point at them.
-    private var caBundle: CurlCABundle?
 
-    init?() {
+    /// What the previous request left set on the handle (a fresh handle: GET, TLS unset).
+    private var cleartextSet: Bool?
+    private var timeoutSet = -1
+    private var noBodySet = false
+    private var postFieldsSet = false
+    private var customRequestSet = false
+
+    /// Creates the easy handle and sets the client-wide options. Throws when libcurl refuses one
+    /// (out of memory, or a libcurl built without a protocol or feature the client needs).
+    init(settings: TransferSettings) throws(HTTPTransportError) {
         CurlGlobal.ensureInitialized()
-        guard let handle = curl_easy_init() else { return nil }
+        guard let handle = curl_easy_init() else {
+            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
+        }
         self.handle = handle
+        self.settings = settings
         bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        try applyClientOptions()
     }
 
     deinit {
+        // Cleanup first: the handle may still point at the header list, body and error buffer.
         curl_easy_cleanup(handle)
-        if let headerList { curl_slist_free_all(headerList) }
         bodyStorage.deallocate()
         errorBuffer.deallocate()
     }
 
-    /// Prepares the handle for `request`. On failure the handle is left idle and the error
-    /// is returned (the completion is not stored).
-    func configure(_ request: HTTPRequest, settings: TransferSettings, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
-        curl_easy_reset(handle)
-        releaseRequestState()
+    private func applyClientOptions() throws(HTTPTransportError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try set(CURLOPT_PRIVATE, pointer: me)
+        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        try check(pw_curl_easy_setopt_write_cb(handle, curlWriteCallback), CURLOPT_WRITEFUNCTION)
+        try set(CURLOPT_WRITEDATA, pointer: me)
+        try check(pw_curl_easy_setopt_header_cb(handle, curlHeaderCallback), CURLOPT_HEADERFUNCTION)
+        try set(CURLOPT_HEADERDATA, pointer: me)
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_PROTOCOLS_STR, string: settings.protocols)
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, string: settings.protocols)
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try set(CURLOPT_SSL_VERIFYPEER, 1)
+        try set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let bundle = settings.caBundle, let path = bundle.path {
+            try set(CURLOPT_CAINFO, string: path)
+        } else if let bundle = settings.caBundle {
+            // CURL_BLOB_NOCOPY: the bytes stay alive as long as `settings` (held by this object).
+            var blob = curl_blob(data: bundle.bytes.baseAddress, len: bundle.count, flags: UInt32(CURL_BLOB_NOCOPY))
+            try check(pw_curl_easy_setopt_blob(handle, CURLOPT_CAINFO_BLOB, &blob), CURLOPT_CAINFO_BLOB)
+        }
+        try set(CURLOPT_PIPEWAIT, 1)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMS)
+        try set(CURLOPT_TCP_KEEPALIVE, 1)
+        try set(CURLOPT_TCP_KEEPIDLE, settings.keepAliveSeconds)
+        try set(CURLOPT_TCP_KEEPINTVL, settings.keepAliveSeconds)
+        try set(CURLOPT_UPKEEP_INTERVAL_MS, settings.keepAliveMS)
+        try set(CURLOPT_PROXY, string: settings.proxy)
+        try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
+    }
+
+    /// Prepares the handle for `request`, which passed ``check(_:settings:)`` (`cleartext` is
+    /// what it returned). On failure the error is returned, the completion is not stored, and
+    /// the handle must not be reused.
+    func configure(_ request: HTTPRequest, cleartext: Bool, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
+        // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
-        responseHeaders.removeAll(keepingCapacity: true)
-        responseBody = []
-        responseBody.reserveCapacity(1024)
         bodyOverflowed = false
-        maxResponseBodyBytes = settings.maxResponseBodyBytes
         do {
-            try apply(request, settings)
+            try apply(request, cleartext: cleartext)
         } catch {
-            releaseRequestState()
             return error
         }
         self.completion = completion
         return nil
     }
 
-    private func apply(_ request: HTTPRequest, _ settings: TransferSettings) throws(HTTPTransportError) {
+    /// Refuses what no transfer may send (``HTTPRequestValidation``, and `http://` unless the
+    /// client allows h2c), before a handle is taken for it. Returns whether the URL is `http://`.
+    static func check(_ request: HTTPRequest, settings: TransferSettings) throws(HTTPTransportError) -> Bool {
         try HTTPRequestValidation.validate(request)
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        try set(CURLOPT_URL, string: request.url)
-        try set(CURLOPT_PRIVATE, pointer: me)
-        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
-        try check(pw_curl_easy_setopt_write_cb(handle, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
-        try set(CURLOPT_WRITEDATA, pointer: me)
-        try check(pw_curl_easy_setopt_header_cb(handle, curlHeaderCallback), "CURLOPT_HEADERFUNCTION")
-        try set(CURLOPT_HEADERDATA, pointer: me)
-        try set(CURLOPT_NOSIGNAL, 1)
-        try set(CURLOPT_PROTOCOLS_STR, string: settings.protocols)
-        try set(CURLOPT_REDIR_PROTOCOLS_STR, string: settings.protocols)
-        try set(CURLOPT_FOLLOWLOCATION, 0)
-        let cleartext = request.url.utf8.count >= 7 && request.url.prefix(7).lowercased() == "http://"
+        let cleartext = isCleartext(request.url)
         if cleartext && !settings.allowCleartextHTTP2 {
             throw .invalidRequest("http:// URLs are not allowed (TLS only)")
         }
-        try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
-        try set(CURLOPT_SSL_VERIFYPEER, 1)
-        try set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let bundle = settings.caBundle, let path = bundle.path {
-            caBundle = bundle
-            try set(CURLOPT_CAINFO, string: path)
-        } else if let bundle = settings.caBundle {
-            caBundle = bundle
-            var blob = curl_blob(data: bundle.bytes.baseAddress, len: bundle.count, flags: UInt32(CURL_BLOB_NOCOPY))
-            try check(pw_curl_easy_setopt_blob(handle, CURLOPT_CAINFO_BLOB, &blob), "CURLOPT_CAINFO_BLOB")
+        return cleartext
+    }
+
+    /// Sets the per-request options; `request` passed ``check(_:settings:)``.
+    private func apply(_ request: HTTPRequest, cleartext: Bool) throws(HTTPTransportError) {
+        try set(CURLOPT_URL, string: request.url)
+        if cleartextSet != cleartext {
+            try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
+            cleartextSet = cleartext
         }
-        try set(CURLOPT_PIPEWAIT, 1)
-        try set(CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMS)
-        try set(CURLOPT_TIMEOUT_MS, request.timeout.map(\.wholeMilliseconds) ?? settings.requestTimeoutMS)
-        try set(CURLOPT_TCP_KEEPALIVE, 1)
-        try set(CURLOPT_TCP_KEEPIDLE, settings.keepAliveSeconds)
-        try set(CURLOPT_TCP_KEEPINTVL, settings.keepAliveSeconds)
-        try set(CURLOPT_UPKEEP_INTERVAL_MS, settings.keepAliveMS)
-        try set(CURLOPT_PROXY, string: settings.proxy)
-        try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), "CURLOPT_MAXFILESIZE_LARGE")
+        let timeout = request.timeout.map(\.wholeMilliseconds) ?? settings.requestTimeoutMS
+        if timeoutSet != timeout {
+            try set(CURLOPT_TIMEOUT_MS, timeout)
+            timeoutSet = timeout
+        }
 
         let method = request.method
         let sendsBody = !request.body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH"
-        if method == "HEAD" && !sendsBody {
-            try set(CURLOPT_NOBODY, 1)
-        } else if sendsBody {
+        if sendsBody {
+            if noBodySet {
+                try set(CURLOPT_NOBODY, 0)
+                noBodySet = false
+            }
             // CURLOPT_POSTFIELDS does not copy: the bytes must stay alive for the whole
             // transfer. They live in `bodyStorage`, owned by this object, untouched until the
             // next `configure`, which happens only after the handle left the multi handle.
             try storeBody(request.body)
-            try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
-            try set(CURLOPT_POSTFIELDS, pointer: bodyStorage.baseAddress)
-            if method != "POST" { try set(CURLOPT_CUSTOMREQUEST, string: method) }
+            try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
+            try set(CURLOPT_POSTFIELDS, pointer: bodyStorage.baseAddress) // also selects POST
+            postFieldsSet = true
+            try setCustomRequest(method == "POST" ? nil : method)
         } else {
-            try set(CURLOPT_HTTPGET, 1)
-            if method != "GET" { try set(CURLOPT_CUSTOMREQUEST, string: method) }
+            if postFieldsSet {
+                try set(CURLOPT_POSTFIELDS, pointer: nil)
+                try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, -1), CURLOPT_POSTFIELDSIZE_LARGE)
+                postFieldsSet = false
+            }
+            if method == "HEAD" {
+                try set(CURLOPT_NOBODY, 1)
+                noBodySet = true
+                try setCustomRequest(nil)
+            } else {
+                try set(CURLOPT_HTTPGET, 1) // also clears CURLOPT_NOBODY
+                noBodySet = false
+                try setCustomRequest(method == "GET" ? nil : method)
+            }
         }
 
-        var list: UnsafeMutablePointer<curl_slist>?
-        var hasContentType = false
-        for header in request.headers {
-            if header.name.lowercased() == "content-type" { hasContentType = true }
-            // "name;" is libcurl's syntax for a header with an empty value ("name:" removes it).
-            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            list = try append(list, line)
-        }
         // No "Expect: 100-continue" round trip, and no invented form content type.
-        list = try append(list, "Expect:")
-        if sendsBody && !hasContentType { list = try append(list, "Content-Type:") }
-        headerList = list
-        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
+        let addContentType = sendsBody && !request.headers.contains { Self.isContentType($0.name) }
+        var lines = 1, bytes = 8 // "Expect:"
+        for header in request.headers {
+            lines += 1
+            bytes += CurlHeaderList.lineBytes(name: header.name, value: header.value)
+        }
+        if addContentType {
+            lines += 1
+            bytes += 14 // "Content-Type:"
+        }
+        headerList.reset(lines: lines, bytes: bytes)
+        for header in request.headers { headerList.append(name: header.name, value: header.value) }
+        headerList.append(line: "Expect:")
+        if addContentType { headerList.append(line: "Content-Type:") }
+        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
     }
 
-    private func append(_ list: UnsafeMutablePointer<curl_slist>?, _ line: String) throws(HTTPTransportError) -> UnsafeMutablePointer<curl_slist>? {
-        guard let appended = curl_slist_append(list, line) else {
-            if let list { curl_slist_free_all(list) }
-            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
+    private func setCustomRequest(_ method: String?) throws(HTTPTransportError) {
+        if let method {
+            try set(CURLOPT_CUSTOMREQUEST, string: method)
+            customRequestSet = true
+        } else if customRequestSet {
+            try set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+            customRequestSet = false
         }
-        return appended
+    }
+
+    /// `http://` (any case) starts the URL.
+    static func isCleartext(_ url: String) -> Bool {
+        let prefix: StaticString = "http://"
+        let utf8 = url.utf8
+        guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { expected in
+            zip(utf8, expected).allSatisfy { pair in
+                (pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0) == pair.1
+            }
+        }
+    }
+
+    /// `content-type`, in any case.
+    static func isContentType(_ name: String) -> Bool {
+        guard name.utf8.count == 12 else { return false }
+        return zip(name.utf8, "content-type".utf8).allSatisfy { pair in
+            let byte = pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0
+            return byte == pair.1
+        }
     }
 
     private func storeBody(_ body: [UInt8]) throws(HTTPTransportError) {
@@ -163,22 +236,25 @@ final class CurlTransfer {
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws(HTTPTransportError) {
-        try check(pw_curl_easy_setopt_long(handle, option, value), "option \(option.rawValue)")
+        try check(pw_curl_easy_setopt_long(handle, option, value), option)
     }
 
     private func set(_ option: CURLoption, string: String) throws(HTTPTransportError) {
-        try check(pw_curl_easy_setopt_str(handle, option, string), "option \(option.rawValue)")
+        try check(pw_curl_easy_setopt_str(handle, option, string), option)
     }
 
     private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(HTTPTransportError) {
-        try check(pw_curl_easy_setopt_ptr(handle, option, pointer), "option \(option.rawValue)")
+        try check(pw_curl_easy_setopt_ptr(handle, option, pointer), option)
     }
 
-    private func check(_ code: CURLcode, _ what: String) throws(HTTPTransportError) {
-        guard code == CURLE_OK else {
-            let message = String(cString: curl_easy_strerror(code))
-            throw CurlErrorMapping.setupError(code: code, message: "\(what): \(message)")
-        }
+    @inline(__always)
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPTransportError) {
+        guard code == CURLE_OK else { throw Self.setupError(code, option) }
+    }
+
+    private static func setupError(_ code: CURLcode, _ option: CURLoption) -> HTTPTransportError {
+        let message = String(cString: curl_easy_strerror(code))
+        return CurlErrorMapping.setupError(code: code, message: "option \(option.rawValue): \(message)")
     }
 
     // MARK: completion
@@ -187,10 +263,14 @@ final class CurlTransfer {
     /// returns it with the completion to call, and leaves the object ready for reuse.
     func finish(_ code: CURLcode) -> (HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>) {
         let completion = self.completion
-        defer { releaseRequestState() }
+        self.completion = nil
+        // Moved out, not copied: the next request starts with empty arrays.
+        let body = responseBody, headers = responseHeaders
+        responseBody = []
+        responseHeaders = []
         guard code == CURLE_OK else {
             if bodyOverflowed || code == CURLE_FILESIZE_EXCEEDED {
-                return (completion, .failure(.protocolError("response body larger than \(maxResponseBodyBytes) bytes")))
+                return (completion, .failure(.protocolError("response body larger than \(settings.maxResponseBodyBytes) bytes")))
             }
             let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
             return (completion, .failure(CurlErrorMapping.transportError(code: code, detail: detail)))
@@ -201,10 +281,8 @@ final class CurlTransfer {
         _ = pw_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
         _ = pw_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
         _ = pw_curl_easy_getinfo_double(handle, CURLINFO_TOTAL_TIME, &total)
-        let body = responseBody
-        responseBody = []
         let response = HTTPResponse(
-            status: status, headers: responseHeaders, body: body,
+            status: status, headers: headers, body: body,
             httpVersion: Self.httpVersion(curlValue: version), totalSeconds: total, connectionsOpened: connects
         )
         return (completion, .success(response))
@@ -213,18 +291,10 @@ final class CurlTransfer {
     /// Ends a transfer that will not complete (shutdown); the handle has left the multi handle.
     func abandon() -> HTTPCompletion? {
         let completion = self.completion
-        releaseRequestState()
+        self.completion = nil
         responseBody = []
+        responseHeaders = []
         return completion
-    }
-
-    private func releaseRequestState() {
-        if let headerList {
-            _ = pw_curl_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, nil)
-            curl_slist_free_all(headerList)
-            self.headerList = nil
-        }
-        completion = nil
     }
 
     static func httpVersion(curlValue: Int) -> Int {
@@ -239,7 +309,7 @@ final class CurlTransfer {
     // MARK: callbacks (I/O thread, inside curl_multi_perform)
 
     fileprivate func appendBody(_ data: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
-        if responseBody.count + count > maxResponseBodyBytes {
+        if responseBody.count + count > settings.maxResponseBodyBytes {
             bodyOverflowed = true
             return 0 // makes libcurl fail the transfer with CURLE_WRITE_ERROR
         }
@@ -252,19 +322,30 @@ final class CurlTransfer {
         var end = count
         while end > 0 && (bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D) { end -= 1 }
         guard end > 0 else { return }
-        let line = bytes[0..<end]
-        if end >= 5 && line.starts(with: "HTTP/".utf8) {
+        if end >= 5 && bytes[0] == 0x48 && bytes[1] == 0x54 && bytes[2] == 0x54 && bytes[3] == 0x50 && bytes[4] == 0x2F { // "HTTP/"
             responseHeaders.removeAll(keepingCapacity: true) // a new (final or interim) response
             return
         }
-        guard let colon = line.firstIndex(of: 0x3A) else { return }
-        let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased()
+        guard let colon = bytes[0..<end].firstIndex(of: 0x3A) else { return }
+        let name = Self.lowercasedASCII(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
         var valueStart = colon + 1
         while valueStart < end && (bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09) { valueStart += 1 }
         var valueEnd = end
         while valueEnd > valueStart && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) { valueEnd -= 1 }
         let value = String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
+        if responseHeaders.capacity == 0 { responseHeaders.reserveCapacity(4) }
         responseHeaders.append(HTTPHeader(name: name, value: value))
+    }
+
+    /// A header name with A-Z lower-cased (HTTP/2 names arrive lower-case already: then it is
+    /// decoded as is).
+    static func lowercasedASCII(_ name: UnsafeRawBufferPointer) -> String {
+        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+        guard name.contains(where: isUpper) else { return String(decoding: name, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: name.count) { buffer in
+            for (index, byte) in name.enumerated() { buffer[index] = isUpper(byte) ? byte + 32 : byte }
+            return name.count
+        }
     }
 }
 

@@ -106,7 +106,7 @@ struct BenchE2E {
         let jobs = (0..<workload.jobCount).map { workload.job($0) }
         let jobBytes = jobs.reduce(0) { $0 + $1.json.count }
         // The h2load request is modelled on the first job's iOS recipients (none: no h2load).
-        let sample: SampleRequest?
+        let sample: BenchSampleRequest?
         do { sample = try sampleRequest(jobs[0].json, sandbox: sandbox) } catch {
             step("no h2load comparison: \(error)")
             sample = nil
@@ -242,39 +242,15 @@ struct BenchE2E {
         var curlFloorCPUPerRequest: Double?
         if h2loadRequests > 0, let sample {
             step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
-            let bodyFile = folder.appendingPathComponent("apns-body.json").path
-            _ = FileManager.default.createFile(atPath: bodyFile, contents: Data(sample.body))
-            var arguments = ["h2load", "-n", "\(h2loadRequests)", "-c", "\(connections)", "-m", "\(streams)", "-d", bodyFile]
-            for header in sample.headers { arguments += ["-H", "\(header.name): \(header.value)"] }
-            arguments.append(sample.url)
-            if let cpus = options.workerCPUs { arguments = ["taskset", "-c", cpus] + arguments }
-            let sandboxBefore = ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0
-            let output = folder.appendingPathComponent("h2load.out").path
-            let finished = try ProcessStats.runMeasured(arguments, output: output)
-            let sandboxCPU = (ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0) - sandboxBefore
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            let parsed = Self.parseH2load(text)
-            let succeeded = parsed.succeeded ?? 0
-            let perRequest = succeeded > 0 ? finished.cpuSeconds / Double(succeeded) * 1e6 : nil
-            h2loadCPUPerRequest = perRequest
-            var entry: [String: Any] = [
-                "exitStatus": Int(finished.status), "requests": h2loadRequests, "succeeded": succeeded,
-                "status2xx": parsed.status2xx ?? 0, "wallSeconds": Self.round(finished.wallSeconds, 3),
-                "requestsPerSecond": Self.round(parsed.requestsPerSecond ?? 0, 0), "cpuSeconds": Self.round(finished.cpuSeconds, 3),
-                "cpuMicrosPerRequest": perRequest.map { Self.round($0, 2) } ?? NSNull(), "peakRSSBytes": finished.maxRSSBytes,
-                "sandboxCPUSeconds": Self.round(sandboxCPU, 3),
-                "sandboxCPUMicrosPerRequest": succeeded > 0 ? Self.round(sandboxCPU / Double(succeeded) * 1e6, 2) : NSNull(),
-                "bodyBytes": sample.body.count,
-                "command": arguments.map { $0.hasPrefix("authorization:") ? "authorization: bearer <ES256 JWT>" : $0 }
-                    .map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "),
-            ]
-            if finished.status != 0 || succeeded == 0 { entry["output"] = String(text.suffix(1500)) }
-            h2load = entry
+            let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
+                                              folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID)
+            h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
+            h2load = outcome.entry
 
             // The libcurl floor: the same request through libcurl alone (CurlFloorReference).
             step("libcurl floor: pushworker-curl-floor with the same arguments")
             let floor = try CurlFloorReference.run(
-                requestArguments: Array(arguments.drop { $0 != "h2load" }.dropFirst()), requests: h2loadRequests,
+                requestArguments: outcome.requestArguments, requests: h2loadRequests,
                 cpus: options.workerCPUs, output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
             curlFloor = floor.report
             curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
@@ -418,46 +394,9 @@ struct BenchE2E {
 
     /// The h2load request: a live iOS recipient of the first job, planned exactly as the worker
     /// plans it, with a valid provider JWT minted from the sandbox-generated `apns.json`.
-    struct SampleRequest {
-        var url: String
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
-        var averageAPNsBody: Int
-    }
-
-    func sampleRequest(_ job: [UInt8], sandbox: Sandbox) throws -> SampleRequest {
-        let decoded = try JobDecoder.decode(job)
+    func sampleRequest(_ job: [UInt8], sandbox: Sandbox) throws -> BenchSampleRequest {
         let credentials = AppCredentials.load(appID: Self.appID, folder: URL(fileURLWithPath: sandbox.credentialsDir).appendingPathComponent(Self.appID))
-        guard let apns = credentials.apns else { throw DemoError("the sandbox wrote no apns.json: \(credentials.problems)") }
-        var key = [UInt8](repeating: 7, count: 32)
-        key[0] = 1
-        let keyring = try MsgIDKeyring(parsing: "bench1:" + Data(key).base64EncodedString())
-        let planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: ["127.0.0.1"]))
-        let requests: [ProviderRequest] = planner.plan(decoded, profile: credentials.profile, now: Date()).compactMap {
-            guard case .ready(let request) = $0.state, request.platform == .ios, !request.url.contains("/dead") else { return nil }
-            return request
-        }
-        let average = requests.isEmpty ? 0 : requests.reduce(0) { $0 + $1.body.count } / requests.count
-        guard let chosen = requests.min(by: { abs($0.body.count - average) < abs($1.body.count - average) }) else {
-            throw DemoError("the first job has no live iOS recipient to model the h2load request on (use a mix with ios)")
-        }
-        let jwt = try APNSTokenCache(metrics: Metrics()).token(for: apns, now: Date().timeIntervalSince1970)
-        var headers = chosen.headers.map { (name: $0.key, value: $0.value) }
-        headers.append((name: "authorization", value: "bearer " + jwt))
-        return SampleRequest(url: chosen.url, headers: headers, body: chosen.body, averageAPNsBody: average)
-    }
-
-    static func parseH2load(_ text: String) -> (succeeded: Int?, status2xx: Int?, requestsPerSecond: Double?) {
-        var succeeded: Int?, status2xx: Int?, rate: Double?
-        for line in text.split(separator: "\n") {
-            let words = line.split(separator: " ")
-            if line.hasPrefix("requests:"), let index = words.firstIndex(of: "succeeded,"), index > 0 { succeeded = Int(words[index - 1]) }
-            if line.hasPrefix("status codes:"), words.count > 2 { status2xx = Int(words[2]) }
-            if line.hasPrefix("finished in"), let index = words.firstIndex(where: { $0.hasPrefix("req/s") }), index > 0 {
-                rate = Double(words[index - 1])
-            }
-        }
-        return (succeeded, status2xx, rate)
+        return try BenchSampleRequest.apns(job: job, credentials: credentials)
     }
 }
 

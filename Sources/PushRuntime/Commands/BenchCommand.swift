@@ -2,10 +2,11 @@ import Foundation
 import PushCore
 
 /// `pushworker bench`: benchmarks. `bench e2e` measures the whole pipeline on this machine
-/// beside `h2load` (docs/performance.md).
+/// beside `h2load`, `bench http` the HTTP/2 client alone (docs/performance.md).
 enum BenchCommand {
     static let usage = """
     usage: pushworker bench e2e [options]
+           pushworker bench http [options]   (see `pushworker bench http --help`)
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
@@ -48,6 +49,7 @@ enum BenchCommand {
         let rest = Array(arguments.dropFirst())
         switch sub {
         case "e2e": return e2e(rest)
+        case "http": return http(rest)
         case "events": return BenchEventsCommand.main(rest)
         default:
             printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
@@ -96,17 +98,7 @@ enum BenchCommand {
             printError("error: \(error)\n\n\(usage)")
             return ExitCode.usage
         }
-        if isDebugBuild {
-            guard parsed.flag("allow-debug") else {
-                printError("""
-                pushworker bench: this is a DEBUG build; its figures would be meaningless.
-                Build for measurement with `swift build -c release` and run .build/release/pushworker bench e2e
-                (or pass --allow-debug to exercise the bench itself).
-                """)
-                return ExitCode.usage
-            }
-            printError("!!! WARNING: DEBUG BUILD — every figure below is meaningless (--allow-debug) !!!")
-        }
+        guard allowBuild(parsed, command: "e2e") else { return ExitCode.usage }
         let report: [String: Any]
         let ok: Bool
         do {
@@ -127,6 +119,113 @@ enum BenchCommand {
         }
         print(summary(report))
         return ok ? ExitCode.ok : ExitCode.software
+    }
+
+    static let httpUsage = """
+    usage: pushworker bench http [options]
+
+    The HTTP/2 client alone: starts the provider sandbox (or uses --url), builds one APNs request
+    (POST /3/device/<token>, the worker's headers and payload, a provider JWT) and sends it N
+    times through one client with PUSHWORKER_HTTP_CONNECTIONS x PUSHWORKER_HTTP_STREAMS (default
+    2 x 100) always in flight, after a warm-up that opens the connections. Reports requests/s and
+    this process's CPU µs per request (getrusage, measured phase only; the sandbox's CPU apart),
+    then runs h2load with the same request and connections x streams for the ratio. Build with
+    `swift build -c release` first.
+
+    options:
+      --requests N          requests measured (default 100000)
+      --warmup N            requests before measuring (default min(N, 2 x connections x streams))
+      --url ORIGIN          send to this origin (https://host:port, or http:// for h2c) instead of
+                            the sandbox; the JWT is signed with a throwaway key
+      --ca-file FILE        extra CA certificates to trust (with --url)
+      --h2load-requests N   requests for the h2load comparison (default N; 0 skips)
+      --report FILE         JSON report (default bench-http-report.json)
+      --timeout SECONDS     give up on a phase after this long (default 300)
+      --allow-debug         run on a debug build (figures are meaningless; for tests)
+      --keep                keep the temporary folder (sandbox log, h2load output)
+      --quiet               no progress on stderr
+    """
+
+    static func http(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: httpUsage, values: [
+            "requests", "warmup", "url", "ca-file", "h2load-requests", "report", "timeout",
+        ], flags: ["allow-debug", "keep", "quiet"], exitCode: &code) else { return code }
+        var options = BenchHTTP.Options()
+        do {
+            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
+            if parsed.value("warmup") != nil { options.warmup = try parsed.integer("warmup", default: 0, in: 0...100_000_000) }
+            if let url = parsed.value("url") {
+                guard url.hasPrefix("https://") || url.hasPrefix("http://") else { throw PushCore.UsageError("--url expects https://host:port or http://host:port") }
+                options.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+            }
+            options.caFile = parsed.value("ca-file")
+            if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
+            options.report = parsed.value("report") ?? options.report
+            options.timeout = Double(try parsed.integer("timeout", default: 300, in: 1...86_400))
+            options.keep = parsed.flag("keep")
+            options.quiet = parsed.flag("quiet")
+        } catch {
+            printError("error: \(error)\n\n\(httpUsage)")
+            return ExitCode.usage
+        }
+        guard allowBuild(parsed, command: "http") else { return ExitCode.usage }
+        let report: [String: Any]
+        let ok: Bool
+        do {
+            (report, ok) = try BenchHTTP(options: options, isDebugBuild: isDebugBuild).run()
+        } catch {
+            printError("bench failed: \(error)")
+            return ExitCode.software
+        }
+        do {
+            try BenchReport.writeJSON(report, to: options.report)
+        } catch {
+            printError("cannot write the report: \(error)")
+            return ExitCode.software
+        }
+        print(httpSummary(report))
+        return ok ? ExitCode.ok : ExitCode.software
+    }
+
+    /// Refuses a debug build unless `--allow-debug` (then warns loudly).
+    static func allowBuild(_ parsed: CommandArguments, command: String) -> Bool {
+        guard isDebugBuild else { return true }
+        guard parsed.flag("allow-debug") else {
+            printError("""
+            pushworker bench: this is a DEBUG build; its figures would be meaningless.
+            Build for measurement with `swift build -c release` and run .build/release/pushworker bench \(command)
+            (or pass --allow-debug to exercise the bench itself).
+            """)
+            return false
+        }
+        printError("!!! WARNING: DEBUG BUILD — every figure below is meaningless (--allow-debug) !!!")
+        return true
+    }
+
+    static func httpSummary(_ report: [String: Any]) -> String {
+        func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
+        let client = dict("client"), h2load = dict("h2load"), sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config")
+        let curlFloor = dict("curlFloor")
+        return """
+        pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"])))
+          responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
+          client             \(text(client["requestsPerSecond"])) req/s, \(text(client["cpuMicrosPerRequest"])) µs CPU/request (user \(text(client["userSeconds"])) s, sys \(text(client["systemSeconds"])) s)
+          sandbox CPU        \(text(sandbox["cpuMicrosPerRequest"])) µs/request
+          h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
+          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"])), libcurl floor/h2load \(text(ratio["curlFloorToH2load"]))
+        """
+    }
+
+    static func text(_ value: Any?) -> String {
+        switch value {
+        case let number as Double: return number == number.rounded() && abs(number) < 1e12 ? String(Int(number)) : String(number)
+        case let number as Int: return String(number)
+        case nil, is NSNull: return "-"
+        default: return "\(value!)"
+        }
     }
 
     static func summary(_ report: [String: Any]) -> String {

@@ -1,0 +1,259 @@
+import Foundation
+@testable import PushHTTP
+import PushTestSupport
+import Testing
+
+/// One easy handle carries its options from one request to the next (only the per-request ones
+/// are set again): every request must still go out exactly as asked, whatever came before it.
+/// Requests are sent one at a time, so the I/O loop reuses its single handle (`handlesCreated`).
+@Suite("Easy-handle reuse against nghttpd", .serialized)
+struct HandleReuseTests {
+    struct Step: CustomStringConvertible {
+        var method: String
+        var path: String
+        var body: String = ""
+        /// nghttpd echoes POST and PUT bodies on /echo; other methods look for a file there.
+        var expectedStatus: Int { path == "/echo" && !["POST", "PUT"].contains(method) ? 404 : 200 }
+        var description: String { "\(method) \(path)\(body.isEmpty ? "" : " +body")" }
+    }
+
+    /// Every switch between body and no body, HEAD, GET, POST and custom methods, both ways.
+    static let sequence: [Step] = [
+        Step(method: "POST", path: "/echo", body: "first post"),
+        Step(method: "GET", path: "/hello.txt"),
+        Step(method: "HEAD", path: "/hello.txt"),
+        Step(method: "POST", path: "/echo", body: "post after head"),
+        Step(method: "PUT", path: "/echo", body: "put body"),
+        Step(method: "POST", path: "/echo", body: "post after put"),
+        Step(method: "DELETE", path: "/hello.txt"),
+        Step(method: "GET", path: "/hello.txt"),
+        Step(method: "OPTIONS", path: "/hello.txt"),
+        Step(method: "HEAD", path: "/hello.txt"),
+        Step(method: "GET", path: "/hello.txt"),
+        Step(method: "HEAD", path: "/hello.txt"),
+        Step(method: "PATCH", path: "/echo", body: "patch after head"),
+        Step(method: "DELETE", path: "/echo", body: "delete with a body"),
+        Step(method: "GET", path: "/hello.txt"),
+        Step(method: "POST", path: "/echo"),
+        Step(method: "HEAD", path: "/hello.txt"),
+        Step(method: "GET", path: "/hello.txt"),
+    ]
+
+    @Test("one reused handle sends each method as asked, whatever the previous request was")
+    func methodsOnOneHandle() async throws {
+        let server = try NghttpdServer(verbose: true)
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        for step in Self.sequence {
+            let request = HTTPRequest(method: step.method, url: server.origin + step.path, body: Array(step.body.utf8))
+            let response = try await client.send(request).get()
+            #expect(response.status == step.expectedStatus, "\(step)")
+            let text = String(decoding: response.body, as: UTF8.self)
+            switch (step.method, step.path) {
+            case ("HEAD", _):
+                #expect(response.body.isEmpty, "\(step)")
+                #expect(response.header("content-length") == "\(NghttpdServer.helloBody.utf8.count)", "\(step)")
+            case (_, "/echo") where ["POST", "PUT"].contains(step.method):
+                #expect(text == step.body, "\(step): echoed \(text)")
+            case (_, "/hello.txt"):
+                #expect(text == NghttpdServer.helloBody, "\(step)")
+            default:
+                break
+            }
+        }
+        #expect(client.handlesCreated == 1)
+        let received = server.receivedRequests()
+        #expect(received.count == Self.sequence.count)
+        for (step, request) in zip(Self.sequence, received) {
+            #expect(request.method == step.method, "\(step): the server saw \(request.method ?? "nothing")")
+            #expect(request.path == step.path, "\(step)")
+            let length = request.value("content-length")
+            if step.body.isEmpty && !["POST", "PUT", "PATCH"].contains(step.method) {
+                #expect(length == nil, "\(step): a body-less request sent content-length \(length ?? "")")
+            } else {
+                #expect(length == "\(step.body.utf8.count)", "\(step): content-length \(length ?? "none")")
+            }
+        }
+    }
+
+    @Test("headers of one request never reach the next; empty values, no Expect, no invented content type")
+    func headersOnOneHandle() async throws {
+        let server = try NghttpdServer(verbose: true)
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let large = String(repeating: "v", count: 5000)
+        let many = (0..<40).map { HTTPHeader(name: "x-many-\($0)", value: "value \($0)") }
+        let requests = [
+            HTTPRequest(method: "POST", url: server.origin + "/echo", headers: [
+                HTTPHeader(name: "X-First", value: "1"), HTTPHeader(name: "Content-Type", value: "application/json"),
+                HTTPHeader(name: "x-empty", value: ""),
+            ], body: Array("{}".utf8)),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", headers: [HTTPHeader(name: "x-second", value: "2")], body: Array("a".utf8)),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", headers: many + [HTTPHeader(name: "x-large", value: large)], body: Array("b".utf8)),
+            HTTPRequest(method: "GET", url: server.origin + "/hello.txt"),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", headers: [HTTPHeader(name: "content-TYPE", value: "text/plain")], body: Array("c".utf8)),
+        ]
+        for request in requests {
+            #expect(try await client.send(request).get().status == 200)
+        }
+        #expect(client.handlesCreated == 1)
+        let received = server.receivedRequests()
+        try #require(received.count == requests.count)
+        let names = received.map { Set($0.headers.map(\.name).filter { !$0.hasPrefix(":") }) }
+
+        #expect(received[0].value("x-first") == "1")
+        #expect(received[0].values("content-type") == ["application/json"])
+        #expect(received[0].value("x-empty") == "", "an empty value is sent as an empty header")
+        #expect(!names[0].contains("x-second"))
+
+        #expect(received[1].value("x-second") == "2")
+        #expect(!names[1].contains("x-first") && !names[1].contains("x-empty"))
+        #expect(!names[1].contains("content-type"), "no invented form content type: \(names[1])")
+
+        #expect(received[2].value("x-large") == large)
+        for index in 0..<40 { #expect(received[2].value("x-many-\(index)") == "value \(index)") }
+        #expect(!names[2].contains("x-second"))
+
+        #expect(names[3].isDisjoint(with: ["x-large", "x-many-0", "content-type", "x-second"]), "\(names[3])")
+        #expect(received[4].values("content-type") == ["text/plain"])
+        #expect(names[4].isDisjoint(with: ["x-large", "x-many-39"]), "\(names[4])")
+        for request in received { #expect(request.value("expect") == nil) }
+    }
+
+    @Test("one reused handle switches between h2c and TLS origins")
+    func cleartextThenTLS() async throws {
+        let tls = try NghttpdServer()
+        let cleartext = try NghttpdServer(tls: false)
+        let client = try HTTP2Client(configuration: configuration(caFile: tls.caFile) { $0.allowCleartextHTTP2 = true })
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        // TLS first: h2c after a TLS request needs CURLOPT_HTTP_VERSION changed back to prior knowledge.
+        for origin in [tls.origin, cleartext.origin, tls.origin, cleartext.origin] {
+            let get = try await client.send(HTTPRequest(url: origin + "/hello.txt")).get()
+            #expect(get.status == 200 && get.httpVersion == 2, "GET \(origin)")
+            #expect(String(decoding: get.body, as: UTF8.self) == NghttpdServer.helloBody)
+            let post = try await client.send(HTTPRequest(method: "POST", url: origin + "/echo", body: Array(origin.utf8))).get()
+            #expect(post.status == 200 && post.httpVersion == 2, "POST \(origin)")
+            #expect(post.body == Array(origin.utf8))
+        }
+        #expect(client.handlesCreated == 1)
+    }
+
+    @Test("a request refused before reaching libcurl takes no handle; the next request reuses the same one")
+    func refusedRequestTakesNoHandle() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        #expect(try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get().status == 200)
+        let injected = HTTPRequest(url: server.origin + "/hello.txt", headers: [HTTPHeader(name: "x", value: "a\r\nb: c")])
+        #expect(await client.send(injected).failure == .invalidRequest("header x contains CR, LF or NUL"))
+        #expect(await client.send(HTTPRequest(url: "http://127.0.0.1:\(server.port)/hello.txt")).failure
+            == .invalidRequest("http:// URLs are not allowed (TLS only)"))
+        #expect(try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get().status == 200)
+        #expect(client.handlesCreated == 1)
+    }
+
+    @Test("a handle libcurl refused an option on is dropped, and the next request gets a fresh one")
+    func failedConfigureDropsTheHandle() async throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        #expect(try await client.send(HTTPRequest(method: "HEAD", url: server.origin + "/hello.txt")).get().status == 200)
+        // libcurl refuses strings over 8,000,000 bytes (CURL_MAX_INPUT_LENGTH) for CURLOPT_URL.
+        let tooLong = HTTPRequest(url: server.origin + "/" + String(repeating: "a", count: 8_100_000))
+        guard case .invalidRequest = await client.send(tooLong).failure else {
+            Issue.record("expected .invalidRequest for an 8 MB URL")
+            return
+        }
+        let response = try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == NghttpdServer.helloBody, "a fresh handle: GET, not the earlier HEAD")
+        #expect(client.handlesCreated == 2)
+    }
+}
+
+/// The byte-level helpers of the request path, without I/O.
+@Suite("Request building")
+struct RequestBuildingTests {
+    @Test("the header list holds every line in order, NUL-terminated, and grows past its first buffers")
+    func headerList() {
+        let list = CurlHeaderList(nodes: 2, bytes: 16)
+        for round in 0..<3 {
+            let headers = (0..<(round * 20 + 1)).map { HTTPHeader(name: "x-h\($0)", value: $0 % 3 == 0 ? "" : "value-\($0)-\(round)") }
+            let bytes = headers.reduce(8) { $0 + CurlHeaderList.lineBytes(name: $1.name, value: $1.value) }
+            list.reset(lines: headers.count + 1, bytes: bytes)
+            for header in headers { list.append(name: header.name, value: header.value) }
+            list.append(line: "Expect:")
+            var lines: [String] = []
+            var node = list.head
+            while let current = node {
+                lines.append(current.pointee.data.map { String(cString: $0) } ?? "<nil>")
+                node = current.pointee.next
+            }
+            let expected = headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" } + ["Expect:"]
+            #expect(lines == expected, "round \(round)")
+        }
+    }
+
+    @Test("http:// is recognised in any case, and only at the start", arguments: [
+        ("http://a/", true), ("HTTP://a/", true), ("Http://a", true), ("https://a/", false), ("http:/a", false), ("", false),
+        ("xhttp://a", false), ("http:", false),
+    ])
+    func cleartext(url: String, expected: Bool) {
+        #expect(CurlTransfer.isCleartext(url) == expected)
+    }
+
+    @Test("content-type is recognised in any case", arguments: [
+        ("content-type", true), ("Content-Type", true), ("CONTENT-TYPE", true), ("content-typ", false), ("content-types", false),
+        ("x-content-type", false), ("content_type", false),
+    ])
+    func contentType(name: String, expected: Bool) {
+        #expect(CurlTransfer.isContentType(name) == expected)
+    }
+
+    @Test("response header names are lower-cased (ASCII) and decoded as is when already lower-case", arguments: [
+        ("apns-id", "apns-id"), ("Content-Length", "content-length"), ("X-ÄB", "x-Äb"), ("", ""),
+    ])
+    func lowercased(name: String, expected: String) {
+        let bytes = Array(name.utf8)
+        #expect(bytes.withUnsafeBytes { CurlTransfer.lowercasedASCII($0) } == expected)
+    }
+
+    @Test("validation accepts every tchar in names and refuses separators, controls and non-ASCII", arguments: [
+        ("!#$%&'*+-.^_`|~09azAZ", true), ("apns-topic", true), ("bad name", false), ("a:b", false), ("a\u{7F}", false),
+        ("ä", false), ("(x)", false), ("a\"b", false),
+    ])
+    func headerNames(name: String, valid: Bool) {
+        var passed = true
+        do {
+            try HTTPRequestValidation.validate(HTTPRequest(url: "https://a/", headers: [HTTPHeader(name: name, value: "v")]))
+        } catch {
+            passed = false
+        }
+        #expect(passed == valid, "\(name)")
+    }
+
+    @Test("validation refuses CR, LF and NUL in values and whitespace or controls in URLs", arguments: [
+        HTTPRequest(url: "https://a/", headers: [HTTPHeader(name: "x", value: "a\rb")]),
+        HTTPRequest(url: "https://a/", headers: [HTTPHeader(name: "x", value: "a\nb")]),
+        HTTPRequest(url: "https://a/", headers: [HTTPHeader(name: "x", value: "a\u{0}b")]),
+        HTTPRequest(url: "https://a/\tb"),
+        HTTPRequest(url: "https://a/\u{7F}"),
+        HTTPRequest(url: ""),
+        HTTPRequest(method: "", url: "https://a/"),
+    ])
+    func refused(request: HTTPRequest) {
+        #expect(throws: HTTPTransportError.self) { try HTTPRequestValidation.validate(request) }
+    }
+
+    @Test("validation accepts tabs and non-ASCII in values and non-ASCII bytes in URLs")
+    func accepted() throws {
+        try HTTPRequestValidation.validate(HTTPRequest(url: "https://a/ö?q=ü", headers: [HTTPHeader(name: "x", value: "a\tb ö")]))
+    }
+}
+
+private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
+    var configuration = HTTPClientConfiguration()
+    configuration.caFile = caFile
+    adjust(&configuration)
+    return configuration
+}
