@@ -98,6 +98,9 @@ struct BenchSmokeTests {
         #expect(h2load["cpuMicrosPerRequest"] is NSNumber)
         let ratio = try #require(object["ratio"] as? [String: Any])
         #expect(ratio["clientCPUPerRequestToH2loadCPUPerRequest"] is NSNumber)
+        let floor = try #require(object["curlFloor"] as? [String: Any])
+        #expect(floor["succeeded"] as? Int == 200, "curl floor output: \(floor["output"] ?? floor["skipped"] ?? "")")
+        #expect(ratio["clientToCurlFloor"] is NSNumber && ratio["curlFloorToH2load"] is NSNumber)
     }
 
     @Test("bench http --url sends to that origin with a throwaway key: every request gets an answer")
