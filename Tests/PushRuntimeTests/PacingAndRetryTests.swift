@@ -62,6 +62,30 @@ struct PacingAndRetryTests {
         worker.stop()
     }
 
+    @Test("back-pressure: at most PUSHWORKER_MAX_IN_FLIGHT sends at once, whether a saturation is waited out or pauses the partitions",
+          arguments: ["5000", "0"])
+    func backPressure(saturationPauseMs: String) throws {
+        let env = try E2EEnvironment()
+        // Every answer takes 300 ms: six one-recipient jobs with two in flight need three rounds.
+        _ = try runCommand("/usr/bin/curl", ["-s", "--cacert", env.certificate, "-X", "POST", "-d", #"{"latencyMs":300}"#,
+                                             env.origin + "/_sandbox/faults"])
+        for index in 0..<6 {
+            let recipient = #"{"userId":"u\#(index)","subscriptionId":"bp-\#(index)","platform":"ios","token":"\#(E2EEnvironment.apnsToken(60 + index))"}"#
+            let job = E2EEnvironment.job(id: "bp:\(index)", recipients: [recipient])
+            try env.produce("push.jobs.v1", key: "bp:\(index)", value: Array(job.utf8))
+        }
+        let worker = try env.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "2", "PUSHWORKER_SATURATION_PAUSE_MS": saturationPauseMs])
+        let results = E2EEnvironment.objects(try env.read("push.results.v1", count: 6, timeout: 60))
+        #expect(results.count == 6, "worker stderr: \(worker.stderr().suffix(2000))")
+        #expect(results.allSatisfy { $0["status"] as? String == "sent" })
+        let times = results.compactMap { ($0["at"] as? String).flatMap(ISO8601DateFormatter.withFractions.date(from:)) }.sorted()
+        try #require(times.count == 6)
+        // Unbounded, all six would finish together; two at a time, the last pair ends ≥ 2 × 300 ms after the first.
+        let span = times[5].timeIntervalSince(times[0])
+        #expect(span >= 0.5, "six 300 ms sends two at a time finished within \(span) s")
+        worker.stop()
+    }
+
     @Test("an FCM 429 QUOTA_EXCEEDED with Retry-After sets a fleet-wide backoff in Redis; delivery resumes after it")
     func providerBackoff() throws {
         let env = try E2EEnvironment(sandboxArguments: ["--throttle-share", "1", "--retry-after", "3"])

@@ -23,6 +23,9 @@ public struct Configuration: Sendable {
     public var httpAddr: String
     /// Recipients being delivered at once. Default 2000.
     public var maxInFlight: Int
+    /// A saturation (`maxInFlight` reached) lasting this long pauses the consumer's partitions;
+    /// shorter ones are waited out without polling. Default 5000 ms.
+    public var saturationPauseMs: Int = 5000
     /// Attempts per recipient, the first included. Default 5.
     public var maxAttempts: Int
     /// SIGTERM drain budget. Default 25 s.
@@ -63,6 +66,7 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", nil, "extra Web Push hosts, comma-separated (exact or .suffix)"),
         ("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener"),
         ("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)"),
+        ("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)"),
         ("PUSHWORKER_MAX_ATTEMPTS", "5", "attempts per recipient before `failed`"),
         ("PUSHWORKER_SHUTDOWN_GRACE_SECONDS", "25", "SIGTERM drain budget"),
         ("PUSHWORKER_HTTP_CONNECTIONS", "2", "HTTP/2 connections per provider origin"),
@@ -161,6 +165,7 @@ public struct Configuration: Sendable {
             httpStreams: integer("PUSHWORKER_HTTP_STREAMS", 1...1000),
             requestTimeoutMs: integer("PUSHWORKER_REQUEST_TIMEOUT_MS", 100...600_000),
             logLevel: .info, logFormat: .json, rdkafkaProperties: [:])
+        configuration.saturationPauseMs = integer("PUSHWORKER_SATURATION_PAUSE_MS", 0...600_000)
 
         if let level = string("PUSHWORKER_LOG_LEVEL") {
             if let parsed = LogLevel(rawValue: level.lowercased()) { configuration.logLevel = parsed }
@@ -220,6 +225,7 @@ public struct Configuration: Sendable {
             "PUSHWORKER_CA_FILE=\(caFile ?? "")",
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS=\(webPushAllowedHosts.joined(separator: ","))",
             "PUSHWORKER_HTTP_ADDR=\(httpAddr)", "PUSHWORKER_MAX_IN_FLIGHT=\(maxInFlight)",
+            "PUSHWORKER_SATURATION_PAUSE_MS=\(saturationPauseMs)",
             "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_SHUTDOWN_GRACE_SECONDS=\(Int(shutdownGraceSeconds))",
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",

@@ -42,6 +42,8 @@ public final class Worker: Sendable {
     /// `maxInFlight` by more than about one job (a poll of 64 jobs of 500 would start 32 000).
     /// Starts pessimistic (one message per poll until a job's size is known).
     let lastJobRecipients: Atomic<Int>
+    /// Wakes the consumer loop waiting out a short saturation when a recipient finishes.
+    let room = RoomSignal()
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
@@ -94,6 +96,7 @@ public final class Worker: Sendable {
         var lastLag = 0.0
         var lastRedisProbe = 0.0
         var lastRedisPing = 0.0
+        var saturatedSince: Double?
 
         while !stopRequested.load(ordering: .relaxed) {
             let now = Date().timeIntervalSince1970
@@ -123,14 +126,27 @@ public final class Worker: Sendable {
                 if !process(message) { blocked = message }
             }
 
+            // Back-pressure. A short saturation (the usual case: a few jobs in flight finishing)
+            // is waited out without polling. Pausing the partitions instead made librdkafka
+            // discard what it had prefetched for them and fetch it again on resume: a stall of
+            // 100–200 ms every few jobs, half the throughput (docs/performance.md, "flow
+            // control"). Saturation that lasts (a provider backoff, a slow provider) pauses
+            // them and keeps polling, so rebalances are served and `max.poll.interval.ms` holds.
             let saturated = inFlight.load(ordering: .relaxed) >= configuration.maxInFlight
+            if saturated { saturatedSince = saturatedSince ?? now } else { saturatedSince = nil }
+            let saturatedLong = saturatedSince.map { now - $0 >= Double(configuration.saturationPauseMs) / 1000 } ?? false
             var wanted = Set(delayed.map { TopicPartition(topic: $0.message.topic, partition: $0.message.partition) })
-            if saturated || blocked != nil { wanted.formUnion(consumer.assignment) }
+            if saturatedLong || blocked != nil { wanted.formUnion(consumer.assignment) }
             let toPause = wanted.subtracting(paused), toResume = paused.subtracting(wanted)
             if !toPause.isEmpty { consumer.pause(Array(toPause)) }
             if !toResume.isEmpty { consumer.resume(Array(toResume)) }
             paused = wanted
 
+            if saturated && !saturatedLong {
+                room.wait(until: { inFlight.load(ordering: .relaxed) < configuration.maxInFlight }, timeout: .milliseconds(20))
+                commit()
+                continue
+            }
             let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
             let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
             for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
@@ -362,7 +378,7 @@ public final class Worker: Sendable {
     private func submit(_ run: JobRun, _ item: SendItem) {
         guard let credentials = run.credentials else { return }
         deliverer.deliver(item.request, credentials: credentials) { [self] attempt in
-            inFlight.subtract(1, ordering: .relaxed)
+            if inFlight.subtract(1, ordering: .relaxed).newValue < configuration.maxInFlight { room.signal() }
             run.complete(item.index, run.outcome(of: attempt, plan: item.plan))
         }
     }
