@@ -22,6 +22,7 @@ let package = Package(
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CMalloc"), // glibc's malloc.h (allocator tuning at start-up)
 
         // Pure core: no C import, no I/O.
         .target(name: "PushCore", swiftSettings: strict),
@@ -35,10 +36,10 @@ let package = Package(
 
         .target(
             name: "PushRuntime",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "CMicroHTTPD"],
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "CMicroHTTPD", "CMalloc"],
             swiftSettings: strict
         ),
-        .executableTarget(name: "pushworker", dependencies: ["PushRuntime"], swiftSettings: strict),
+        .executableTarget(name: "pushworker", dependencies: ["PushRuntime", "CMalloc"], swiftSettings: strict),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
