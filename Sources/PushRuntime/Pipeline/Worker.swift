@@ -145,32 +145,33 @@ public final class Worker: Sendable {
             paused = wanted
 
             if saturated && !saturatedLong {
+                // Everything else in this loop (due sends, retries, commits, readiness, metrics)
+                // keeps running; only the poll waits.
                 room.wait(until: { inFlight.load(ordering: .relaxed) < configuration.maxInFlight }, timeout: .milliseconds(20))
-                commit()
-                continue
-            }
-            let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
-            let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
-            for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
-                switch result {
-                case .failure(let error):
-                    metrics.increment("pushworker_kafka_errors_total")
-                    logger.warning("kafka consumer error", ["kafka.error": error.description])
-                case .success(let message):
-                    let partition = TopicPartition(topic: message.topic, partition: message.partition)
-                    offsets.begin(partition, offset: message.offset)
-                    // A retry message is decoded once here (for notBefore) and that job is reused.
-                    var decoded: FanOutJob?
-                    if message.topic == configuration.topicRetry {
-                        decoded = try? JobDecoder.decode(message.value)
-                        if let due = decoded?.notBefore?.timeIntervalSince1970, due > now {
-                            delayed.append((due, message))
-                            continue
+            } else {
+                let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
+                let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
+                for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
+                    switch result {
+                    case .failure(let error):
+                        metrics.increment("pushworker_kafka_errors_total")
+                        logger.warning("kafka consumer error", ["kafka.error": error.description])
+                    case .success(let message):
+                        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+                        offsets.begin(partition, offset: message.offset)
+                        // A retry message is decoded once here (for notBefore) and that job is reused.
+                        var decoded: FanOutJob?
+                        if message.topic == configuration.topicRetry {
+                            decoded = try? JobDecoder.decode(message.value)
+                            if let due = decoded?.notBefore?.timeIntervalSince1970, due > now {
+                                delayed.append((due, message))
+                                continue
+                            }
                         }
-                    }
-                    if blocked != nil || !process(message, decoded: decoded) {
-                        // Redis is away: keep this message (and everything after it) for later.
-                        if blocked == nil { blocked = message } else { delayed.append((now + 1, message)) }
+                        if blocked != nil || !process(message, decoded: decoded) {
+                            // Redis is away: keep this message (and everything after it) for later.
+                            if blocked == nil { blocked = message } else { delayed.append((now + 1, message)) }
+                        }
                     }
                 }
             }
