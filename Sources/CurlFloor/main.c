@@ -111,10 +111,10 @@ int main(int argc, char **argv) {
             finished++;
             if (code == CURLE_OK && status >= 200 && status < 300) succeeded++;
             else if (finished - succeeded <= 3) fprintf(stderr, "request failed: %s, status %ld\n", curl_easy_strerror(code), status);
-            if (started < total) { curl_multi_add_handle(multi, easy); started++; }
+            if (started < total && curl_multi_add_handle(multi, easy) == CURLM_OK) started++;
             else curl_easy_cleanup(easy);
         }
-        if (finished < total && running == 0 && started == finished) break;
+        if (started == finished) break; /* nothing in flight: a handle could not be re-added */
         if (finished < total) curl_multi_poll(multi, NULL, 0, 1000, NULL);
     }
     double wall = monotonic_seconds() - wall_start, cpu = cpu_seconds() - cpu_start;

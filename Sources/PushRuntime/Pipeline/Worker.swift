@@ -131,8 +131,8 @@ public final class Worker: Sendable {
             // Back-pressure. A short saturation (the usual case: a few jobs in flight finishing)
             // is waited out without polling. Pausing the partitions instead made librdkafka
             // discard what it had prefetched for them and fetch it again on resume: a stall of
-            // 100–200 ms every few jobs, half the throughput (docs/performance.md, "flow
-            // control"). Saturation that lasts (a provider backoff, a slow provider) pauses
+            // 100–200 ms every few jobs, half the throughput (docs/pipeline.md, "Back-pressure
+            // and shutdown"). Saturation that lasts (a provider backoff, a slow provider) pauses
             // them and keeps polling, so rebalances are served and `max.poll.interval.ms` holds.
             let saturated = inFlight.load(ordering: .relaxed) >= configuration.maxInFlight
             if saturated { saturatedSince = saturatedSince ?? now } else { saturatedSince = nil }
