@@ -12,9 +12,9 @@ pthread_sigmask(SIG_UNBLOCK, &allSignals, nil)
 signal(SIGPIPE, SIG_IGN)
 // Allocations of 1 MiB and more (a 10 MB job, its copy, a DLQ copy) are mmap'd and given back
 // to the kernel when freed. glibc's default threshold adapts upwards after such a block is
-// freed, after which big jobs come from the heap and fragment it: the worker's RSS then
-// ratcheted up by 2–50 MiB per round of oversized jobs (`pushworker chaos --drill
-// hostile-jobs`, docs/reliability.md). Setting it also turns the adaptation off.
+// freed, after which big jobs come from the heap and stay there once freed (with the periodic
+// `malloc_trim` of the worker, docs/operations.md "Memory", `pushworker chaos --drill
+// hostile-jobs`). Setting it also turns the adaptation off.
 _ = pw_malloc_set_mmap_threshold(1 << 20)
 
 exit(PushworkerCLI.main(Array(CommandLine.arguments.dropFirst())))

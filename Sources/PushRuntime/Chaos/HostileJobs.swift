@@ -123,11 +123,11 @@ enum HostileJobs {
 
     static func run(_ options: ChaosOptions, _ report: inout DrillReport) throws {
         let harness = try ChaosHarness(options, name: report.name)
-        // Five equal rounds. The first warms up (allocator, librdkafka buffers); after it the
-        // worker's settled VmRSS stays on a plateau (measured over 10 rounds: 71–99 MiB, no
-        // trend, with transient steps of ~20 MiB at any round). A leak shows as growth between
-        // the peak after rounds 2–3 and the peak after rounds 4–5; comparing two single rounds
-        // mistook a transient step for one.
+        // Five equal rounds; the first warms up (allocator, librdkafka buffers). A leak shows as
+        // growth between the peak after rounds 2–3 and the peak after rounds 4–5. (Comparing two
+        // single rounds mistook a ~20 MiB step for one: before the worker trimmed its heap, a
+        // fresh malloc arena could stay filled after any round — 10 rounds plateaued at 71–99
+        // MiB with no trend. Now the settled RSS is back at its idle level after every round.)
         let perRound = options.scaled(334, minimum: kinds.count)
         let oversized = 1
         let huge = options.scale >= 0.5 ? 1 : 0
