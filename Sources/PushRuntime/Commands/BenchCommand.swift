@@ -10,10 +10,11 @@ enum BenchCommand {
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
-    has a result, then runs h2load against the same sandbox with the same connections x streams
-    (PUSHWORKER_HTTP_CONNECTIONS x PUSHWORKER_HTTP_STREAMS, default 2 x 100). Reports
-    notifications/s, worker CPU µs per notification, p50/p99 enqueue->result latency, peak RSS,
-    h2load CPU µs per request and the ratio. Build with `swift build -c release` first.
+    has a result, then runs h2load and pushworker-curl-floor (libcurl alone, in C) against the
+    same sandbox with the same request and connections x streams (PUSHWORKER_HTTP_CONNECTIONS x
+    PUSHWORKER_HTTP_STREAMS, default 2 x 100). Reports notifications/s, worker CPU µs per
+    notification (and its HTTP I/O thread's), p50/p99 enqueue->result latency, peak RSS, the
+    references' CPU µs per request and the ratios. Build with `swift build -c release` first.
 
     options:
       --notifications N     recipients in all (default 50000)
@@ -31,7 +32,7 @@ enum BenchCommand {
       --redis-url URL       use this Redis instead of starting redis-server
       --backlog             enqueue everything before starting the workers (default: start the
                             workers, wait until ready, then enqueue as fast as possible)
-      --h2load-requests N   requests for the h2load comparison (default min(N, 200000); 0 skips)
+      --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
       --report FILE         JSON report (default bench-report.json)
       --svg FILE            SVG chart of results per 100 ms
       --timeout SECONDS     give up waiting for results (default 600)
@@ -129,8 +130,8 @@ enum BenchCommand {
     times through one client with PUSHWORKER_HTTP_CONNECTIONS x PUSHWORKER_HTTP_STREAMS (default
     2 x 100) always in flight, after a warm-up that opens the connections. Reports requests/s and
     this process's CPU µs per request (getrusage, measured phase only; the sandbox's CPU apart),
-    then runs h2load with the same request and connections x streams for the ratio. Build with
-    `swift build -c release` first.
+    then runs h2load and pushworker-curl-floor (libcurl alone) with the same request and
+    connections x streams for the ratios. Build with `swift build -c release` first.
 
     options:
       --requests N          requests measured (default 100000)
@@ -138,7 +139,7 @@ enum BenchCommand {
       --url ORIGIN          send to this origin (https://host:port, or http:// for h2c) instead of
                             the sandbox; the JWT is signed with a throwaway key
       --ca-file FILE        extra CA certificates to trust (with --url)
-      --h2load-requests N   requests for the h2load comparison (default N; 0 skips)
+      --h2load-requests N   requests for the h2load and libcurl-floor runs (default N; 0 skips)
       --report FILE         JSON report (default bench-http-report.json)
       --timeout SECONDS     give up on a phase after this long (default 300)
       --allow-debug         run on a debug build (figures are meaningless; for tests)
