@@ -34,6 +34,52 @@ struct BenchSampleRequest {
     }
 }
 
+/// A reference load generator (`h2load`, `pushworker-curl-floor`) run as a child and measured
+/// like a worker: its own CPU time from `wait4`'s rusage (the child is reaped), the sandbox's
+/// from `/proc` over the same interval when its pid is given.
+struct ReferenceRun {
+    var finished: ProcessStats.Finished
+    var sandboxCPUSeconds: Double?
+    /// What the child printed (stdout and stderr).
+    var text: String
+    /// The command line as run, the provider JWT redacted.
+    var command: String
+
+    /// Runs `arguments` (under `taskset -c cpus` if given), output to the file `output`.
+    static func measure(_ arguments: [String], cpus: String?, output: String, sandboxPID: Int32?) throws -> ReferenceRun {
+        let command = cpus.map { ["taskset", "-c", $0] + arguments } ?? arguments
+        let sandboxBefore = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0
+        let finished = try ProcessStats.runMeasured(command, output: output)
+        let sandboxCPU = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - sandboxBefore }
+        return ReferenceRun(
+            finished: finished, sandboxCPUSeconds: sandboxCPU,
+            text: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "",
+            command: command.map { $0.hasPrefix("authorization:") ? "authorization: bearer <ES256 JWT>" : $0 }
+                .map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "))
+    }
+
+    /// The child's CPU µs per succeeded request, nil if none succeeded.
+    func cpuMicrosPerRequest(succeeded: Int) -> Double? {
+        succeeded > 0 ? finished.cpuSeconds / Double(succeeded) * 1e6 : nil
+    }
+
+    /// The report fields every reference has (plus its output's tail when it failed).
+    func entry(requests: Int, succeeded: Int, requestsPerSecond: Double?) -> [String: Any] {
+        var entry: [String: Any] = [
+            "exitStatus": Int(finished.status), "requests": requests, "succeeded": succeeded,
+            "wallSeconds": BenchE2E.round(finished.wallSeconds, 3),
+            "requestsPerSecond": BenchE2E.round(requestsPerSecond ?? 0, 0), "cpuSeconds": BenchE2E.round(finished.cpuSeconds, 3),
+            "cpuMicrosPerRequest": cpuMicrosPerRequest(succeeded: succeeded).map { BenchE2E.round($0, 2) } ?? NSNull(),
+            "peakRSSBytes": finished.maxRSSBytes,
+            "sandboxCPUSeconds": sandboxCPUSeconds.map { BenchE2E.round($0, 3) } ?? NSNull(),
+            "sandboxCPUMicrosPerRequest": succeeded > 0 ? sandboxCPUSeconds.map { BenchE2E.round($0 / Double(succeeded) * 1e6, 2) } ?? NSNull() : NSNull(),
+            "command": command,
+        ]
+        if finished.status != 0 || succeeded == 0 { entry["output"] = String(text.suffix(1500)) }
+        return entry
+    }
+}
+
 /// `h2load` with one request, `connections` x `streams`, measured like a worker: its own CPU time
 /// from `wait4`'s rusage (the child is reaped), the sandbox's from `/proc` when its pid is given.
 enum BenchH2load {
@@ -54,28 +100,14 @@ enum BenchH2load {
         var requestArguments = ["-n", "\(requests)", "-c", "\(connections)", "-m", "\(streams)", "-d", bodyFile]
         for header in sample.headers { requestArguments += ["-H", "\(header.name): \(header.value)"] }
         requestArguments.append(sample.url)
-        var arguments = ["h2load"] + requestArguments
-        if let cpus { arguments = ["taskset", "-c", cpus] + arguments }
-        let sandboxBefore = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0
-        let output = folder.appendingPathComponent("h2load.out").path
-        let finished = try ProcessStats.runMeasured(arguments, output: output)
-        let sandboxCPU = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - sandboxBefore }
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        let parsed = parse(text)
+        let run = try ReferenceRun.measure(["h2load"] + requestArguments, cpus: cpus,
+                                           output: folder.appendingPathComponent("h2load.out").path, sandboxPID: sandboxPID)
+        let parsed = parse(run.text)
         let succeeded = parsed.succeeded ?? 0
-        let perRequest = succeeded > 0 ? finished.cpuSeconds / Double(succeeded) * 1e6 : nil
-        var entry: [String: Any] = [
-            "exitStatus": Int(finished.status), "requests": requests, "succeeded": succeeded,
-            "status2xx": parsed.status2xx ?? 0, "wallSeconds": BenchE2E.round(finished.wallSeconds, 3),
-            "requestsPerSecond": BenchE2E.round(parsed.requestsPerSecond ?? 0, 0), "cpuSeconds": BenchE2E.round(finished.cpuSeconds, 3),
-            "cpuMicrosPerRequest": perRequest.map { BenchE2E.round($0, 2) } ?? NSNull(), "peakRSSBytes": finished.maxRSSBytes,
-            "sandboxCPUSeconds": sandboxCPU.map { BenchE2E.round($0, 3) } ?? NSNull(),
-            "sandboxCPUMicrosPerRequest": succeeded > 0 ? sandboxCPU.map { BenchE2E.round($0 / Double(succeeded) * 1e6, 2) } ?? NSNull() : NSNull(),
-            "bodyBytes": sample.body.count,
-            "command": arguments.map { $0.hasPrefix("authorization:") ? "authorization: bearer <ES256 JWT>" : $0 }
-                .map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "),
-        ]
-        if finished.status != 0 || succeeded == 0 { entry["output"] = String(text.suffix(1500)) }
+        let perRequest = run.cpuMicrosPerRequest(succeeded: succeeded)
+        var entry = run.entry(requests: requests, succeeded: succeeded, requestsPerSecond: parsed.requestsPerSecond)
+        entry["status2xx"] = parsed.status2xx ?? 0
+        entry["bodyBytes"] = sample.body.count
         return Outcome(entry: entry, cpuMicrosPerRequest: perRequest, succeeded: succeeded, requestArguments: requestArguments)
     }
 

@@ -30,27 +30,12 @@ enum CurlFloorReference {
             return Outcome(report: ["skipped": "pushworker-curl-floor not found next to the pushworker binary (swift build -c release builds both)"],
                            cpuMicrosPerRequest: nil)
         }
-        var arguments = [binary] + requestArguments
-        if let cpus { arguments = ["taskset", "-c", cpus] + arguments }
-        let sandboxBefore = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0
-        let finished = try ProcessStats.runMeasured(arguments, output: output)
-        let sandboxCPU = (sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0) - sandboxBefore
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        let parsed = parse(text)
+        let run = try ReferenceRun.measure([binary] + requestArguments, cpus: cpus, output: output, sandboxPID: sandboxPID)
+        let parsed = parse(run.text)
         let succeeded = parsed.succeeded ?? 0
-        let perRequest = succeeded > 0 ? finished.cpuSeconds / Double(succeeded) * 1e6 : nil
-        var report: [String: Any] = [
-            "exitStatus": Int(finished.status), "requests": requests, "succeeded": succeeded,
-            "requestsPerSecond": BenchE2E.round(parsed.requestsPerSecond ?? 0, 0),
-            "cpuSeconds": BenchE2E.round(finished.cpuSeconds, 3),
-            "cpuMicrosPerRequest": perRequest.map { BenchE2E.round($0, 2) } ?? NSNull(),
-            "peakRSSBytes": finished.maxRSSBytes, "wallSeconds": BenchE2E.round(finished.wallSeconds, 3),
-            "sandboxCPUMicrosPerRequest": succeeded > 0 ? BenchE2E.round(sandboxCPU / Double(succeeded) * 1e6, 2) : NSNull(),
-            "libcurl": parsed.version ?? NSNull(),
-            "command": arguments.map { $0.hasPrefix("authorization:") ? "authorization: bearer <ES256 JWT>" : $0 }
-                .map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "),
-        ]
-        if finished.status != 0 || succeeded == 0 { report["output"] = String(text.suffix(1500)) }
+        let perRequest = run.cpuMicrosPerRequest(succeeded: succeeded)
+        var report = run.entry(requests: requests, succeeded: succeeded, requestsPerSecond: parsed.requestsPerSecond)
+        report["libcurl"] = parsed.version ?? NSNull()
         return Outcome(report: report, cpuMicrosPerRequest: perRequest)
     }
 
