@@ -279,10 +279,6 @@ struct BenchE2E {
         // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
         let ioThreadCPU = workerThreads.first { $0.name == "pw-http-io" }.map { $0.cpuSeconds }
         let ioThreadPerNotification = ioThreadCPU.flatMap { distinct > 0 && options.workers == 1 ? $0 / Double(distinct) * 1e6 : nil }
-        func divide(_ a: Double?, _ b: Double?) -> Any {
-            guard let a, let b, b > 0 else { return NSNull() }
-            return Self.round(a / b, 2)
-        }
         let origin = options.backlog ? Int64(spawnedAt.timeIntervalSince1970 * 1000) : (enqueuedAtMs.first ?? 0)
         let buckets = Self.buckets(times, origin: origin, widthMs: 100)
         let ok = distinct == expected && workersAlive
@@ -333,9 +329,9 @@ struct BenchE2E {
             "curlFloor": curlFloor ?? NSNull(),
             "ratio": [
                 "workerCPUPerNotificationToH2loadCPUPerRequest": ratio.map { Self.round($0, 2) } ?? NSNull(),
-                "curlFloorToH2load": divide(curlFloorCPUPerRequest, h2loadCPUPerRequest),
-                "workerToCurlFloor": divide(perNotification, curlFloorCPUPerRequest),
-                "ioThreadToCurlFloor": divide(ioThreadPerNotification, curlFloorCPUPerRequest),
+                "curlFloorToH2load": Self.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
+                "workerToCurlFloor": Self.ratio(perNotification, curlFloorCPUPerRequest),
+                "ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, curlFloorCPUPerRequest),
             ] as [String: Any],
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
@@ -350,6 +346,12 @@ struct BenchE2E {
     // MARK: - Helpers
 
     static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// `a ÷ b` rounded to 2 digits for a report, JSON null when either is missing or b is 0.
+    static func ratio(_ a: Double?, _ b: Double?) -> Any {
+        guard let a, let b, b > 0 else { return NSNull() }
+        return round(a / b, 2)
+    }
 
     static func round(_ value: Double, _ digits: Int) -> Double {
         let scale = pow(10, Double(digits))

@@ -156,8 +156,8 @@ struct BenchHTTP {
             "curlFloor": curlFloor ?? NSNull(),
             "ratio": [
                 "clientCPUPerRequestToH2loadCPUPerRequest": ratio.map { BenchE2E.round($0, 2) } ?? NSNull(),
-                "clientToCurlFloor": perRequest.flatMap { mine in curlFloorCPUPerRequest.map { BenchE2E.round(mine / $0, 2) } } ?? NSNull(),
-                "curlFloorToH2load": curlFloorCPUPerRequest.flatMap { floor in h2loadCPUPerRequest.map { BenchE2E.round(floor / $0, 2) } } ?? NSNull(),
+                "clientToCurlFloor": BenchE2E.ratio(perRequest, curlFloorCPUPerRequest),
+                "curlFloorToH2load": BenchE2E.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
             ] as [String: Any],
         ]
         return (report, ok)
