@@ -177,7 +177,6 @@ enum CABundleBuilder {
 func nameCurrentThread(_ name: String) {
     let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else { return }
-    _ = name.utf8.prefix(15).withContiguousStorageIfAvailable { write(fd, $0.baseAddress, $0.count) }
-        ?? Array(name.utf8.prefix(15)).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    _ = Array(name.utf8.prefix(15)).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)
 }
