@@ -32,11 +32,12 @@ let package = Package(
         .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
         .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
         .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto"], swiftSettings: strict),
 
         .target(
             name: "PushRuntime",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "CMicroHTTPD", "CMalloc"],
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "PushHTTPServer", "CMalloc"],
             swiftSettings: strict
         ),
         .executableTarget(name: "pushworker", dependencies: ["PushRuntime", "CMalloc"], swiftSettings: strict),
@@ -50,7 +51,7 @@ let package = Package(
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

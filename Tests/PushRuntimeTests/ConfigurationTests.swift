@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushTestSupport
 @testable import PushRuntime
 import Testing

@@ -1,10 +1,11 @@
 import Foundation
 import PushCore
+import PushHTTPServer
 import PushKafka
 import PushRedis
-@testable import PushRuntime
 import PushTestSupport
 import Testing
+@testable import PushRuntime
 
 /// The tracking endpoint's handling in-process, against a real `redis-server` and librdkafka's
 /// mock cluster (the HTTP layer is covered by EventsProcessTests on the real binary).

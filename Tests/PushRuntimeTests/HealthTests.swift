@@ -1,7 +1,9 @@
 import Foundation
+import PushCore
+import PushHTTPServer
 import PushTestSupport
-@testable import PushRuntime
 import Testing
+@testable import PushRuntime
 
 /// `/metrics`, `/healthz`, `/readyz` (DESIGN §12, §15 Readiness).
 @Suite("Health and metrics endpoints")

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PushCore
 import PushHTTP
+import PushHTTPServer
 import PushKafka
 import Synchronization
 

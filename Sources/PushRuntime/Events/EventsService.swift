@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushCore
+import PushHTTPServer
 import PushKafka
 import PushRedis
 import Synchronization

@@ -1,3 +1,5 @@
+import PushHTTPServer
+
 /// The worker's operational HTTP surface on `PUSHWORKER_HTTP_ADDR` (DESIGN §12, §15 Readiness):
 /// `GET /metrics` (Prometheus text 0.0.4), `GET /healthz` (200 while the process runs),
 /// `GET /readyz` (200 when Redis answers and the consumer joined its group, else 503).

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import PushCore
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
 /// `/healthz`, `/readyz` and the tracking endpoint. Handlers are synchronous and cheap.
@@ -11,6 +12,9 @@ public final class HTTPListener: Sendable {
         public var path: String
         public var clientAddress: String
         public var headers: [String: String]
+        public init(method: String, path: String, clientAddress: String, headers: [String: String]) {
+            self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers
+        }
     }
 
     public struct Response: Sendable {
