@@ -33,25 +33,45 @@ let package = Package(
         .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
-        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto"], swiftSettings: strict),
 
+        // What runs in production: the worker and the tracking endpoint.
         .target(
-            name: "PushRuntime",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "PushHTTPServer", "CMalloc"],
+            name: "PushWorker",
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
             swiftSettings: strict
         ),
-        .executableTarget(name: "pushworker", dependencies: ["PushRuntime", "CMalloc"], swiftSettings: strict),
+        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
+
+        // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
+        // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore"], swiftSettings: strict),
+        .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
+        .target(
+            name: "PushDevTools",
+            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox"],
+            swiftSettings: strict
+        ),
+
+        // The executable: the one argument parser and the subcommands.
+        .executableTarget(
+            name: "pushworker",
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
+            swiftSettings: strict
+        ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushCore"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
-        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

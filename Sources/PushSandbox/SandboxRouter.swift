@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 #if canImport(Glibc)
 import Glibc
@@ -117,9 +118,7 @@ final class SandboxRouter {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         // FNV-1a leaves the top bits nearly unchanged by the last bytes: finish with a SplitMix64 mix.
-        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
-        hash ^= hash >> 31
+        hash = SplitMix64.mix(hash)
         return Double(hash >> 11) / Double(1 << 53) < faults.unregisteredShare
     }
 
@@ -184,19 +183,4 @@ final class SandboxRouter {
         JSONText.appendQuoted(String(decoding: bytes, as: UTF8.self), to: &quoted)
         return quoted
     }
-}
-
-/// A small, fast pseudo-random generator (SplitMix64) for fault draws and ids; not for secrets.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// A uniform double in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -29,7 +29,7 @@ public enum SandboxSubscriptions {
     }
 
     /// The subscription JSON (as the browser's `PushSubscription.toJSON()`) for `id` at `origin`.
-    static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
+    package static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
         let keys = try keys(seed: seed, id: id)
         let keysJSON = JSONText.object([
             ("p256dh", JSONText.quote(Base64URL.encode(keys.privateKey.publicKey.uncompressed))),
@@ -39,7 +39,7 @@ public enum SandboxSubscriptions {
     }
 
     /// Whether `id` may name a subscription: 1–128 characters of `[A-Za-z0-9_-]`.
-    static func isValidID(_ id: Substring) -> Bool {
+    package static func isValidID(_ id: Substring) -> Bool {
         !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")

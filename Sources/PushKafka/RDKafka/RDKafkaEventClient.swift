@@ -10,10 +10,10 @@ import Synchronization
 /// thread-safe for the calls made here. They are destroyed once, in `close`, after
 /// `handleGuard` has stopped new users and waited for current ones, and after the poll thread
 /// has exited.
-final class RDKafkaEventClient: @unchecked Sendable {
-    let handle: OpaquePointer
+package final class RDKafkaEventClient: @unchecked Sendable {
+    package let handle: OpaquePointer
     private let mainQueue: OpaquePointer
-    let handleGuard = RDKafkaHandleGuard()
+    package let handleGuard = RDKafkaHandleGuard()
     private let running = Atomic<Bool>(true)
     private let pollThreadExited = DispatchSemaphore(value: 0)
     private let pollThread = Mutex<pthread_t?>(nil)
@@ -31,7 +31,7 @@ final class RDKafkaEventClient: @unchecked Sendable {
         }
     }
 
-    init(properties: [String: String], name: String) throws(KafkaError) {
+    package init(properties: [String: String], name: String) throws(KafkaError) {
         let conf = try RDKafkaConfig.make(properties)
         rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG)
         let handle = try RDKafkaConfig.newHandle(RD_KAFKA_PRODUCER, conf)
@@ -183,7 +183,7 @@ final class RDKafkaEventClient: @unchecked Sendable {
 
     /// Flushes up to `timeout`, purges what is left (its completions get `_PURGE_QUEUE` /
     /// `_PURGE_INFLIGHT`), stops the poll thread and destroys the handle. Idempotent.
-    func close(timeout: Duration) {
+    package func close(timeout: Duration) {
         if isOnPollThread {
             // Called from a completion: the poll thread cannot wait for itself.
             Thread { self.close(timeout: timeout) }.start()

@@ -12,7 +12,7 @@ func writeStderr(_ line: String) {
 }
 
 /// Error conversion from librdkafka codes, done once here.
-enum RDKafkaErrors {
+package enum RDKafkaErrors {
     static func name(_ code: Int32) -> String {
         String(cString: rd_kafka_err2name(rd_kafka_resp_err_t(rawValue: code)))
     }
@@ -21,7 +21,7 @@ enum RDKafkaErrors {
         String(cString: rd_kafka_err2str(rd_kafka_resp_err_t(rawValue: code)))
     }
 
-    static func error(_ err: rd_kafka_resp_err_t, _ context: String? = nil) -> KafkaError {
+    package static func error(_ err: rd_kafka_resp_err_t, _ context: String? = nil) -> KafkaError {
         let text = describe(err.rawValue)
         return KafkaError(code: err.rawValue, message: context.map { "\($0): \(text)" } ?? text)
     }
@@ -156,7 +156,7 @@ enum RDKafkaMessageReader {
 
 /// Guards a C handle against use after destroy: calls `enter`/`leave` around each use;
 /// `closeAndWait` flips to closed and waits for current users to leave.
-final class RDKafkaHandleGuard: Sendable {
+package final class RDKafkaHandleGuard: Sendable {
     private struct State { var closed = false; var users = 0 }
     private let state = Mutex(State())
 
@@ -183,7 +183,7 @@ final class RDKafkaHandleGuard: Sendable {
         return true
     }
 
-    func with<T>(_ body: () -> T) -> T? {
+    package func with<T>(_ body: () -> T) -> T? {
         guard enter() else { return nil }
         defer { leave() }
         return body()

@@ -1,0 +1,39 @@
+import Foundation
+import PushCore
+import PushKafka
+import Synchronization
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker demo`: a sample campaign end to end on embedded services (README, `make demo`).
+///
+/// Starts librdkafka's mock cluster in-process, a `redis-server` and `pushworker sandbox` as
+/// children on free loopback ports, enqueues one multilingual job (iOS, Android, Web, a dead
+/// token, a malformed one), runs the real worker until every recipient has a result on
+/// `push.results.v1`, prints a summary and stops everything it started.
+enum DemoCommand {
+    static let usage = """
+    usage: pushworker demo [--keep] [--timeout SECONDS]
+
+    Runs a sample campaign end to end on embedded services and prints the results.
+      --keep       keep the temporary folder (credentials, logs) and print its path
+      --timeout    give up after this many seconds (default 90)
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["timeout"], flags: ["keep"], exitCode: &code) else { return code }
+        let timeout: Double
+        do { timeout = Double(try parsed.integer("timeout", default: 90, in: 5...3600)) } catch {
+            printError("error: \(error)\n\n\(usage)")
+            return ExitCode.usage
+        }
+        do {
+            return try Demo.run(timeout: timeout, keep: parsed.flag("keep"))
+        } catch {
+            printError("demo failed: \(error)")
+            return ExitCode.software
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import PushCore
+import PushCrypto
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker render [FILE|-]` (DESIGN §10, §15 `render`): prints the exact provider request of
+/// every recipient as one JSON line, without sending anything.
+enum RenderCommand {
+    static let usage = """
+    usage: pushworker render [FILE|-]
+
+    Dry run: decodes and validates one job (a file, or standard input) and prints one JSON line
+    per recipient: {"subscriptionId","platform","language","msgId","status","reason","request"}.
+    Uses PUSHWORKER_CREDENTIALS_DIR when set (apps without credentials for a platform are
+    rejected/no_credentials), else production endpoints with <unknown> placeholders.
+    Authorization headers are redacted; Web Push bodies show the plaintext and encryptedBytes.
+    Exit 0 once every recipient has a line; 65 when the job itself is invalid.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        let environment = ProcessInfo.processInfo.environment
+        // A dry run needs no real msgId key: without one, ids are signed with an ephemeral key.
+        let hasKeys = !(environment["PUSHWORKER_MSGID_KEYS"] ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+        let configuration: Configuration?
+        do {
+            configuration = try Configuration.load(environment: environment,
+                                                   overrides: hasKeys ? [:] : ["PUSHWORKER_MSGID_KEYS": CommandSupport.ephemeralKeySpecification()],
+                                                   purpose: .render)
+        } catch {
+            if hasKeys || environment["PUSHWORKER_CREDENTIALS_DIR"] != nil {
+                printError("configuration problems:\n\(error)")
+                return ExitCode.config
+            }
+            configuration = nil
+        }
+        let job: FanOutJob
+        switch CommandSupport.readJob(parsed.positionals.first) {
+        case .success(let decoded): job = decoded
+        case .failure(let exit): return exit.code
+        }
+        guard let keyring = CommandSupport.keyring(configuration) else { return ExitCode.software }
+        let planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration?.webPushAllowedHosts ?? []))
+        let profile: AppProfile?
+        if let directory = configuration?.credentialsDir {
+            profile = CredentialsStore(directory: directory).credentials(for: job.appID)?.profile
+        } else {
+            profile = .placeholder
+        }
+        for plan in planner.plan(job, profile: profile, now: Date()) {
+            CommandSupport.writeLine(line(plan))
+        }
+        return ExitCode.ok
+    }
+
+    static func line(_ plan: PlannedRecipient) -> String {
+        var out = "{\"subscriptionId\":\(JSONText.quote(plan.recipient.subscriptionID)),\"platform\":\(JSONText.quote(plan.platform))," +
+            "\"language\":\(plan.language.map(JSONText.quote) ?? "null"),\"msgId\":\(plan.msgID.map(JSONText.quote) ?? "null"),"
+        switch plan.state {
+        case .expired:
+            out += "\"status\":\"expired\",\"reason\":null,\"request\":null}"
+        case .rejected(let reason):
+            out += "\"status\":\"rejected\",\"reason\":\(JSONText.quote(reason)),\"request\":null}"
+        case .ready(let request):
+            out += "\"status\":\"ready\",\"reason\":null,\"request\":\(requestJSON(request))}"
+        }
+        return out
+    }
+
+    static func requestJSON(_ request: ProviderRequest) -> String {
+        var headers = request.headers
+        switch request.platform {
+        case .ios: headers.append(KeyValue("authorization", "bearer <redacted>"))
+        case .android: headers.append(KeyValue("authorization", "Bearer <redacted>"))
+        case .web:
+            headers.append(KeyValue("authorization", "vapid t=<redacted>, k=<redacted>"))
+            headers.append(KeyValue("content-encoding", "aes128gcm"))
+        }
+        let headerJSON = "{" + headers.map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}"
+        let bodyText = String(decoding: request.body, as: UTF8.self)
+        let body: String
+        if request.platform == .web {
+            body = "{\"plaintext\":\(bodyText),\"encryptedBytes\":\(WebPushEncryption.encryptedLength(plaintextCount: request.body.count))}"
+        } else {
+            body = bodyText
+        }
+        return "{\"method\":\(JSONText.quote(request.method)),\"url\":\(JSONText.quote(request.url)),\"headers\":\(headerJSON),\"body\":\(body)}"
+    }
+}
