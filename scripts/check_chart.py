@@ -325,6 +325,8 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
     "schema-bad-digest": (merged(REQUIRED, {"image": {"digest": "sha256:abc"}}), "digest"),
     "schema-image-typo": (merged(REQUIRED, {"image": {"digets": "sha256:" + "ab" * 32}}), "digets"),
     "schema-alert-typo": (merged(REQUIRED, {"prometheusRule": {"enabled": True, "alerts": {"PushworkerDeadLetters": {"treshold": 1}}}}), "treshold"),
+    "schema-alert-name-typo": (merged(REQUIRED, {"prometheusRule": {"enabled": True, "alerts": {"PushworkerDeadLetter": {"enabled": False}}}}),
+                               "PushworkerDeadLetter"),
     "schema-alert-bad-for": (merged(REQUIRED, {"prometheusRule": {"enabled": True, "alerts": {"PushworkerDeadLetters": {"for": "ten minutes"}}}}), "for"),
     "keda-gssapi": (merged(REQUIRED, {"kafka": {"properties": {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI"}},
                                       "autoscaling": {"keda": {"enabled": True}}}), "cannot be mapped"),
@@ -1178,6 +1180,10 @@ def main() -> int:
         chart_meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
         check("Chart.yaml apiVersion v2", chart_meta.get("apiVersion") == "v2")
         defaults = chart.values
+        schema_alerts = set(json.loads((CHART / "values.schema.json").read_text())["properties"]["prometheusRule"]
+                            ["properties"]["alerts"]["properties"])
+        check("values.schema.json lists exactly the alerts of values.yaml",
+              schema_alerts == set(defaults["prometheusRule"]["alerts"]), str(schema_alerts ^ set(defaults["prometheusRule"]["alerts"])))
         app_version = str(chart_meta["appVersion"])
         for set_name, values in SETS.items():
             try:
