@@ -30,7 +30,7 @@ let package = Package(
 
         // Adapters: one Swift wrapper per C library.
         .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
-        .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
 

@@ -14,6 +14,9 @@ public struct Configuration: Sendable {
     public var topicDLQ: String
     public var topicEvents: String
     public var redisURL: String
+    /// `PUSHWORKER_REDIS_PASSWORD`: overrides the password of `redisURL` (a Kubernetes Secret key,
+    /// so the URL itself need not be secret).
+    public var redisPassword: String?
     public var credentialsDir: String?
     /// `kid:base64key[,kid:base64key…]`; the first signs, all verify.
     public var msgIDKeys: String
@@ -36,6 +39,13 @@ public struct Configuration: Sendable {
     public var httpStreams: Int
     /// Per-request timeout. Default 10 000 ms.
     public var requestTimeoutMs: Int
+    /// How long a claim holds a recipient for the processing that claimed it (DESIGN §8
+    /// "Claims"); renewed every third of it while the send runs; a dead worker's claims end with
+    /// it. More than two request timeouts. Default 30 s.
+    public var claimLeaseSeconds: Int = 30
+    /// The longest a sent marker is kept (DESIGN §8 "Memory"; a job's `expiresAt` or `ttlSeconds`
+    /// shortens it). Default 7 days.
+    public var dedupMaxSeconds: Int = 604_800
     public var logLevel: LogLevel
     public var logFormat: LogFormat
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
@@ -60,6 +70,7 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_TOPIC_DLQ", "push.dlq.v1", "dead-letter topic"),
         ("PUSHWORKER_TOPIC_EVENTS", "push.events.v1", "tracking events topic"),
         ("PUSHWORKER_REDIS_URL", nil, "redis://[:password@]host:port[/db] (required for run)"),
+        ("PUSHWORKER_REDIS_PASSWORD", nil, "Redis password (overrides the URL's; e.g. from a Secret key)"),
         ("PUSHWORKER_CREDENTIALS_DIR", nil, "folder with one sub-folder of credentials per app"),
         ("PUSHWORKER_MSGID_KEYS", nil, "kid:base64key[,…] msgId HMAC keys (≥ 32 bytes); first signs (required)"),
         ("PUSHWORKER_CA_FILE", nil, "extra CA bundle trusted for provider TLS (adds trust, never disables verification)"),
@@ -72,6 +83,8 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_HTTP_CONNECTIONS", "2", "HTTP/2 connections per provider origin"),
         ("PUSHWORKER_HTTP_STREAMS", "100", "concurrent streams per connection"),
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
+        ("PUSHWORKER_CLAIM_LEASE_SECONDS", "30", "how long a claim holds a recipient for its processing (> 2 request timeouts)"),
+        ("PUSHWORKER_DEDUP_MAX_SECONDS", "604800", "longest a sent msgId is remembered (a job's expiresAt/ttlSeconds shortens it)"),
         ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical"),
         ("PUSHWORKER_LOG_FORMAT", "json", "json or text"),
         ("PUSHWORKER_CONFIG_FILE", nil, "optional JSON file of the same names (environment wins)"),
@@ -167,6 +180,12 @@ public struct Configuration: Sendable {
             requestTimeoutMs: integer("PUSHWORKER_REQUEST_TIMEOUT_MS", 100...600_000),
             logLevel: .info, logFormat: .json, rdkafkaProperties: [:])
         configuration.saturationPauseMs = integer("PUSHWORKER_SATURATION_PAUSE_MS", 0...600_000)
+        configuration.claimLeaseSeconds = integer("PUSHWORKER_CLAIM_LEASE_SECONDS", 2...3600)
+        configuration.dedupMaxSeconds = integer("PUSHWORKER_DEDUP_MAX_SECONDS", 60...31_536_000)
+        configuration.redisPassword = string("PUSHWORKER_REDIS_PASSWORD")
+        if configuration.claimLeaseSeconds * 1000 <= 2 * configuration.requestTimeoutMs {
+            problems.append("PUSHWORKER_CLAIM_LEASE_SECONDS (\(configuration.claimLeaseSeconds) s) must be more than two request timeouts (PUSHWORKER_REQUEST_TIMEOUT_MS \(configuration.requestTimeoutMs) ms): a claim must outlive its send")
+        }
 
         if let level = string("PUSHWORKER_LOG_LEVEL") {
             if let parsed = LogLevel(rawValue: level.lowercased()) { configuration.logLevel = parsed }
@@ -213,6 +232,14 @@ public struct Configuration: Sendable {
         return configuration
     }
 
+    /// Where Redis is: `PUSHWORKER_REDIS_URL`, its password replaced by `PUSHWORKER_REDIS_PASSWORD`
+    /// when that is set.
+    public func redisEndpoint() throws(RedisError) -> RedisEndpoint {
+        var endpoint = try RedisEndpoint(url: redisURL)
+        if let redisPassword { endpoint.password = redisPassword }
+        return endpoint
+    }
+
     /// Printable `NAME=value` lines with secrets redacted (`config print`).
     public func redactedLines() -> [String] {
         var lines = [
@@ -221,6 +248,7 @@ public struct Configuration: Sendable {
             "PUSHWORKER_TOPIC_RESULTS=\(topicResults)", "PUSHWORKER_TOPIC_TOKENS=\(topicTokens)",
             "PUSHWORKER_TOPIC_DLQ=\(topicDLQ)", "PUSHWORKER_TOPIC_EVENTS=\(topicEvents)",
             "PUSHWORKER_REDIS_URL=\(Self.redactURL(redisURL))",
+            "PUSHWORKER_REDIS_PASSWORD=\(redisPassword == nil ? "" : "<redacted>")",
             "PUSHWORKER_CREDENTIALS_DIR=\(credentialsDir ?? "")",
             "PUSHWORKER_MSGID_KEYS=\(Self.redactKeys(msgIDKeys))",
             "PUSHWORKER_CA_FILE=\(caFile ?? "")",
@@ -230,6 +258,7 @@ public struct Configuration: Sendable {
             "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_SHUTDOWN_GRACE_SECONDS=\(Int(shutdownGraceSeconds))",
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
+            "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",
             "PUSHWORKER_LOG_LEVEL=\(logLevel.rawValue)", "PUSHWORKER_LOG_FORMAT=\(logFormat.rawValue)",
         ]
         for (name, value) in rdkafkaProperties.sorted(by: { $0.key < $1.key }) {

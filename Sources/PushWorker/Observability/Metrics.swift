@@ -43,6 +43,13 @@ public final class Metrics: Sendable {
         "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
         "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
+        "pushworker_claims_total": ("counter", "Claim verdicts: send, duplicate, wait (claimed by another processing), known_invalid.", ["verdict"]),
+        "pushworker_claims_queued": ("gauge", "Recipients of accepted jobs waiting for their claim.", []),
+        "pushworker_claims_lost_total": ("counter", "Claims found taken over before their outcome was recorded (a lease ran out).", []),
+        "pushworker_redis_record_skipped_total": ("counter", "Outcomes not recorded because Redis was away (written again when it is back).", []),
+        "pushworker_result_delay_seconds": ("histogram", "From a recipient's outcome (the provider's answer) to its result being produced.", []),
+        "pushworker_job_seconds": ("histogram", "From a job's start to its last result acknowledged.", []),
+        "pushworker_kafka_produce_failures_total": ("counter", "Messages Kafka refused for good (not retried; copied to the dead-letter topic).", ["topic", "error"]),
         // The tracking endpoint (`pushworker events`).
         "pushworker_events_total": ("counter", "Tracking pings by event type and outcome (accepted, bad_msgid).", ["type", "outcome"]),
         "pushworker_events_rate_limited_total": ("counter", "Tracking pings refused with 429 (per-IP EVENT_RATE_LIMIT).", []),

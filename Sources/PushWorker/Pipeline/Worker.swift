@@ -6,19 +6,23 @@ import PushKafka
 import PushRedis
 import Synchronization
 
-/// `pushworker run`: consumes fan-out jobs (and due retries) in a consumer group, delivers every
-/// recipient, publishes one final result per recipient, and commits a message only after all of
-/// its results were acknowledged (DESIGN §1).
+/// `pushworker run`: consumes fan-out jobs (and due retries) in a consumer group, claims every
+/// recipient in Redis before sending it (DESIGN §8 "Claims": no device is notified twice,
+/// whatever the fleet does), delivers, records each outcome and publishes its result as it
+/// arrives, and commits a message only after all of its results were acknowledged (DESIGN §1).
 ///
-/// Threads: the caller's thread runs the consumer loop (polling, planning, the Redis check of a
-/// job, submitting sends, committing); the curl I/O thread completes sends; one serial
-/// "finisher" queue records to Redis and produces results; librdkafka's threads deliver reports.
+/// Threads: the caller's thread runs the consumer loop — ``WorkerLoop`` decides, this class
+/// performs: polling, planning, claim round trips, pacing and submitting sends, committing;
+/// the curl I/O thread completes sends; one serial "finisher" queue records outcomes in Redis
+/// (``OutcomeRecorder``) and produces results; librdkafka's threads deliver reports; the lag
+/// query and the Redis probe run on queues of their own.
 public final class Worker: Sendable {
     let configuration: Configuration
     let logger: Logger
     let metrics: Metrics
     let consumer: KafkaConsumer
-    let producer: KafkaProducer
+    let kafkaProducer: KafkaProducer
+    let producer: ReliableProducer
     let redis: RedisClient
     let state: DeliveryStateStore
     let http: HTTP2Client
@@ -28,33 +32,46 @@ public final class Worker: Sendable {
     let retryPolicy: RetryPolicy
     let offsets = OffsetTracker()
     let finisher = DispatchQueue(label: "pushworker.finisher")
+    /// Recipients claimed by this worker and not yet recorded (the bound a crash's duplicates
+    /// stay within, DESIGN §1): `PUSHWORKER_MAX_IN_FLIGHT` caps it.
     let inFlight = Atomic<Int>(0)
     let stopRequested = Atomic<Bool>(false)
     let redisHealthy = Atomic<Bool>(true)
+    /// Recipients of accepted jobs waiting for their claim (consumer thread and drain).
+    let claimQueue = Mutex<[ClaimRequest]>([])
     /// Sends waiting for a provider backoff or a throttle bucket; consumer thread and drain only.
     let pending = Mutex<[PendingSend]>([])
     /// This process's view of provider backoffs (`appId|provider` → Unix seconds), set the moment
     /// a 429/503 arrives; the fleet's view lives in Redis (DESIGN §8).
     let localBackoff = Mutex<[String: Double]>([:])
+    /// Processings not finished yet, for lease renewals, re-recording after a Redis loss, drain.
+    let activeRuns = Mutex<[ObjectIdentifier: JobRun]>([:])
     /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
     let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
     let redisProbing = Atomic<Bool>(false)
-    /// Recipients of the last job started: sizes the next poll so one batch cannot overshoot
-    /// `maxInFlight` by more than about one job (a poll of 64 jobs of 500 would start 32 000).
-    /// Starts pessimistic (one message per poll until a job's size is known).
-    let lastJobRecipients: Atomic<Int>
+    /// The consumer-lag query blocks for a broker round trip: off the consumer thread.
+    let lagQueue = DispatchQueue(label: "pushworker.lag")
+    let lagQuerying = Atomic<Bool>(false)
     /// Wakes the consumer loop waiting out a short saturation when a recipient finishes.
     let room = RoomSignal()
+    /// A claim's lease: longer than a send can take (two attempts of the request timeout).
+    let leaseMs: Int64
+    /// Unique per process: the prefix of every processing's claim owner.
+    let ownerPrefix: String
+    let processings = Atomic<Int>(0)
+    private let recorderBox: RecorderBox
+    let recorder: OutcomeRecorder
 
     public init(configuration: Configuration, logger: Logger, metrics: Metrics) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        lastJobRecipients = Atomic(max(1, configuration.maxInFlight))
         let keyring = try MsgIDKeyring(parsing: configuration.msgIDKeys)
         planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts))
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts)
         credentials = CredentialsStore(directory: configuration.credentialsDir, logger: logger)
+        leaseMs = Int64(configuration.claimLeaseSeconds) * 1000
+        ownerPrefix = String(UInt64.random(in: 1...UInt64.max), radix: 16)
 
         var httpConfiguration = HTTPClientConfiguration()
         httpConfiguration.caFile = configuration.caFile
@@ -66,21 +83,30 @@ public final class Worker: Sendable {
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
-        redis = try RedisClient(url: configuration.redisURL)
+        redis = try RedisClient(endpoint: configuration.redisEndpoint())
         state = DeliveryStateStore(client: redis)
-        producer = try KafkaProducer(properties: configuration.kafkaProperties(for: .producer))
+        let producerProperties = configuration.kafkaProperties(for: .producer)
+        kafkaProducer = try KafkaProducer(properties: producerProperties)
+        producer = ReliableProducer(producer: kafkaProducer, dlqTopic: configuration.topicDLQ, metrics: metrics, logger: logger,
+                                    deadLetterMaxBytes: Self.deadLetterMaxBytes(producerProperties))
         consumer = try KafkaConsumer(
             // librdkafka prefetches up to 64 MiB per consumer by default; 16 MiB is still ~128
             // jobs of 500 recipients ahead and keeps peak RSS under 150 MB (docs/performance.md).
             properties: configuration.kafkaProperties(for: .consumer, defaults: ["queued.max.messages.kbytes": "16384"],
                                                       extra: ["group.id": configuration.kafkaGroup]),
             topics: [configuration.topicJobs, configuration.topicRetry])
+        let box = RecorderBox()
+        recorderBox = box
+        recorder = OutcomeRecorder(queue: finisher) { entries in box.worker?.record(entries) }
+        box.worker = self
     }
 
     /// Whether `/readyz` should answer 200: Redis answers and the consumer joined its group.
     public var isReady: Bool {
         redisHealthy.load(ordering: .relaxed) && consumer.hasJoinedGroup && !stopRequested.load(ordering: .relaxed)
     }
+
+    var isRedisHealthy: Bool { redisHealthy.load(ordering: .relaxed) }
 
     /// Asks the loop to drain and stop (SIGTERM).
     public func requestStop() { stopRequested.store(true, ordering: .relaxed) }
@@ -90,18 +116,13 @@ public final class Worker: Sendable {
     /// Runs until ``requestStop()``; then stops fetching, finishes in-flight jobs within the grace
     /// period, commits and closes. Returns the exit status.
     public func run() -> Int32 {
-        logger.info("worker started", ["kafka.group": configuration.kafkaGroup, "kafka.topics": "\(configuration.topicJobs),\(configuration.topicRetry)"])
-        var paused = Set<TopicPartition>()
-        var delayed: [(due: Double, message: KafkaMessage)] = []
-        var blocked: KafkaMessage?
-        var lastLag = 0.0
-        var lastRedisProbe = 0.0
-        var lastRedisPing = 0.0
-        var saturatedSince: Double?
-        var lastTrim = 0.0
-
-        while !stopRequested.load(ordering: .relaxed) {
-            let now = Date().timeIntervalSince1970
+        logger.info("worker started", ["kafka.group": configuration.kafkaGroup, "kafka.topics": "\(configuration.topicJobs),\(configuration.topicRetry)",
+                                       "claims.lease_ms": "\(leaseMs)"])
+        do { try state.preloadScripts() } catch { redisFailed(error, during: "script load") }
+        var loop = WorkerLoop(settings: WorkerLoop.Settings(
+            maxInFlight: configuration.maxInFlight, saturationPauseSeconds: Double(configuration.saturationPauseMs) / 1000,
+            shutdownGraceSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, Double(leaseMs) / 3000)))
+        while true {
             for event in consumer.drainRebalanceEvents() {
                 switch event {
                 case .assigned(let partitions):
@@ -109,112 +130,93 @@ public final class Worker: Sendable {
                 case .revoked(let partitions), .lost(let partitions):
                     logger.info("partitions revoked", ["kafka.partitions": Self.describe(partitions)])
                     offsets.revoke(partitions)
-                    let gone = Set(partitions)
-                    paused.subtract(gone)
-                    delayed.removeAll { gone.contains(TopicPartition(topic: $0.message.topic, partition: $0.message.partition)) }
-                    if let message = blocked, gone.contains(TopicPartition(topic: message.topic, partition: message.partition)) { blocked = nil }
+                    loop.revoked(partitions)
                 }
             }
-
-            // A job held back by Redis being away: retry it (and only it) once a second.
-            if let message = blocked, now - lastRedisProbe >= 1 {
-                lastRedisProbe = now
-                if process(message) { blocked = nil }
-            }
-            dispatchDuePending(now: now)
-            // Retries whose notBefore has come.
-            while blocked == nil, let index = delayed.firstIndex(where: { $0.due <= now }) {
-                let message = delayed.remove(at: index).message
-                if !process(message) { blocked = message }
-            }
-
-            // Back-pressure. A short saturation (the usual case: a few jobs in flight finishing)
-            // is waited out without polling. Pausing the partitions instead made librdkafka
-            // discard what it had prefetched for them and fetch it again on resume: a stall of
-            // 100–200 ms every few jobs, half the throughput (docs/pipeline.md, "Back-pressure
-            // and shutdown"). Saturation that lasts (a provider backoff, a slow provider) pauses
-            // them and keeps polling, so rebalances are served and `max.poll.interval.ms` holds.
-            let saturated = inFlight.load(ordering: .relaxed) >= configuration.maxInFlight
-            if saturated { saturatedSince = saturatedSince ?? now } else { saturatedSince = nil }
-            let saturatedLong = saturatedSince.map { now - $0 >= Double(configuration.saturationPauseMs) / 1000 } ?? false
-            var wanted = Set(delayed.map { TopicPartition(topic: $0.message.topic, partition: $0.message.partition) })
-            if saturatedLong || blocked != nil { wanted.formUnion(consumer.assignment) }
-            let toPause = wanted.subtracting(paused), toResume = paused.subtracting(wanted)
-            if !toPause.isEmpty { consumer.pause(Array(toPause)) }
-            if !toResume.isEmpty { consumer.resume(Array(toResume)) }
-            paused = wanted
-
-            if saturated && !saturatedLong {
-                // Everything else in this loop (due sends, retries, commits, readiness, metrics)
-                // keeps running; only the poll waits.
-                room.wait(until: { inFlight.load(ordering: .relaxed) < configuration.maxInFlight }, timeout: .milliseconds(20))
-            } else {
-                let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
-                let batch = max(1, min(64, room / max(1, lastJobRecipients.load(ordering: .relaxed))))
-                for result in consumer.pollBatch(max: batch, timeout: .milliseconds(50)) {
-                    switch result {
-                    case .failure(let error):
-                        metrics.increment("pushworker_kafka_errors_total")
-                        logger.warning("kafka consumer error", ["kafka.error": error.description])
-                    case .success(let message):
-                        let partition = TopicPartition(topic: message.topic, partition: message.partition)
-                        offsets.begin(partition, offset: message.offset)
-                        // A retry message is decoded once here (for notBefore) and that job is reused.
-                        var decoded: FanOutJob?
-                        if message.topic == configuration.topicRetry {
-                            decoded = try? JobDecoder.decode(message.value)
-                            if let due = decoded?.notBefore?.timeIntervalSince1970, due > now {
-                                delayed.append((due, message))
-                                continue
-                            }
-                        }
-                        if blocked != nil || !process(message, decoded: decoded) {
-                            // Redis is away: keep this message (and everything after it) for later.
-                            if blocked == nil { blocked = message } else { delayed.append((now + 1, message)) }
-                        }
-                    }
+            let now = Date().timeIntervalSince1970
+            let reading = WorkerLoop.Reading(
+                now: now, inFlight: inFlight.load(ordering: .relaxed), unclaimed: claimQueue.withLock { $0.count },
+                unfinishedMessages: offsets.pendingCount, assignment: Set(consumer.assignment),
+                redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed))
+            var actions = loop.turn(reading)
+            var index = 0
+            while index < actions.count {
+                let action = actions[index]
+                index += 1
+                switch action {
+                case .process(let message):
+                    loop.processed(recipients: process(message, now: now))
+                case .claimAndDispatch(let room):
+                    claimAndDispatch(room: room, now: now)
+                case .pause(let partitions): consumer.pause(partitions)
+                case .resume(let partitions): consumer.resume(partitions)
+                case .poll(let max, let timeoutMs):
+                    let polled = poll(max: max, timeoutMs: timeoutMs)
+                    if reading.stopRequested { continue } // draining: what arrives now is redelivered later
+                    actions.insert(contentsOf: loop.polled(polled, now: Date().timeIntervalSince1970), at: index)
+                case .waitForRoom(let timeoutMs):
+                    let limit = configuration.maxInFlight
+                    room.wait(until: { inFlight.load(ordering: .relaxed) < limit }, timeout: .milliseconds(timeoutMs))
+                case .commit: commit()
+                case .reportLag: reportLag()
+                case .pingRedis: pingRedis()
+                case .trimHeap: trimHeap()
+                case .renewLeases: renewLeases(now: now)
+                case .beginDrain:
+                    logger.info("stopping: draining in-flight jobs", ["pending.jobs": "\(offsets.pendingCount)"])
+                case .finish:
+                    return finish()
                 }
-            }
-
-            commit()
-            if now - lastLag >= 5 {
-                lastLag = now
-                for (partition, lag) in consumer.lag() {
-                    metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
-                }
-            }
-            if now - lastRedisPing >= 2 {
-                lastRedisPing = now
-                pingRedis()
-            }
-            if now - lastTrim >= Self.trimIntervalSeconds {
-                lastTrim = now
-                trimHeap()
             }
             metrics.set("pushworker_in_flight", [], Double(inFlight.load(ordering: .relaxed)))
+            metrics.set("pushworker_claims_queued", [], Double(reading.unclaimed))
             metrics.set("pushworker_ready", [], isReady ? 1 : 0)
         }
-        return drain()
     }
 
-    /// SIGTERM: stop fetching, let in-flight jobs finish (bounded by the grace period), commit,
-    /// close. Unfinished jobs are not committed: another worker will redo them (de-duplicated).
-    private func drain() -> Int32 {
-        logger.info("stopping: draining in-flight jobs", ["pending.jobs": "\(offsets.pendingCount)"])
-        consumer.pause(consumer.assignment)
-        let deadline = Date().addingTimeInterval(configuration.shutdownGraceSeconds)
-        while offsets.pendingCount > 0 && Date() < deadline {
-            dispatchDuePending(now: Date().timeIntervalSince1970)
-            _ = consumer.pollBatch(max: 1, timeout: .milliseconds(20))
-            commit()
+    private func poll(max: Int, timeoutMs: Int) -> [WorkerLoop.Polled] {
+        var polled: [WorkerLoop.Polled] = []
+        for result in consumer.pollBatch(max: max, timeout: .milliseconds(timeoutMs)) {
+            switch result {
+            case .failure(let error):
+                metrics.increment("pushworker_kafka_errors_total")
+                logger.warning("kafka consumer error", ["kafka.error": error.description])
+            case .success(let message):
+                offsets.begin(message.topicPartition, offset: message.offset)
+                var notBefore: Double?
+                if message.topic == configuration.topicRetry {
+                    notBefore = (try? JobDecoder.decode(message.value))?.notBefore?.timeIntervalSince1970
+                }
+                polled.append(WorkerLoop.Polled(message: message, notBefore: notBefore))
+            }
         }
+        return polled
+    }
+
+    /// The end of a drain: gives back the claims of sends that never started, commits what
+    /// finished, leaves the group, flushes the producer. Unfinished jobs are not committed:
+    /// another worker redoes them, and the claims (or sent markers) keep it from notifying twice.
+    private func finish() -> Int32 {
+        let unsent = pending.withLock { list -> [PendingSend] in defer { list.removeAll() }; return list }
+        var released: [DeliveryStateStore.RecordEntry] = []
+        for send in unsent {
+            for item in send.items where send.run.noteClaimReleased(item.index) {
+                if let entry = send.run.recordEntry(item.index, sent: false) { released.append(entry) }
+            }
+        }
+        if !released.isEmpty {
+            do { try state.record(released) } catch { redisFailed(error, during: "release") }
+            logger.info("claims given back for sends that never started", ["claims": "\(released.count)"])
+        }
+        finisher.sync { recorder.flushNow() }
         commit()
         let unfinished = offsets.pendingCount
         consumer.close()
-        try? producer.flush(timeout: .seconds(5))
+        try? kafkaProducer.flush(timeout: .seconds(5))
         http.shutdown(drainTimeout: .seconds(2))
-        producer.close(timeout: .seconds(2))
+        kafkaProducer.close(timeout: .seconds(2))
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
+        recorderBox.worker = nil
         return 0
     }
 
@@ -229,18 +231,28 @@ public final class Worker: Sendable {
         redisProbe.async { _ = pw_malloc_trim() }
     }
 
-    /// Off the loop's thread: one PING at a time updates `redisHealthy` (for `/readyz`).
+    /// Off the loop's thread: one PING at a time updates `redisHealthy` (for `/readyz`); when
+    /// Redis is back, what it may have lost is written again.
     private func pingRedis() {
         guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         redisProbe.async { [self] in
             let answered = redis.ping()
-            if redisHealthy.exchange(answered, ordering: .relaxed) != answered {
-                if answered { logger.info("redis is back") } else {
-                    metrics.increment("pushworker_redis_errors_total")
-                    logger.error("redis unreachable", ["redis.check": "ping"])
-                }
+            if answered { redisAnswered() } else if redisHealthy.exchange(false, ordering: .relaxed) {
+                metrics.increment("pushworker_redis_errors_total")
+                logger.error("redis unreachable: no new claims until it is back", ["redis.check": "ping"])
             }
             redisProbing.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Off the loop's thread: consumer lag per assigned partition.
+    private func reportLag() {
+        guard !lagQuerying.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        lagQueue.async { [self] in
+            for (partition, lag) in consumer.lag() {
+                metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
+            }
+            lagQuerying.store(false, ordering: .releasing)
         }
     }
 
@@ -260,189 +272,94 @@ public final class Worker: Sendable {
         partitions.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ",")
     }
 
+    // MARK: - Redis health
+
+    /// A Redis call failed: unready, no new claims until a PING or a claim succeeds again.
+    func redisFailed(_ error: any Error, during step: String) {
+        metrics.increment("pushworker_redis_errors_total")
+        if redisHealthy.exchange(false, ordering: .relaxed) {
+            logger.error("redis unreachable: no new claims until it is back", ["redis.error": "\(error)", "redis.step": step])
+        }
+    }
+
+    /// Redis answered: when it was away, it may have lost its data (a restart without
+    /// persistence): the sent markers and claims of every unfinished processing are written again,
+    /// so a copy of those jobs elsewhere still finds them.
+    func redisAnswered() {
+        guard !redisHealthy.exchange(true, ordering: .relaxed) else { return }
+        logger.info("redis is back: re-recording the unfinished jobs' sent markers and claims")
+        finisher.async { [self] in reRecordSent() }
+    }
+
+    /// Writes again what unfinished processings know (finisher queue).
+    func reRecordSent() {
+        let runs = activeRuns.withLock { Array($0.values) }
+        var records: [DeliveryStateStore.RecordEntry] = []
+        var claims: [DeliveryStateStore.ClaimItem] = []
+        for run in runs {
+            for index in run.sentIndices { if let entry = run.recordEntry(index, sent: true) { records.append(entry) } }
+            for index in run.heldClaims() { if let item = run.claimItem(index) { claims.append(item) } }
+        }
+        guard !records.isEmpty || !claims.isEmpty else { return }
+        do {
+            try state.record(records)
+            let answers = try state.claim(claims, nowMs: Self.nowMs(), leaseMs: leaseMs)
+            let lost = answers.replies.filter { $0 == .alreadySent || $0 == .claimedElsewhere }.count
+            if lost > 0 { metrics.increment("pushworker_claims_lost_total", by: Double(lost)) }
+            logger.info("re-recorded after a Redis loss", ["sent": "\(records.count)", "claims": "\(claims.count)", "claims.lost": "\(lost)"])
+        } catch {
+            redisFailed(error, during: "re-record")
+        }
+    }
+
+    static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
     // MARK: - One job
 
-    /// Starts work on one message. Returns false, having done nothing, when Redis is away.
-    private func process(_ message: KafkaMessage, decoded: FanOutJob? = nil) -> Bool {
-        let partition = TopicPartition(topic: message.topic, partition: message.partition)
+    /// Starts work on one message: decodes (bad ⇒ DLQ), plans, finalizes what needs no send,
+    /// queues the rest for claims. Returns the job's recipient count (0 for a dead letter).
+    private func process(_ message: KafkaMessage, now: Double) -> Int {
+        let partition = message.topicPartition
         let job: FanOutJob
         do throws(JobValidationError) {
-            if let decoded { job = decoded } else { job = try JobDecoder.decode(message.value) }
+            job = try JobDecoder.decode(message.value)
         } catch {
             deadLetter(message, reason: error.description)
-            return true
+            return 0
         }
-        lastJobRecipients.store(job.recipients.count, ordering: .relaxed)
-        let now = Date()
+        let nowDate = Date(timeIntervalSince1970: now)
         let appCredentials = credentials.credentials(for: job.appID)
-        let plans = planner.plan(job, profile: appCredentials?.profile, now: now)
-
-        // One pipelined Redis round trip for the whole job: duplicates and known-dead tokens.
-        var checks: [DeliveryStateStore.CheckItem] = []
-        var checkIndex: [Int] = []
-        for (index, plan) in plans.enumerated() {
-            guard case .ready = plan.state, let msgID = plan.msgID else { continue }
-            checks.append(DeliveryStateStore.CheckItem(appID: job.appID, msgID: msgID, platform: plan.platform,
-                                                       tokenHash: plan.tokenHash, tokenUpdatedAtMs: plan.recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) }))
-            checkIndex.append(index)
-        }
-        var checked = [DeliveryStateStore.CheckResult](repeating: .fresh, count: plans.count)
-        if !checks.isEmpty {
-            do {
-                let answers = try state.check(checks)
-                for (position, index) in checkIndex.enumerated() where position < answers.count { checked[index] = answers[position] }
-                if !redisHealthy.exchange(true, ordering: .relaxed) { logger.info("redis is back") }
-            } catch {
-                metrics.increment("pushworker_redis_errors_total")
-                if redisHealthy.exchange(false, ordering: .relaxed) {
-                    logger.error("redis unreachable: holding jobs until it is back", ["redis.error": error.description])
-                }
-                return false
-            }
-        }
-
+        let plans = planner.plan(job, profile: appCredentials?.profile, now: nowDate)
+        let nowMs = Int64(now * 1000)
+        let retention = DedupRetention.milliseconds(
+            expiresAtMs: job.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }, ttlSeconds: job.ttlSeconds, nowMs: nowMs,
+            maximumSeconds: configuration.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, configuration.dedupMaxSeconds))
+        let owner = "\(ownerPrefix)-\(processings.add(1, ordering: .relaxed).newValue)"
+        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset, plans: plans,
+                         owner: owner, retentionMs: retention, worker: self)
+        activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset, count: plans.count, worker: self)
-        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
-        var sends: [SendItem] = []
+        logger.debug("job started", ["job.id": job.jobID, "job.recipients": "\(plans.count)", "kafka.partition": "\(message.partition)",
+                                     "kafka.offset": "\(message.offset)"])
+
+        var requests: [ClaimRequest] = []
         for (index, plan) in plans.enumerated() {
             switch plan.state {
             case .expired:
                 run.complete(index, .final(run.result(plan, .expired, reason: nil, atMs: nowMs)))
             case .rejected(let reason):
                 run.complete(index, .final(run.result(plan, .rejected, reason: reason, atMs: nowMs)))
-            case .ready(let request):
-                switch checked[index] {
-                case .duplicate:
-                    run.complete(index, .final(run.result(plan, .duplicate, reason: nil, atMs: nowMs)))
-                case .knownInvalid:
-                    run.complete(index, .final(run.result(plan, .invalidToken, reason: "known_invalid", atMs: nowMs)))
-                case .fresh:
-                    if appCredentials == nil {
-                        run.complete(index, .final(run.result(plan, .rejected, reason: "no_credentials", atMs: nowMs)))
-                    } else {
-                        sends.append(SendItem(index: index, plan: plan, request: request))
-                    }
+            case .ready:
+                if appCredentials == nil || run.keys[index] == nil {
+                    run.complete(index, .final(run.result(plan, .rejected, reason: "no_credentials", atMs: nowMs)))
+                } else {
+                    requests.append(ClaimRequest(run: run, index: index, due: now))
                 }
             }
         }
-        if !sends.isEmpty {
-            inFlight.add(sends.count, ordering: .relaxed)
-            dispatch(run, sends, now: now.timeIntervalSince1970)
-        }
-        return true
-    }
-
-    // MARK: - Pacing: provider backoff and fleet-wide token buckets (DESIGN §8, §15 429 scope)
-
-    /// Sends `items` now, or schedules them: after a provider's backoff deadline, or when the
-    /// app+provider (`app.json` `ratePerSecond`) and campaign (`throttlePerMinute`) buckets,
-    /// shared by the fleet in Redis, have tokens. One Redis round trip per provider group.
-    func dispatch(_ run: JobRun, _ items: [SendItem], now: Double) {
-        var groups: [Platform: [SendItem]] = [:]
-        for item in items { groups[item.request.platform, default: []].append(item) }
-        let platforms = Array(groups.keys)
-        let appID = run.job.appID
-        var deadlines: [Double] = platforms.map { localBackoffUntil(appID: appID, platform: $0) }
-        do {
-            let fleet = try state.backoffs(platforms.map { (appID: appID, provider: Deliverer.providerLabel($0)) })
-            for (position, until) in fleet.enumerated() where position < deadlines.count {
-                if let until { deadlines[position] = max(deadlines[position], Double(until) / 1000) }
-            }
-        } catch {
-            redisFailed(error)
-            schedule(run, items, due: now + 1)
-            return
-        }
-        for (position, platform) in platforms.enumerated() {
-            let group = groups[platform] ?? []
-            if deadlines[position] > now {
-                schedule(run, group, due: deadlines[position])
-                continue
-            }
-            let buckets = self.buckets(for: run, platform: platform)
-            var granted = group.count
-            if !buckets.isEmpty {
-                do {
-                    let answer = try state.acquire(count: group.count, from: buckets, nowMs: Int64(now * 1000))
-                    granted = min(max(answer.granted, 0), group.count)
-                    if granted < group.count {
-                        schedule(run, Array(group[granted...]), due: now + max(0.02, Double(answer.retryAfterMs) / 1000))
-                    }
-                } catch {
-                    redisFailed(error)
-                    schedule(run, group, due: now + 1)
-                    continue
-                }
-            }
-            for item in group.prefix(granted) { submit(run, item) }
-        }
-    }
-
-    func buckets(for run: JobRun, platform: Platform) -> [DeliveryStateStore.Bucket] {
-        var buckets: [DeliveryStateStore.Bucket] = []
-        if let rate = run.credentials?.ratePerSecond, rate > 0 {
-            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: run.job.appID, provider: Deliverer.providerLabel(platform)),
-                                                     ratePerSecond: rate, burst: max(1, rate)))
-        }
-        if let perMinute = run.job.throttlePerMinute, perMinute > 0 {
-            let rate = Double(perMinute) / 60
-            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.campaignBucket(appID: run.job.appID, campaignID: run.job.campaignID),
-                                                     ratePerSecond: rate, burst: max(1, rate)))
-        }
-        return buckets
-    }
-
-    private func submit(_ run: JobRun, _ item: SendItem) {
-        guard let credentials = run.credentials else { return }
-        deliverer.deliver(item.request, credentials: credentials) { [self] attempt in
-            if inFlight.subtract(1, ordering: .relaxed).newValue < configuration.maxInFlight { room.signal() }
-            run.complete(item.index, run.outcome(of: attempt, plan: item.plan))
-        }
-    }
-
-    private func schedule(_ run: JobRun, _ items: [SendItem], due: Double) {
-        guard !items.isEmpty else { return }
-        pending.withLock { $0.append(PendingSend(due: due, run: run, items: items)) }
-    }
-
-    /// Dispatches the scheduled sends whose time has come (consumer thread).
-    func dispatchDuePending(now: Double) {
-        let due: [PendingSend] = pending.withLock { list in
-            guard list.contains(where: { $0.due <= now }) else { return [] }
-            let ready = list.filter { $0.due <= now }
-            list.removeAll { $0.due <= now }
-            return ready
-        }
-        for send in due { dispatch(send.run, send.items, now: now) }
-    }
-
-    private func localBackoffUntil(appID: String, platform: Platform) -> Double {
-        localBackoff.withLock { $0[appID + "|" + Deliverer.providerLabel(platform)] ?? 0 }
-    }
-
-    /// A provider asked the whole app to wait (429 naming no device, 503 with Retry-After):
-    /// this process waits at once; the fleet learns it through Redis (finisher queue).
-    func noteProviderBackoff(appID: String, platform: Platform, seconds: Double) {
-        let until = Date().timeIntervalSince1970 + min(seconds, 3600)
-        let provider = Deliverer.providerLabel(platform)
-        let isLater = localBackoff.withLock { map -> Bool in
-            let key = appID + "|" + provider
-            guard until > (map[key] ?? 0) else { return false }
-            map[key] = until
-            return true
-        }
-        guard isLater else { return }
-        finisher.async { [self] in
-            do { try state.setBackoff(appID: appID, provider: provider, untilMs: Int64(until * 1000)) } catch { redisFailed(error) }
-        }
-    }
-
-    private func redisFailed(_ error: any Error) {
-        metrics.increment("pushworker_redis_errors_total")
-        if redisHealthy.exchange(false, ordering: .relaxed) {
-            logger.error("redis unreachable", ["redis.error": "\(error)"])
-        }
+        if plans.isEmpty { run.finishIfEmpty() }
+        if !requests.isEmpty { claimQueue.withLock { $0.append(contentsOf: requests) } }
+        return plans.count
     }
 
     /// Bad bytes go to the DLQ with the reason; the offset is committed once the copy is acked.
@@ -460,13 +377,12 @@ public final class Worker: Sendable {
         // A copy over the producer's message.max.bytes would fail on every retry and hold the
         // partition's offsets forever: keep a bounded prefix and record the original size.
         var value = message.value
-        let limit = Self.deadLetterMaxBytes(configuration.kafkaProperties(for: .producer))
-        if value.count > limit {
+        if value.count > producer.deadLetterMaxBytes {
             headers.append(KafkaHeader(name: "truncated-from", value: Array("\(value.count)".utf8)))
-            value = Array(value.prefix(limit))
+            value = Array(value.prefix(producer.deadLetterMaxBytes))
         }
-        let partition = TopicPartition(topic: message.topic, partition: message.partition)
-        produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [offsets] in
+        let partition = message.topicPartition
+        producer.produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [offsets] in
             offsets.finish(partition, offset: message.offset)
         }
     }
@@ -478,28 +394,138 @@ public final class Worker: Sendable {
         return max(1024, messageMax - 65_536)
     }
 
-    /// Produces, re-trying after a pause until Kafka acknowledges (librdkafka already retries
-    /// within `message.timeout.ms`; this covers longer outages). `acked` runs once.
-    func produceReliably(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = [], acked: @escaping @Sendable () -> Void) {
-        producer.produce(topic: topic, key: key, value: value, headers: headers) { [self] result in
-            switch result {
-            case .success: acked()
-            case .failure(let error):
-                metrics.increment("pushworker_kafka_errors_total")
-                logger.warning("produce failed, retrying", ["kafka.topic": topic, "kafka.error": error.description])
-                finisher.asyncAfter(deadline: .now() + 1) { [self] in
-                    produceReliably(topic: topic, key: key, value: value, headers: headers, acked: acked)
-                }
+    // MARK: - Claims (DESIGN §8 "Claims")
+
+    /// Claims up to `room` queued recipients in one Redis round trip (which also reads their
+    /// dead-token records and the providers' fleet backoffs), then dispatches what was claimed.
+    /// Due scheduled sends go first.
+    func claimAndDispatch(room: Int, now: Double) {
+        dispatchDuePending(now: now)
+        guard room > 0 else { return }
+        let taken: [ClaimRequest] = claimQueue.withLock { queue in
+            guard queue.contains(where: { $0.due <= now }) else { return [] }
+            var taken: [ClaimRequest] = []
+            var kept: [ClaimRequest] = []
+            kept.reserveCapacity(queue.count)
+            for request in queue {
+                if taken.count < room && request.due <= now { taken.append(request) } else { kept.append(request) }
+            }
+            queue = kept
+            return taken
+        }
+        guard !taken.isEmpty else { return }
+        var items: [DeliveryStateStore.ClaimItem] = []
+        items.reserveCapacity(taken.count)
+        var pairs: [(appID: String, provider: String)] = []
+        var pairIndex: [String: Int] = [:]
+        for request in taken {
+            guard let item = request.run.claimItem(request.index) else { continue }
+            items.append(item)
+            if let platform = request.run.plans[request.index].recipient.platform {
+                let provider = Deliverer.providerLabel(platform)
+                let name = item.appID + "|" + provider
+                if pairIndex[name] == nil { pairIndex[name] = pairs.count; pairs.append((item.appID, provider)) }
             }
         }
+        let nowMs = Int64(now * 1000)
+        let answers: DeliveryStateStore.ClaimAnswers
+        do {
+            answers = try state.claim(items, nowMs: nowMs, leaseMs: leaseMs, backoffs: pairs)
+            redisAnswered()
+        } catch {
+            redisFailed(error, during: "claim")
+            let later = now + 1
+            claimQueue.withLock { queue in queue.insert(contentsOf: taken.map { var r = $0; r.due = later; return r }, at: 0) }
+            return
+        }
+        var fleetBackoff: [String: Double] = [:]
+        for (name, position) in pairIndex {
+            if let until = answers.backoffUntilMs[position] { fleetBackoff[name] = Double(until) / 1000 }
+        }
+        var sends: [ObjectIdentifier: (run: JobRun, items: [SendItem])] = [:]
+        var waits: [ClaimRequest] = []
+        var counts = (send: 0, duplicate: 0, wait: 0, invalid: 0)
+        for (position, request) in taken.enumerated() {
+            let run = request.run, index = request.index, plan = run.plans[index]
+            let verdict = ClaimDecision.verdict(answers.replies[position], invalidSinceMs: answers.invalidSinceMs[position],
+                                                tokenUpdatedAtMs: plan.recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
+            switch verdict {
+            case .send:
+                guard case .ready(let request) = plan.state else { continue }
+                run.noteClaimed(index, atMs: nowMs)
+                sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, plan: plan, request: request))
+                counts.send += 1
+            case .duplicate:
+                run.complete(index, .final(run.result(plan, .duplicate, reason: nil, atMs: nowMs)))
+                counts.duplicate += 1
+            case .wait:
+                var again = request
+                again.waits += 1
+                again.due = now + min(1.0, 0.05 * Double(1 << min(again.waits, 5)))
+                waits.append(again)
+                counts.wait += 1
+            case .knownInvalid:
+                run.noteClaimed(index, atMs: nowMs) // released when its outcome is recorded
+                run.complete(index, .final(run.result(plan, .invalidToken, reason: "known_invalid", atMs: nowMs)))
+                counts.invalid += 1
+            }
+        }
+        if !waits.isEmpty { claimQueue.withLock { $0.append(contentsOf: waits) } }
+        for (verdict, count) in [("send", counts.send), ("duplicate", counts.duplicate), ("wait", counts.wait), ("known_invalid", counts.invalid)] where count > 0 {
+            metrics.increment("pushworker_claims_total", [("verdict", verdict)], by: Double(count))
+        }
+        if counts.send > 0 { inFlight.add(counts.send, ordering: .relaxed) }
+        for (_, group) in sends { dispatch(group.run, group.items, now: now, fleetBackoff: fleetBackoff) }
+    }
+
+    /// Renews the leases of claims held longer than a third of the lease (a slow provider, a
+    /// long throttle): one round trip for all of them.
+    func renewLeases(now: Double) {
+        let nowMs = Int64(now * 1000)
+        let cutoff = nowMs - leaseMs / 3
+        let runs = activeRuns.withLock { Array($0.values) }
+        var items: [DeliveryStateStore.ClaimItem] = []
+        var owners: [(run: JobRun, index: Int)] = []
+        for run in runs {
+            for index in run.claimsOlder(than: cutoff) {
+                guard let item = run.claimItem(index) else { continue }
+                items.append(item)
+                owners.append((run, index))
+            }
+        }
+        guard !items.isEmpty, isRedisHealthy else { return }
+        do {
+            let answers = try state.claim(items, nowMs: nowMs, leaseMs: leaseMs)
+            var lost = 0
+            for (position, reply) in answers.replies.enumerated() {
+                switch reply {
+                case .claimed, .alreadyOurs: owners[position].run.noteClaimed(owners[position].index, atMs: nowMs)
+                case .alreadySent, .claimedElsewhere: lost += 1
+                }
+            }
+            if lost > 0 {
+                metrics.increment("pushworker_claims_lost_total", by: Double(lost))
+                logger.warning("claims lost before their outcome (a lease ran out)", ["claims": "\(lost)"])
+            }
+        } catch {
+            redisFailed(error, during: "lease renewal")
+        }
+    }
+
+    /// Recorded outcomes give their in-flight slots back.
+    func releaseSlots(_ count: Int) {
+        if inFlight.subtract(count, ordering: .relaxed).newValue < configuration.maxInFlight { room.signal() }
     }
 }
 
-/// One recipient ready to send.
-struct SendItem: Sendable {
-    var index: Int
-    var plan: PlannedRecipient
-    var request: ProviderRequest
+/// A recipient waiting for its claim (consumer thread).
+struct ClaimRequest: Sendable {
+    let run: JobRun
+    let index: Int
+    /// Not before (Unix seconds): now for a new one; later for one claimed elsewhere.
+    var due: Double
+    /// Times it found another processing's claim.
+    var waits = 0
 }
 
 /// Sends held until `due` (Unix seconds).
@@ -509,160 +535,11 @@ struct PendingSend: Sendable {
     var items: [SendItem]
 }
 
-/// What happened to one recipient in this processing.
-enum RecipientOutcome: Sendable {
-    case final(ResultRecord, token: TokenRecord? = nil, sentMsgID: String? = nil)
-    /// Handed to the retry topic after `attempts` attempts in all.
-    case retry(Recipient, attempts: Int, delaySeconds: Double)
-}
-
-/// One job in flight: collects an outcome per recipient, then hands itself to the finisher.
-final class JobRun: Sendable {
-    let job: FanOutJob
-    let credentials: AppCredentials?
-    let partition: TopicPartition
-    let offset: Int64
-    unowned let worker: Worker
-    private let outcomes: Mutex<(slots: [RecipientOutcome?], remaining: Int)>
-
-    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, count: Int, worker: Worker) {
-        self.job = job
-        self.credentials = credentials
-        self.partition = partition
-        self.offset = offset
-        self.worker = worker
-        outcomes = Mutex((Array(repeating: nil, count: count), count))
-        if count == 0 { worker.finisher.async { self.finish([]) } }
-    }
-
-    /// Records recipient `index`'s outcome; the last one hands the job to the finisher queue.
-    func complete(_ index: Int, _ outcome: RecipientOutcome) {
-        let all: [RecipientOutcome]? = outcomes.withLock { state in
-            guard state.slots[index] == nil else { return nil }
-            state.slots[index] = outcome
-            state.remaining -= 1
-            return state.remaining == 0 ? state.slots.compactMap { $0 } : nil
-        }
-        if let all { worker.finisher.async { self.finish(all) } }
-    }
-
-    func result(_ plan: PlannedRecipient, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
-                providerMessageID: String? = nil, attempts: Int? = nil, latencyMs: Double? = nil) -> ResultRecord {
-        ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
-                     userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID, platform: plan.platform,
-                     status: status, reason: reason, httpStatus: httpStatus, providerMessageID: providerMessageID,
-                     attempts: attempts ?? job.attempt, latencyMs: latencyMs, atUnixMs: atMs)
-    }
-
-    /// Maps a provider attempt onto a final result or a retry hand-off (runs on the I/O thread).
-    func outcome(of attempt: Deliverer.Attempt, plan: PlannedRecipient) -> RecipientOutcome {
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        let attempts = job.attempt + attempt.attempts
-        func final(_ status: DeliveryStatus, _ reason: String?, id: String? = nil) -> ResultRecord {
-            result(plan, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
-                   attempts: attempts, latencyMs: attempt.latencyMs)
-        }
-        switch attempt.outcome {
-        case .sent(let id):
-            return .final(final(.sent, nil, id: id), sentMsgID: plan.msgID)
-        case .invalidToken(let reason, let since):
-            let token = TokenRecord(appID: job.appID, platform: plan.platform, subscriptionID: plan.recipient.subscriptionID,
-                                    userID: plan.recipient.userID, tokenHash: plan.tokenHash, reason: reason,
-                                    invalidSinceMs: since ?? nowMs, atUnixMs: nowMs)
-            return .final(final(.invalidToken, reason), token: token)
-        case .rejected(let reason):
-            return .final(final(.rejected, reason))
-        case .retry(let reason, let retryAfter, let scope):
-            if scope == .provider, let retryAfter, let platform = plan.recipient.platform {
-                worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)
-            }
-            return retryOrFail(reason, retryAfter)
-        case .authExpired(let reason):
-            return retryOrFail(reason, nil)
-        }
-
-        func retryOrFail(_ reason: String?, _ retryAfter: Double?) -> RecipientOutcome {
-            let policy = worker.retryPolicy
-            guard policy.allowsRetry(afterAttempts: attempts) else { return .final(final(.failed, reason)) }
-            let delay = policy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
-            return .retry(plan.recipient, attempts: attempts, delaySeconds: delay)
-        }
-    }
-
-    /// Finisher queue: record to Redis, publish results/tokens/retries, then release the offset.
-    func finish(_ all: [RecipientOutcome]) {
-        worker.finish(self, all)
-    }
-}
-
-/// Counts acknowledgements down; runs `done` once when the last one arrives.
-final class Countdown: Sendable {
-    private let remaining: Atomic<Int>
-    private let done: @Sendable () -> Void
-    init(_ count: Int, done: @escaping @Sendable () -> Void) {
-        remaining = Atomic(count)
-        self.done = done
-        if count == 0 { done() }
-    }
-    func tick() {
-        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done() }
-    }
-}
-
-extension Worker {
-    /// Runs on the finisher queue once every recipient of `run` has an outcome.
-    func finish(_ run: JobRun, _ all: [RecipientOutcome]) {
-        var sent: [(appID: String, msgID: String)] = []
-        var invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
-        for outcome in all {
-            guard case .final(_, let token, let sentMsgID) = outcome else { continue }
-            if let sentMsgID { sent.append((run.job.appID, sentMsgID)) }
-            if let token { invalid.append((token.appID, token.platform, token.tokenHash, token.invalidSinceMs)) }
-        }
-        if !sent.isEmpty || !invalid.isEmpty {
-            // Recording protects against a re-delivered job notifying twice; a few tries, then
-            // publish anyway (results must not wait forever on Redis).
-            for attempt in 1...5 {
-                do { try state.record(sent: sent, invalid: invalid); break } catch {
-                    metrics.increment("pushworker_redis_errors_total")
-                    logger.warning("redis record failed", ["redis.error": error.description, "attempt": "\(attempt)"])
-                    if attempt < 5 { usleep(200_000 * UInt32(attempt)) }
-                }
-            }
-        }
-
-        var retries: [(recipient: Recipient, attempts: Int, delay: Double)] = []
-        var produced: [(topic: String, key: String, value: [UInt8])] = []
-        for outcome in all {
-            switch outcome {
-            case .final(let result, let token, _):
-                produced.append((configuration.topicResults, result.subscriptionID, result.jsonBytes()))
-                if let token { produced.append((configuration.topicTokens, token.subscriptionID, Array(token.json().utf8))) }
-                metrics.increment("pushworker_notifications_total",
-                                  [("platform", result.platform), ("status", result.status.rawValue), ("reason", Self.reasonLabel(result.reason))])
-            case .retry(let recipient, let attempts, let delay):
-                retries.append((recipient, attempts, delay))
-            }
-        }
-        if !retries.isEmpty {
-            // One retry job per processing: the longest wait and the most attempts of the group.
-            let attempts = retries.map(\.attempts).max() ?? 1
-            let delay = retries.map(\.delay).max() ?? 1
-            let notBefore = Date().addingTimeInterval(delay)
-            let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: notBefore)
-            produced.append((configuration.topicRetry, run.job.jobID, value))
-            metrics.increment("pushworker_retries_total", by: Double(retries.count))
-        }
-        let countdown = Countdown(produced.count) { [offsets] in offsets.finish(run.partition, offset: run.offset) }
-        for message in produced {
-            produceReliably(topic: message.topic, key: Array(message.key.utf8), value: message.value) { countdown.tick() }
-        }
-    }
-
-    /// Reasons become a label only from a small fixed set (provider strings are bounded lists).
-    static func reasonLabel(_ reason: String?) -> String {
-        guard let reason else { return "" }
-        return reason.count <= 40 && reason.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F })
-            ? reason : "other"
-    }
+/// Lets the recorder (made before `self` is complete in `Worker.init`) reach its worker without
+/// a reference cycle.
+final class RecorderBox: @unchecked Sendable {
+    // Thread safety: `worker` is written at the end of Worker.init, before the worker can add
+    // an outcome, and at the end of `finish`, after the last flush on the finisher queue; the
+    // flushes read it on that queue.
+    weak var worker: Worker?
 }
