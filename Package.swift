@@ -61,7 +61,7 @@ let package = Package(
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCore"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),

@@ -21,6 +21,47 @@ struct ReliabilityTests {
         report.checks.map { "\($0.ok ? "ok" : "FAIL") \($0.what): \($0.value)" }.joined(separator: "\n")
     }
 
+    // MARK: no device notified twice, whatever the fleet does (DESIGN §1, §8 "Claims")
+
+    @Test("six copies of one job at once on two workers: each device notified once, one sent result per recipient, duplicate for the other copies")
+    func copiesAtOnce() {
+        let report = ChaosDrills.run("copies", Self.options(scale: 0.3))
+        #expect(report.passed, "\(Self.describe(report))")
+        #expect(Self.check(report, "each device notified once")?.value == "0")
+        #expect(Self.check(report, "exactly one sent result per recipient")?.ok == true)
+        #expect(Self.check(report, "the other copies answered duplicate")?.ok == true)
+    }
+
+    @Test("workers joining and leaving mid-campaign: zero duplicate sends, nothing lost")
+    func joinAndLeave() {
+        let report = ChaosDrills.run("join-leave", Self.options(scale: 0.3))
+        #expect(report.passed, "\(Self.describe(report))")
+        #expect(Self.check(report, "zero duplicate sends at the sandbox")?.value == "0")
+        #expect(Self.check(report, "every recipient has a final result")?.ok == true)
+    }
+
+    @Test("SIGTERM mid-campaign: the worker drains and exits 0, zero duplicate sends, nothing lost")
+    func sigterm() {
+        let report = ChaosDrills.run("sigterm", Self.options(scale: 0.3))
+        #expect(report.passed, "\(Self.describe(report))")
+        #expect(Self.check(report, "zero duplicate sends at the sandbox")?.value == "0")
+    }
+
+    @Test("kill -9 mid-campaign: duplicate sends stay within the sends in flight (≤ PUSHWORKER_MAX_IN_FLIGHT), nothing lost")
+    func sigkill() {
+        let report = ChaosDrills.run("sigkill", Self.options(scale: 0.3))
+        #expect(report.passed, "\(Self.describe(report))")
+        #expect(Self.check(report, "kill -9: duplicate sends ≤ sends in flight")?.ok == true)
+        #expect(Self.check(report, "every recipient has a final result")?.ok == true)
+    }
+
+    @Test("Redis replaced by an empty one mid-campaign: duplicate sends within the documented bound, nothing lost")
+    func redisEmpty() {
+        let report = ChaosDrills.run("redis-empty", Self.options(scale: 0.3))
+        #expect(report.passed, "\(Self.describe(report))")
+        #expect(Self.check(report, "duplicate sends within the documented bound")?.ok == true)
+    }
+
     @Test("Redis stopped mid-campaign: /readyz goes 503, jobs are held, the worker resumes when it returns, nothing is lost")
     func redisRestart() {
         let report = ChaosDrills.run("redis-restart", Self.options(scale: 0.2))

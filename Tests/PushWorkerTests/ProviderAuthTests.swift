@@ -82,14 +82,6 @@ struct ProviderAuthCacheTests {
     }
 }
 
-/// A settable Unix clock.
-final class TestClock: Sendable {
-    private let value: Mutex<Double>
-    init(_ start: Double) { value = Mutex(start) }
-    func set(_ now: Double) { value.withLock { $0 = now } }
-    var now: Double { value.withLock { $0 } }
-}
-
 /// The Deliverer's auth refresh against the sandbox (real HTTP/2, real JWT checks).
 @Suite("Provider auth refresh", .serialized)
 struct ProviderAuthRefreshTests {

@@ -44,13 +44,6 @@ public enum ClaimDecision {
             return .send
         }
     }
-
-    /// Whether the claim this round holds must be given back because nothing will be sent.
-    public static func releasesClaim(_ reply: ClaimReply, _ verdict: ClaimVerdict) -> Bool {
-        guard reply == .claimed || reply == .alreadyOurs else { return false }
-        if case .knownInvalid = verdict { return true }
-        return false
-    }
 }
 
 /// How long the de-duplication state of a job is kept (DESIGN §8 "Memory"): only as long as the

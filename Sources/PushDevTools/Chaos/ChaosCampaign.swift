@@ -78,6 +78,8 @@ final class ResultWatcher {
     private(set) var reasons: [String: Int] = [:]
     /// Results for pairs outside the campaign (should stay 0).
     private(set) var strangers = 0
+    /// Every result of each (jobId|subscriptionId): status and `at` (Unix ms), in arrival order.
+    private(set) var byPair: [String: [(status: String, atMs: Int64)]] = [:]
 
     init(_ harness: ChaosHarness, expected: Set<String>) throws {
         reader = try harness.reader("push.results.v1")
@@ -101,6 +103,8 @@ final class ResultWatcher {
             guard expected.contains(pair) else { strangers += 1; continue }
             covered.insert(pair)
             let status = object["status"] as? String ?? "?"
+            let at = (object["at"] as? String).flatMap { RFC3339Timestamp.parse($0) }.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
+            byPair[pair, default: []].append((status, at))
             statuses[status, default: 0] += 1
             if let reason = object["reason"] as? String { reasons[reason, default: 0] += 1 }
         }

@@ -12,7 +12,8 @@ import PushEvents
 /// `push.results.v1`.
 public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
-    public static let names = ["sigkill", "sigterm", "broker-outage", "redis-restart", "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"]
+    public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
+                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"]
 
     /// Runs drill `name`; a drill that cannot even set up reports a failed check.
     public static func run(_ name: String, _ options: ChaosOptions) -> DrillReport {
@@ -20,6 +21,9 @@ public enum ChaosDrills {
         var report = DrillReport(name: name)
         do {
             switch name {
+            case "copies": try copies(options, &report)
+            case "join-leave": try joinLeave(options, &report)
+            case "redis-empty": try redisEmpty(options, &report)
             case "sigkill": try workerDeath(options, signal: SIGKILL, &report)
             case "sigterm": try workerDeath(options, signal: SIGTERM, &report)
             case "broker-outage": try brokerOutage(options, &report)
@@ -53,7 +57,8 @@ public enum ChaosDrills {
         let campaign = ChaosCampaign.make(prefix: report.name, jobs: options.scaled(100, minimum: 4), perJob: 50, seed: options.seed)
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         try harness.produce(campaign.jobs)
-        let limits = ["PUSHWORKER_MAX_IN_FLIGHT": "200"]
+        // A short lease so the second worker takes the dead one's claims over within seconds.
+        let limits = ["PUSHWORKER_MAX_IN_FLIGHT": "200"].merging(shortLease) { $1 }
         let first = try harness.startWorker(extra: limits)
         harness.log("campaign of \(campaign.recipientCount) recipients enqueued; waiting for 30 %")
         guard watcher.wait(fraction: 0.3, timeout: 120) else {
@@ -61,11 +66,12 @@ public enum ChaosDrills {
             return
         }
         // Hit while sends are in flight (the gauge is refreshed every loop turn, ~50 ms).
+        // The gauge is read at scrape time (exact): the last reading before the signal.
         var inFlight = 0
         let aimDeadline = Date().addingTimeInterval(20)
         while Date() < aimDeadline && !watcher.complete {
             inFlight = first.inFlight() ?? 0
-            if inFlight > 0 { break }
+            if inFlight >= 100 { break }
             watcher.update(0.02)
         }
         let hitAt = Date()
@@ -94,6 +100,8 @@ public enum ChaosDrills {
             report.check("zero duplicate sends at the sandbox", "\(duplicateSends)", duplicateSends == 0)
         } else {
             report.figure("duplicate sends at the sandbox (msgIds accepted twice)", "\(duplicateSends)")
+            report.check("kill -9: duplicate sends ≤ sends in flight at the kill ≤ PUSHWORKER_MAX_IN_FLIGHT (200)",
+                         "\(duplicateSends) ≤ \(inFlight) (read just before the kill)", duplicateSends >= 0 && duplicateSends <= 200)
         }
         report.check("second worker alive", second.child.isRunning ? "running" : "exited", second.child.isRunning)
         second.signal(SIGTERM)

@@ -75,7 +75,7 @@ final class ChaosHarness {
     let msgIDKeys: String
     private var workerCount = 0
 
-    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = []) throws {
+    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = [], partitions: Int = 2) throws {
         self.options = options
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-chaos-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -85,7 +85,7 @@ final class ChaosHarness {
 
         let bootstrapFile = folder.appendingPathComponent("bootstrap").path
         var brokerArguments = ["dev-broker", "--bootstrap-file", bootstrapFile]
-        for topic in Self.topics { brokerArguments += ["--topic", "\(topic):2"] }
+        for topic in Self.topics { brokerArguments += ["--topic", "\(topic):\(partitions)"] }
         broker = try ChildProcess(options.executable, brokerArguments, log: folder.appendingPathComponent("broker.log"))
         var address = ""
         guard ChildProcess.waitFor(timeout: 20, {

@@ -28,6 +28,8 @@ public final class Metrics: Sendable {
     private let counters = Mutex<[Key: Double]>([:])
     private let gauges = Mutex<[Key: Double]>([:])
     private let histograms = Mutex<[Key: Histogram]>([:])
+    /// Gauges read at scrape time (a value that changes per recipient, such as in-flight).
+    private let liveGauges = Mutex<[String: @Sendable () -> Double]>([:])
     /// Every metric the worker exports: name ⇒ (Prometheus type, help text, label names).
     /// docs/configuration.md lists the same table; a test keeps the two in step.
     public static let catalogue: [String: (type: String, help: String, labels: [String])] = [
@@ -73,6 +75,12 @@ public final class Metrics: Sendable {
         gauges.withLock { $0[key] = value }
     }
 
+    /// A label-less gauge whose value `read` gives at each scrape (exact at that instant, and
+    /// nothing to update on the hot path).
+    public func gauge(_ name: String, read: @escaping @Sendable () -> Double) {
+        liveGauges.withLock { $0[name] = read }
+    }
+
     public func observe(_ name: String, _ labels: [(String, String)] = [], seconds: Double) {
         let key = Key(name: name, labels: labels)
         histograms.withLock { $0[key, default: Histogram()].observe(seconds) }
@@ -96,6 +104,9 @@ public final class Metrics: Sendable {
         }
         for (key, histogram) in histograms.withLock({ $0 }) {
             series[key.name, default: []].append((key.rendered, histogram.lines(name: key.name, labels: key.rendered)))
+        }
+        for (name, read) in liveGauges.withLock({ $0 }) {
+            series[name] = [("", ["\(name) \(Self.number(read()))"])]
         }
         var out = ""
         for name in series.keys.sorted() {

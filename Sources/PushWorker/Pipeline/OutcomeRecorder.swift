@@ -106,6 +106,8 @@ extension Worker {
             if isRedisHealthy {
                 do {
                     try state.record(records, invalid: invalid)
+                    let sent = records.filter { $0.sentRetentionMs != nil }
+                    if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
                 } catch {
                     redisFailed(error, during: "record")
                 }

@@ -59,6 +59,12 @@ public final class Worker: Sendable {
     /// Unique per process: the prefix of every processing's claim owner.
     let ownerPrefix: String
     let processings = Atomic<Int>(0)
+    /// Dead-letter copies produced and not yet acknowledged (a drain waits for them).
+    let deadLettersInFlight = Atomic<Int>(0)
+    /// The most recent sent markers this worker recorded, written again when Redis comes back
+    /// after losing its data (bounded: ``recentSentCapacity``).
+    let recentSent = Mutex(RecentSent())
+    static let recentSentCapacity = 50_000
     private let recorderBox: RecorderBox
     let recorder: OutcomeRecorder
 
@@ -99,6 +105,8 @@ public final class Worker: Sendable {
         recorderBox = box
         recorder = OutcomeRecorder(queue: finisher) { entries in box.worker?.record(entries) }
         box.worker = self
+        metrics.gauge("pushworker_in_flight") { [weak self] in Double(self?.inFlight.load(ordering: .relaxed) ?? 0) }
+        metrics.gauge("pushworker_claims_queued") { [weak self] in Double(self?.claimQueue.withLock { $0.count } ?? 0) }
     }
 
     /// Whether `/readyz` should answer 200: Redis answers and the consumer joined its group.
@@ -136,7 +144,8 @@ public final class Worker: Sendable {
             let now = Date().timeIntervalSince1970
             let reading = WorkerLoop.Reading(
                 now: now, inFlight: inFlight.load(ordering: .relaxed), unclaimed: claimQueue.withLock { $0.count },
-                unfinishedMessages: offsets.pendingCount, assignment: Set(consumer.assignment),
+                unfinishedMessages: activeRuns.withLock { $0.count } + deadLettersInFlight.load(ordering: .relaxed),
+                assignment: Set(consumer.assignment),
                 redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed))
             var actions = loop.turn(reading)
             var index = 0
@@ -168,8 +177,6 @@ public final class Worker: Sendable {
                     return finish()
                 }
             }
-            metrics.set("pushworker_in_flight", [], Double(inFlight.load(ordering: .relaxed)))
-            metrics.set("pushworker_claims_queued", [], Double(reading.unclaimed))
             metrics.set("pushworker_ready", [], isReady ? 1 : 0)
         }
     }
@@ -193,9 +200,11 @@ public final class Worker: Sendable {
         return polled
     }
 
-    /// The end of a drain: gives back the claims of sends that never started, commits what
-    /// finished, leaves the group, flushes the producer. Unfinished jobs are not committed:
-    /// another worker redoes them, and the claims (or sent markers) keep it from notifying twice.
+    /// The end of a drain: gives back the claims of sends that never started, lets the sends
+    /// still running end (their outcomes are recorded and published), waits for Kafka's
+    /// acknowledgements, commits what finished, leaves the group. Unfinished jobs are not
+    /// committed: another worker redoes them, and the claims (or sent markers) keep it from
+    /// notifying twice.
     private func finish() -> Int32 {
         let unsent = pending.withLock { list -> [PendingSend] in defer { list.removeAll() }; return list }
         var released: [DeliveryStateStore.RecordEntry] = []
@@ -208,12 +217,14 @@ public final class Worker: Sendable {
             do { try state.record(released) } catch { redisFailed(error, during: "release") }
             logger.info("claims given back for sends that never started", ["claims": "\(released.count)"])
         }
-        finisher.sync { recorder.flushNow() }
-        commit()
-        let unfinished = offsets.pendingCount
-        consumer.close()
-        try? kafkaProducer.flush(timeout: .seconds(5))
+        // Sends still running finish (or fail as shut down, then go to the retry topic); their
+        // outcomes reach the recorder before it is flushed for the last time.
         http.shutdown(drainTimeout: .seconds(2))
+        finisher.sync { recorder.flushNow() }
+        try? kafkaProducer.flush(timeout: .seconds(5))
+        commit()
+        let unfinished = activeRuns.withLock { $0.count }
+        consumer.close()
         kafkaProducer.close(timeout: .seconds(2))
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
         recorderBox.worker = nil
@@ -294,7 +305,7 @@ public final class Worker: Sendable {
     /// Writes again what unfinished processings know (finisher queue).
     func reRecordSent() {
         let runs = activeRuns.withLock { Array($0.values) }
-        var records: [DeliveryStateStore.RecordEntry] = []
+        var records = recentSent.withLock { $0.entries }
         var claims: [DeliveryStateStore.ClaimItem] = []
         for run in runs {
             for index in run.sentIndices { if let entry = run.recordEntry(index, sent: true) { records.append(entry) } }
@@ -382,8 +393,10 @@ public final class Worker: Sendable {
             value = Array(value.prefix(producer.deadLetterMaxBytes))
         }
         let partition = message.topicPartition
-        producer.produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [offsets] in
+        deadLettersInFlight.add(1, ordering: .relaxed)
+        producer.produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [self] in
             offsets.finish(partition, offset: message.offset)
+            deadLettersInFlight.subtract(1, ordering: .relaxed)
         }
     }
 
@@ -515,6 +528,21 @@ public final class Worker: Sendable {
     /// Recorded outcomes give their in-flight slots back.
     func releaseSlots(_ count: Int) {
         if inFlight.subtract(count, ordering: .relaxed).newValue < configuration.maxInFlight { room.signal() }
+    }
+}
+
+/// A bounded ring of the sent markers a worker recorded last (newest overwrite oldest).
+struct RecentSent: Sendable {
+    private(set) var entries: [DeliveryStateStore.RecordEntry] = []
+    private var next = 0
+
+    mutating func append(contentsOf new: [DeliveryStateStore.RecordEntry], capacity: Int) {
+        for entry in new {
+            if entries.count < capacity { entries.append(entry) } else if capacity > 0 {
+                entries[next] = entry
+                next = (next + 1) % capacity
+            }
+        }
     }
 }
 

@@ -133,9 +133,10 @@ struct WorkerLoop {
             paused.formUnion(reading.assignment)
         }
         if let deadline = drainDeadline {
-            // Draining: no new messages; sends already claimed go on, scheduled ones are sent
-            // when due, results are recorded and committed.
-            actions.append(.claimAndDispatch(room: 0))
+            // Draining: no new messages; the accepted jobs' recipients are still claimed and
+            // sent (they are in-flight work), scheduled ones go when due, results are recorded
+            // and committed.
+            actions.append(.claimAndDispatch(room: max(0, settings.maxInFlight - reading.inFlight)))
             if reading.unfinishedMessages == 0 || now >= deadline {
                 actions.append(.commit)
                 actions.append(.finish)
