@@ -3,6 +3,7 @@ import PushCore
 import PushKafkaMock
 import PushSandbox
 import PushKafka
+import PushRedis
 #if canImport(Glibc)
 import Glibc
 import PushWorker
@@ -64,6 +65,15 @@ package struct BenchE2E {
         let bySize = Int((max(resultBytes, jobBytes) / budget).rounded(.up))
         let byCount = (notifications + 79_999) / 80_000
         return min(512, max(4, bySize, byCount))
+    }
+
+    /// `INFO memory` `used_memory` in bytes, nil if Redis does not answer.
+    static func usedMemory(_ client: RedisClient) -> Int64? {
+        guard let reply = try? client.pipeline([["INFO", "memory"]]).first, let text = reply.text else { return nil }
+        for line in text.components(separatedBy: "\r\n") where line.hasPrefix("used_memory:") {
+            return Int64(line.dropFirst("used_memory:".count))
+        }
+        return nil
     }
 
     // MARK: - Run
@@ -160,6 +170,10 @@ package struct BenchE2E {
             }
             try producer.flush(timeout: .seconds(120))
         }
+        // De-duplication state: Redis memory before the campaign and after it (DESIGN §8 "Memory").
+        let stateRedis = try RedisClient(url: redisURL)
+        defer { stateRedis.close() }
+        let redisMemoryBefore = Self.usedMemory(stateRedis)
         if options.backlog { try enqueue() }
 
         // Workers.
@@ -202,6 +216,10 @@ package struct BenchE2E {
         latencies.reserveCapacity(options.notifications)
         var resultTimes: [Int64] = []
         resultTimes.reserveCapacity(options.notifications)
+        // From a recipient's outcome (`at`: the provider's answer for a send) to its result read
+        // from push.results.v1 here (results stream: DESIGN §4).
+        var resultDelays: [Double] = []
+        resultDelays.reserveCapacity(options.notifications)
         var samples: [(count: Int, cpu: Double)] = []
         var lastSampleAt = Date.distantPast
         let deadline = Date().addingTimeInterval(options.timeout)
@@ -222,6 +240,7 @@ package struct BenchE2E {
                 if let at = fields.string("at").flatMap(RFC3339Timestamp.parse) {
                     let atMs = Int64((at.timeIntervalSince1970 * 1000).rounded())
                     resultTimes.append(atMs)
+                    resultDelays.append(Double(Self.nowMs() - atMs))
                     if let job = fields.jobIndex(), job < enqueuedAtMs.count { latencies.append(Double(atMs - enqueuedAtMs[job])) }
                 }
             }
@@ -235,6 +254,8 @@ package struct BenchE2E {
             }
         }
         let finishedAt = Date()
+        // Recorded outcomes are in Redis before their results are produced: the state is complete.
+        let redisMemoryAfter = Self.usedMemory(stateRedis)
         let workerCPU = workerPIDs.map { ProcessStats.cpuSeconds(pid: $0) ?? 0 }
         let workerHWM = workerPIDs.map { ProcessStats.memoryBytes(pid: $0) ?? 0 }
         let workerThreads = workerPIDs.first.map { ProcessStats.threadCPU(pid: $0) } ?? []
@@ -285,6 +306,16 @@ package struct BenchE2E {
             guard !sortedLatency.isEmpty else { return NSNull() }
             return sortedLatency[min(sortedLatency.count - 1, Int((Double(sortedLatency.count - 1) * p).rounded()))]
         }
+        let sortedDelays = resultDelays.sorted()
+        func delayPercentile(_ p: Double) -> Any {
+            guard !sortedDelays.isEmpty else { return NSNull() }
+            return sortedDelays[min(sortedDelays.count - 1, Int((Double(sortedDelays.count - 1) * p).rounded()))]
+        }
+        let sentCount = byStatus["sent"] ?? 0
+        var redisState: [String: Any] = ["usedMemoryBefore": redisMemoryBefore ?? NSNull(), "usedMemoryAfter": redisMemoryAfter ?? NSNull()]
+        if let before = redisMemoryBefore, let after = redisMemoryAfter, sentCount > 0 {
+            redisState["bytesPerDeliveredRecipient"] = Self.round(Double(after - before) / Double(sentCount), 1)
+        }
         let peakRSS = workerHWM.max() ?? 0
         let ratio = h2loadCPUPerRequest.map { perNotification / $0 }
         // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
@@ -329,6 +360,9 @@ package struct BenchE2E {
                 "ioThreadCPUMicrosPerNotification": ioThreadPerNotification.map { Self.round($0, 2) } ?? NSNull(),
                 "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
             ] as [String: Any],
+            "resultDelayMs": ["p50": delayPercentile(0.5), "p99": delayPercentile(0.99), "max": sortedDelays.last ?? NSNull(),
+                              "what": "from a recipient's outcome (the provider's answer) to its result read from push.results.v1"] as [String: Any],
+            "redisState": redisState,
             "latencyMs": ["p50": percentile(0.5), "p99": percentile(0.99), "max": sortedLatency.last ?? NSNull(),
                           "from": "job produce call to the result's `at`"] as [String: Any],
             "sandbox": ["cpuSecondsWorkerPhase": Self.round(sandboxCPUWorkerPhase, 3),

@@ -244,6 +244,7 @@ enum BenchCommand {
         }
         let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
         let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
+        let delay = dict("resultDelayMs"), redisState = dict("redisState")
         let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
         return """
         pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
@@ -252,6 +253,8 @@ enum BenchCommand {
           worker CPU         \(text(worker["cpuMicrosPerNotification"])) µs/notification (\(text(worker["cpuMicrosPerNotificationInclStartup"])) incl. startup)
           worker peak RSS    \(rss)
           latency            p50 \(text(latency["p50"])) ms, p99 \(text(latency["p99"])) ms (enqueue → result)
+          result delay       p50 \(text(delay["p50"])) ms, p99 \(text(delay["p99"])) ms (provider answer → result on push.results.v1)
+          Redis state        \(text(redisState["bytesPerDeliveredRecipient"])) bytes per delivered recipient (used_memory delta)
           sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
           libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
