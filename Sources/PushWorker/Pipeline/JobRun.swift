@@ -81,9 +81,10 @@ final class JobRun: Sendable {
 
     var recipientCount: Int { plans.count }
 
-    /// The claim item of recipient `index` (it has a msgId: only ready recipients are claimed).
-    func claimItem(_ index: Int) -> DeliveryStateStore.ClaimItem? {
-        guard let key = keys[index] else { return nil }
+    /// The claim item of recipient `index`. Only recipients with a msgId are claimed (a planned
+    /// recipient without one was rejected); the empty key stands for none.
+    func claimItem(_ index: Int) -> DeliveryStateStore.ClaimItem {
+        let key = keys[index] ?? DedupKey(msgID: "")
         let plan = plans[index]
         return DeliveryStateStore.ClaimItem(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
                                             platform: plan.platform, tokenHash: plan.tokenHash)

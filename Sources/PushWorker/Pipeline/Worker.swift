@@ -130,13 +130,18 @@ public final class Worker: Sendable {
         var loop = WorkerLoop(settings: WorkerLoop.Settings(
             maxInFlight: configuration.maxInFlight, saturationPauseSeconds: Double(configuration.saturationPauseMs) / 1000,
             shutdownGraceSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, Double(leaseMs) / 3000)))
+        // The assignment, kept from the (incremental, cooperative-sticky) rebalance events rather
+        // than asked of librdkafka every turn.
+        var assignment = Set<TopicPartition>()
         while true {
             for event in consumer.drainRebalanceEvents() {
                 switch event {
                 case .assigned(let partitions):
                     logger.info("partitions assigned", ["kafka.partitions": Self.describe(partitions)])
+                    assignment.formUnion(partitions)
                 case .revoked(let partitions), .lost(let partitions):
                     logger.info("partitions revoked", ["kafka.partitions": Self.describe(partitions)])
+                    assignment.subtract(partitions)
                     offsets.revoke(partitions)
                     loop.revoked(partitions)
                 }
@@ -145,7 +150,7 @@ public final class Worker: Sendable {
             let reading = WorkerLoop.Reading(
                 now: now, inFlight: inFlight.load(ordering: .relaxed), unclaimed: claimQueue.withLock { $0.count },
                 unfinishedMessages: activeRuns.withLock { $0.count } + deadLettersInFlight.load(ordering: .relaxed),
-                assignment: Set(consumer.assignment),
+                assignment: assignment,
                 redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed))
             var actions = loop.turn(reading)
             var index = 0
@@ -309,7 +314,7 @@ public final class Worker: Sendable {
         var claims: [DeliveryStateStore.ClaimItem] = []
         for run in runs {
             for index in run.sentIndices { if let entry = run.recordEntry(index, sent: true) { records.append(entry) } }
-            for index in run.heldClaims() { if let item = run.claimItem(index) { claims.append(item) } }
+            for index in run.heldClaims() { claims.append(run.claimItem(index)) }
         }
         guard !records.isEmpty || !claims.isEmpty else { return }
         do {
@@ -432,7 +437,8 @@ public final class Worker: Sendable {
         var pairs: [(appID: String, provider: String)] = []
         var pairIndex: [String: Int] = [:]
         for request in taken {
-            guard let item = request.run.claimItem(request.index) else { continue }
+            // process() queues only recipients with a msgId, so every one has its claim item.
+            let item = request.run.claimItem(request.index)
             items.append(item)
             if let platform = request.run.plans[request.index].recipient.platform {
                 let provider = Deliverer.providerLabel(platform)
@@ -501,8 +507,7 @@ public final class Worker: Sendable {
         var owners: [(run: JobRun, index: Int)] = []
         for run in runs {
             for index in run.claimsOlder(than: cutoff) {
-                guard let item = run.claimItem(index) else { continue }
-                items.append(item)
+                items.append(run.claimItem(index))
                 owners.append((run, index))
             }
         }
