@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import CPushHTTPD
 import Foundation
 import PushCore
 
@@ -46,7 +47,7 @@ public final class HTTPListener: Sendable {
         let box = Box(handler: handler)
         let context = Unmanaged.passRetained(box).toOpaque()
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        guard let daemon = pw_mhd_start(host, address.port, threads, httpListenerAccessHandler, context) else {
+        guard let daemon = pw_httpd_start(host, address.port, threads, httpListenerAccessHandler, context) else {
             Unmanaged<Box>.fromOpaque(context).release()
             throw ListenerError(message: "cannot listen on \(address.host):\(address.port)")
         }
@@ -89,7 +90,7 @@ public final class HTTPListener: Sendable {
         }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         var addressBuffer = [CChar](repeating: 0, count: 64)
-        let clientAddress = pw_mhd_client_address(connection, &addressBuffer, 64) == 0
+        let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
         if let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") {

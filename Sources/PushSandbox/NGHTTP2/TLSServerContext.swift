@@ -27,7 +27,7 @@ public struct SandboxCertificate: Sendable {
 
     /// A fresh self-signed P-256 certificate for `127.0.0.1` and `localhost` (SAN IP and DNS), valid 30 days.
     public static func selfSigned() throws(SandboxTLSError) -> SandboxCertificate {
-        guard let key = pw_tls_generate_p256() else { throw SandboxTLSError("P-256 key generation failed") }
+        guard let key = pw_ssl_ec_gen("P-256") else { throw SandboxTLSError("P-256 key generation failed") }
         defer { EVP_PKEY_free(key) }
         guard let cert = X509_new() else { throw SandboxTLSError("X509_new failed") }
         defer { X509_free(cert) }
@@ -52,7 +52,7 @@ public struct SandboxCertificate: Sendable {
             (NID_subject_key_identifier, "hash"),
             (NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost"),
         ]
-        for (nid, value) in extensions where pw_tls_add_extension(cert, nid, value) != 1 {
+        for (nid, value) in extensions where !addExtension(cert, nid, value) {
             throw SandboxTLSError("adding certificate extension \(value) failed")
         }
         guard X509_sign(cert, key, EVP_sha256()) > 0 else { throw SandboxTLSError("certificate signing failed") }
@@ -61,12 +61,22 @@ public struct SandboxCertificate: Sendable {
         return SandboxCertificate(certificatePEM: certPEM, privateKeyPEM: keyPEM)
     }
 
+    /// Adds a v3 extension given in openssl.cnf syntax (e.g. "IP:127.0.0.1,DNS:localhost"),
+    /// issuer = subject. A zeroed `X509V3_CTX` is what the `X509V3_set_ctx_nodb` macro leaves.
+    private static func addExtension(_ cert: OpaquePointer, _ nid: Int32, _ value: String) -> Bool {
+        var context = X509V3_CTX()
+        X509V3_set_ctx(&context, cert, cert, nil, nil, 0)
+        guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { return false }
+        defer { X509_EXTENSION_free(ext) }
+        return X509_add_ext(cert, ext, -1) == 1
+    }
+
     private static func pem(_ write: (OpaquePointer?) -> Int32) throws(SandboxTLSError) -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { throw SandboxTLSError("BIO_new failed") }
         defer { BIO_free(bio) }
         guard write(bio) == 1 else { throw SandboxTLSError("PEM encoding failed") }
         var data: UnsafePointer<CChar>?
-        let count = pw_tls_bio_mem_data(bio, &data)
+        let count = pw_ssl_bio_mem_data(bio, &data)
         guard let data, count > 0 else { throw SandboxTLSError("PEM encoding empty") }
         return String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
     }
@@ -84,9 +94,9 @@ final class TLSServerContext: @unchecked Sendable {
     init(certificate: SandboxCertificate) throws(SandboxTLSError) {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
         self.context = context
-        _ = pw_tls_ctx_min_tls12(context)
-        pw_tls_ctx_set_server_options(context)
-        _ = pw_tls_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
+        _ = pw_ssl_ctx_set_min_proto_tls12(context)
+        pw_ssl_ctx_set_server_options(context)
+        _ = pw_ssl_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
         try Self.useCertificate(context, certificate)
         SSL_CTX_set_alpn_select_cb(context, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
     }
