@@ -1,0 +1,22 @@
+import CCurl
+@testable import PushHTTP
+import Testing
+
+/// The failure paths of the libcurl handle owners: the handle is made first, wrapped at once,
+/// then configured; an option libcurl refuses only throws, and `deinit` cleans the handle up
+/// once. (`CurlMulti.init` used to call `curl_multi_cleanup` and throw, a latent double free.)
+@Suite("libcurl handle owners: failure paths")
+struct CurlHandleOwnerTests {
+    @Test("a multi handle whose option libcurl refuses throws, naming it; many in a row leave the process fine")
+    func refusedMultiOption() throws {
+        let bogus = CURLMoption(rawValue: 99_999)
+        for _ in 0..<100 {
+            let error = #expect(throws: HTTPClientError.self) {
+                _ = try CurlMulti.make(options: [(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"), (bogus, 1, "BOGUS")])
+            }
+            #expect(error?.description.contains("libcurl refused BOGUS=1") == true)
+        }
+        let multi = try CurlMulti.make(maxConnectionsPerHost: 1, maxTotalConnections: 4, maxConcurrentStreams: 10)
+        multi.wakeup()
+    }
+}
