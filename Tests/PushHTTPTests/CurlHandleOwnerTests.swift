@@ -19,4 +19,16 @@ struct CurlHandleOwnerTests {
         let multi = try CurlMulti.make(maxConnectionsPerHost: 1, maxTotalConnections: 4, maxConcurrentStreams: 10)
         multi.wakeup()
     }
+
+    @Test("an easy handle whose client options libcurl refuses (an unknown protocol) throws a setup error")
+    func refusedEasyOption() throws {
+        var settings = try HTTP2Client.settings(for: HTTPClientConfiguration())
+        settings.protocols = "https,no-such-protocol"
+        for _ in 0..<100 {
+            let error = #expect(throws: HTTPTransportError.self) { _ = try CurlTransfer.make(settings: settings) }
+            #expect(error.map { String(describing: $0) }?.contains("option \(CURLOPT_PROTOCOLS_STR.rawValue):") == true)
+        }
+        settings.protocols = "https"
+        _ = try CurlTransfer.make(settings: settings)
+    }
 }
