@@ -82,23 +82,33 @@ public struct SandboxCertificate: Sendable {
     }
 }
 
-/// An OpenSSL server `SSL_CTX` offering ALPN `h2` only.
+/// An OpenSSL server `SSL_CTX` offering ALPN `h2` only. Built by ``make(certificate:)``: the
+/// context first, owned from then on, then the certificate; freed only in `deinit`.
 ///
-/// Thread safety: the `SSL_CTX` is fully configured in `init` and never mutated afterwards;
+/// Thread safety: the `SSL_CTX` is fully configured in `make` and never mutated afterwards;
 /// OpenSSL allows creating `SSL` objects from one context on several threads.
 final class TLSServerContext: @unchecked Sendable {
     let context: OpaquePointer
     /// ALPN protocol the server selects (RFC 7301); HTTP/2 over TLS is "h2" (RFC 9113 §3.2).
     let alpnProtocol: [UInt8] = Array("h2".utf8)
 
-    init(certificate: SandboxCertificate) throws(SandboxTLSError) {
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
-        self.context = context
-        _ = pw_ssl_ctx_set_min_proto_tls12(context)
-        pw_ssl_ctx_set_server_options(context)
-        _ = pw_ssl_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
-        try Self.useCertificate(context, certificate)
-        SSL_CTX_set_alpn_select_cb(context, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
+    /// A context serving `certificate`; throws if OpenSSL cannot build one or refuses the
+    /// certificate or key (unreadable PEM, key not matching the certificate).
+    static func make(certificate: SandboxCertificate) throws(SandboxTLSError) -> TLSServerContext {
+        guard let handle = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
+        let server = TLSServerContext(handle: handle)
+        try useCertificate(handle, certificate)
+        return server
+    }
+
+    /// Takes ownership of `handle` and sets the options every context gets (none can fail).
+    private init(handle: OpaquePointer) {
+        context = handle
+        _ = pw_ssl_ctx_set_min_proto_tls12(handle)
+        pw_ssl_ctx_set_server_options(handle)
+        _ = pw_ssl_ctx_set_mode(handle, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
+        // Unretained: the context lives as long as this object (freed in deinit).
+        SSL_CTX_set_alpn_select_cb(handle, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { SSL_CTX_free(context) }
