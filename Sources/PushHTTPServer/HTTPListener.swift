@@ -1,6 +1,8 @@
 import CMicroHTTPD
+import CPushHTTPD
 import Foundation
 import PushCore
+import Synchronization
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
 /// `/healthz`, `/readyz` and the tracking endpoint. Handlers are synchronous and cheap.
@@ -29,30 +31,25 @@ public final class HTTPListener: Sendable {
 
     public typealias Handler = @Sendable (Request) -> Response
 
-    /// Thread safety: `daemon` is set once in init and only read by `stop`; MHD serialises
-    /// nothing for us, so `handler` must be thread-safe (it is `@Sendable`).
-    private final class Box: @unchecked Sendable {
+    /// The handler, read by the access callback through the daemon's (unretained) context.
+    fileprivate final class Box: Sendable {
         let handler: Handler
-        var daemon: OpaquePointer?
         init(handler: @escaping Handler) { self.handler = handler }
     }
 
-    private let box: Box
+    /// The running daemon; nil once stopped. Stopping drops it, and its `deinit` stops MHD.
+    private let daemon: Mutex<MHDDaemon?>
     /// The bound port (useful with port 0).
     public let port: UInt16
 
-    /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all).
+    /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all). Throws if the
+    /// address is not IPv4 or MHD cannot listen there (port in use, no permission).
     public init(address: HostPort, threads: UInt32 = 1, handler: @escaping Handler) throws {
-        let box = Box(handler: handler)
-        let context = Unmanaged.passRetained(box).toOpaque()
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        guard let daemon = pw_mhd_start(host, address.port, threads, httpListenerAccessHandler, context) else {
-            Unmanaged<Box>.fromOpaque(context).release()
-            throw ListenerError(message: "cannot listen on \(address.host):\(address.port)")
-        }
-        box.daemon = daemon
-        self.box = box
-        self.port = pw_mhd_bound_port(daemon)
+        let started = try MHDDaemon.start(host: host, port: address.port, threads: threads, box: Box(handler: handler),
+                                          describing: "\(address.host):\(address.port)")
+        port = started.port
+        daemon = Mutex(started)
     }
 
     public struct ListenerError: Error, CustomStringConvertible, Sendable {
@@ -60,16 +57,12 @@ public final class HTTPListener: Sendable {
         public var description: String { message }
     }
 
-    /// Stops the listener and its thread.
+    /// Stops the listener and its threads (idempotent). Not from inside a handler: MHD waits
+    /// for its polling threads, one of which would be the caller.
     public func stop() {
-        if let daemon = box.daemon {
-            box.daemon = nil
-            MHD_stop_daemon(daemon)
-            Unmanaged.passUnretained(box).release()
-        }
+        let running = daemon.withLock { $0.take() }
+        _ = running  // released here, outside the lock: its deinit stops the daemon
     }
-
-    deinit { stop() }
 
     fileprivate static func handle(_ connection: OpaquePointer?, context: UnsafeMutableRawPointer?, url: UnsafePointer<CChar>?,
                                    method: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
@@ -89,7 +82,7 @@ public final class HTTPListener: Sendable {
         }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         var addressBuffer = [CChar](repeating: 0, count: 64)
-        let clientAddress = pw_mhd_client_address(connection, &addressBuffer, 64) == 0
+        let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
         if let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") {
@@ -111,4 +104,31 @@ public final class HTTPListener: Sendable {
 
 private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
     HTTPListener.handle(connection, context: context, url: url, method: method, uploadSize: uploadSize, requestContext: requestContext)
+}
+
+/// Owns one running `MHD_Daemon`, built by ``start(host:port:threads:box:describing:)`` (the daemon
+/// first, then this owner around it); stopped only in `deinit`. The daemon's callback context
+/// is `box`, unretained: this object holds the box until `MHD_stop_daemon` has joined every
+/// polling thread, so no callback sees it freed.
+private final class MHDDaemon {
+    private let handle: OpaquePointer
+    private let box: HTTPListener.Box
+
+    static func start(host: String, port: UInt16, threads: UInt32, box: HTTPListener.Box,
+                      describing address: String) throws(HTTPListener.ListenerError) -> MHDDaemon {
+        guard let handle = pw_httpd_start(host, port, threads, httpListenerAccessHandler, Unmanaged.passUnretained(box).toOpaque()) else {
+            throw HTTPListener.ListenerError(message: "cannot listen on \(address)")
+        }
+        return MHDDaemon(handle: handle, box: box)
+    }
+
+    private init(handle: OpaquePointer, box: HTTPListener.Box) {
+        self.handle = handle
+        self.box = box
+    }
+
+    /// The port the daemon listens on (the kernel's pick for port 0).
+    var port: UInt16 { pw_mhd_bound_port(handle) }
+
+    deinit { MHD_stop_daemon(handle) }
 }

@@ -27,7 +27,7 @@ public final class KafkaMockCluster: Sendable {
         guard brokers >= 1 else {
             throw KafkaError(code: KafkaError.invalidArgument, message: "a mock cluster needs at least one broker")
         }
-        client = try RDKafkaEventClient(properties: [
+        client = try RDKafkaEventClient.makeClient(properties: [
             "test.mock.num.brokers": "\(brokers)",
             "log.queue": "true",
         ], name: "mock-cluster")

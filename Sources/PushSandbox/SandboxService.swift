@@ -29,7 +29,7 @@ public enum SandboxService {
         if let certOut = options.certificateOutputPath {
             try SandboxCredentials.writeAtomically(certificate.certificatePEM, to: certOut)
         }
-        let tls = try TLSServerContext(certificate: certificate)
+        let tls = try TLSServerContext.make(certificate: certificate)
 
         var trust = SandboxTrust()
         if let directory = options.credentialsOutput {
@@ -46,7 +46,7 @@ public enum SandboxService {
         let configuration = SandboxConfiguration(origin: origin, isAuthDisabled: options.isAuthDisabled, seed: options.seed)
         var loops: [EventLoop] = []
         for fd in listeners {
-            loops.append(try EventLoop(listenFD: fd, tls: tls, router: SandboxRouter(configuration: configuration, state: state, trust: trust)))
+            loops.append(try EventLoop.make(listenFD: fd, tls: tls, router: SandboxRouter(configuration: configuration, state: state, trust: trust)))
         }
         var threads: [pthread_t] = []
         for loop in loops {
