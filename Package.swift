@@ -24,12 +24,12 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CMalloc"), // glibc's malloc.h (allocator tuning at start-up)
 
-        // Pure core: no C import, no I/O.
+        // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
         .target(name: "PushCore", swiftSettings: strict),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushCore"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore"], swiftSettings: strict),
         .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
@@ -63,11 +63,11 @@ let package = Package(
 
         .target(name: "PushTestSupport", dependencies: ["PushCore"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),

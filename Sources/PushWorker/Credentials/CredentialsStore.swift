@@ -124,7 +124,7 @@ public struct AppCredentials: Sendable {
                 guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
                     throw CredentialsError("subject must be a mailto: or https: URL (RFC 8292 §2.1)")
                 }
-                guard let scalar = Base64URL.decode(privateKey) else { throw CredentialsError("privateKey is not base64url") }
+                guard let scalar = Base64URL.decode(privateKey, .lenient) else { throw CredentialsError("privateKey is not base64url") }
                 let key = try P256PrivateKey(rawScalar: scalar)
                 guard Base64URL.encode(key.publicKey.uncompressed) == publicKey.replacingOccurrences(of: "=", with: "") else {
                     throw CredentialsError("publicKey does not match privateKey")
