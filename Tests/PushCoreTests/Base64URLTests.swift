@@ -45,3 +45,48 @@ struct Base64URLTests {
         #expect(Base64URL.decode(utf8: Array("-_-_".utf8), .strict) == [0xFB, 0xFF, 0xBF])
     }
 }
+
+/// Where the two strictnesses differ (the code base had two codecs, one for each, until both
+/// moved to PushCore).
+@Suite("Base64URL strictness")
+struct Base64URLStrictnessTests {
+    @Test("lenient accepts the standard alphabet and correct padding; strict refuses both", arguments: [
+        ("Zm8=", [0x66, 0x6F]), ("Zg==", [0x66]), ("+/+/", [0xFB, 0xFF, 0xBF]), ("aGVsbG8/Pg==", Array("hello?>".utf8)),
+        ("-_+/", [0xFB, 0xFF, 0xBF]),
+    ] as [(String, [UInt8])])
+    func lenientOnly(text: String, bytes: [UInt8]) {
+        #expect(Base64URL.decode(text, .lenient) == bytes)
+        #expect(Base64URL.decode(text, .strict) == nil)
+    }
+
+    @Test("both accept canonical unpadded base64url", arguments: ["", "Zg", "Zm8", "Zm9v", "-_-_", "aGVsbG8_Pg"])
+    func both(text: String) {
+        #expect(Base64URL.decode(text, .strict) != nil)
+        #expect(Base64URL.decode(text, .strict) == Base64URL.decode(text, .lenient))
+        #expect(Base64URL.encode(Base64URL.decode(text, .strict) ?? []) == text)
+    }
+
+    @Test("both refuse non-zero trailing bits, 4n+1 lengths, bad padding and other bytes", arguments: [
+        "AB", "Zh", "Zm9", "A", "Zm9vY", "Zg=", "Zg===", "Zm8==", "=", "==", "Z=g=", "Zm8=Zm8=", "Zm 9v", "Zm9v\n", "Zm*v", "Zm9vä", "Zg\u{0}",
+    ])
+    func neither(text: String) {
+        #expect(Base64URL.decode(text, .strict) == nil)
+        #expect(Base64URL.decode(text, .lenient) == nil)
+    }
+
+    @Test("decodes a slice of a larger buffer (a JWS part)")
+    func slice() {
+        let token = Array("eyJhIjoxfQ.Zm9v".utf8)
+        let dot = token.firstIndex(of: UInt8(ascii: ".")) ?? 0
+        #expect(Base64URL.decode(utf8: token[..<dot], .strict) == Array(#"{"a":1}"#.utf8))
+        #expect(Base64URL.decode(utf8: token[(dot + 1)...], .strict) == Array("foo".utf8))
+    }
+
+    @Test("the alphabet is exactly [A-Za-z0-9_-]")
+    func alphabet() {
+        let expected = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(Base64URL.isAlphabetByte(byte) == expected.contains(byte))
+        }
+    }
+}
