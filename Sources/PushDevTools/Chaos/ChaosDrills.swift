@@ -44,6 +44,32 @@ public enum ChaosDrills {
 
     static func sandboxDuplicates(_ harness: ChaosHarness) -> Int { harness.sandboxStats()["duplicateMsgIds"] as? Int ?? -1 }
 
+    /// Waits until `fraction` of the campaign has results (up to 120 s); false, with a failed
+    /// check, when it never gets there (the drill then stops: there is nothing to harm).
+    static func campaignStarted(_ watcher: ResultWatcher, fraction: Double, _ report: inout DrillReport) -> Bool {
+        guard watcher.wait(fraction: fraction, timeout: 120) else {
+            report.check("campaign started", "\(watcher.covered.count) results", false)
+            return false
+        }
+        return true
+    }
+
+    /// The closing figures of an outage drill: nothing lost, duplicate results and sends,
+    /// result statuses.
+    static func outcome(_ watcher: ResultWatcher, _ harness: ChaosHarness, _ report: inout DrillReport) {
+        nothingLost(watcher, &report)
+        report.figure("duplicate results", "\(watcher.duplicateResults)")
+        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
+        report.figure("result statuses", watcher.statusSummary)
+    }
+
+    /// Checks that `worker` survived the drill (`check` names it), then stops it with SIGTERM.
+    static func stop(_ worker: ChaosHarness.Worker, checking check: String = "worker alive at the end", _ report: inout DrillReport) {
+        report.check(check, worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
+        worker.signal(SIGTERM)
+        _ = worker.wait(timeout: 30)
+    }
+
     static func format(_ seconds: Double) -> String { String(format: "%.1f s", seconds) }
 
     // MARK: a, b — a worker dies mid-campaign
@@ -56,10 +82,7 @@ public enum ChaosDrills {
         let limits = ["PUSHWORKER_MAX_IN_FLIGHT": "200"]
         let first = try harness.startWorker(extra: limits)
         harness.log("campaign of \(campaign.recipientCount) recipients enqueued; waiting for 30 %")
-        guard watcher.wait(fraction: 0.3, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.3, &report) else { return }
         // Hit while sends are in flight (the gauge is refreshed every loop turn, ~50 ms).
         var inFlight = 0
         let aimDeadline = Date().addingTimeInterval(20)
@@ -95,9 +118,7 @@ public enum ChaosDrills {
         } else {
             report.figure("duplicate sends at the sandbox (msgIds accepted twice)", "\(duplicateSends)")
         }
-        report.check("second worker alive", second.child.isRunning ? "running" : "exited", second.child.isRunning)
-        second.signal(SIGTERM)
-        _ = second.wait(timeout: 30)
+        stop(second, checking: "second worker alive", &report)
     }
 
     // MARK: c — every broker down for ~10 s
@@ -108,10 +129,7 @@ public enum ChaosDrills {
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         try harness.produce(campaign.jobs)
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200"])
-        guard watcher.wait(fraction: 0.2, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.2, &report) else { return }
         let outage = 10.0
         kill(harness.broker.process.processIdentifier, SIGUSR1)
         let downAt = Date()
@@ -124,13 +142,8 @@ public enum ChaosDrills {
         report.check("worker alive through a \(Int(outage)) s outage", aliveDuring ? "running" : "exited", aliveDuring)
         watcher.wait(timeout: 180)
         report.figure("time from brokers up to complete", format(Date().timeIntervalSince(upAt)))
-        nothingLost(watcher, &report)
-        report.figure("duplicate results", "\(watcher.duplicateResults)")
-        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
-        report.figure("result statuses", watcher.statusSummary)
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        outcome(watcher, harness, &report)
+        stop(worker, &report)
     }
 
     // MARK: d — Redis stopped and restarted on the same port
@@ -143,10 +156,7 @@ public enum ChaosDrills {
         let half = campaign.jobs.count / 2
         try harness.produce(Array(campaign.jobs.prefix(half)))
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200"])
-        guard watcher.wait(fraction: 0.2, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.2, &report) else { return }
         report.check("/readyz before the outage", "\(worker.readyz())", worker.readyz() == 200)
         harness.stopRedis()
         let downAt = Date()
@@ -179,13 +189,8 @@ public enum ChaosDrills {
         watcher.wait(timeout: 180)
         report.figure("results while down / at the end", "\(heldAt) / \(watcher.covered.count) of \(campaign.recipientCount)")
         report.figure("time from Redis back to complete", format(Date().timeIntervalSince(upAt)))
-        nothingLost(watcher, &report)
-        report.figure("duplicate results", "\(watcher.duplicateResults)")
-        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
-        report.figure("result statuses", watcher.statusSummary)
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        outcome(watcher, harness, &report)
+        stop(worker, &report)
     }
 
     // MARK: e, f — a provider storm (429 + Retry-After, or 500/503)
@@ -219,9 +224,7 @@ public enum ChaosDrills {
         let stats = harness.sandboxStats()
         report.figure("provider answers", "\(stats["responses"] ?? "?")")
         report.figure("duplicate sends at the sandbox", "\(stats["duplicateMsgIds"] ?? "?")")
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        stop(worker, &report)
     }
 
     // MARK: g — 10,000 consecutive 410s on one connection
