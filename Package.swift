@@ -28,12 +28,12 @@ let package = Package(
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
 
-        // Pure core: no C import, no I/O.
+        // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
         .target(name: "PushCore", swiftSettings: strict),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto"], swiftSettings: strict),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto", "PushCore"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore"], swiftSettings: strict),
         .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore"], swiftSettings: strict),
@@ -69,12 +69,12 @@ let package = Package(
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),

@@ -71,7 +71,7 @@ public enum EventsProcess {
                     // appId comes from a msgId we signed (validated when the job was decoded); check anyway,
                     // it becomes a path component.
                     guard !appID.isEmpty, appID != ".", appID != "..",
-                          appID.utf8.allSatisfy({ Base64URLCodec.isAlphabetByte($0) || $0 == UInt8(ascii: ".") }) else { return nil }
+                          appID.utf8.allSatisfy({ Base64URL.isAlphabetByte($0) || $0 == UInt8(ascii: ".") }) else { return nil }
                     return store.credentials(for: appID)?.webhook
                 }, metrics: metrics, logger: logger)
             } catch {

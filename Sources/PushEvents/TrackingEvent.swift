@@ -77,6 +77,6 @@ public struct ClientAddressHasher: Sendable {
     }
 
     public func hash(_ address: String) -> String {
-        Base64URLCodec.encode(Array(hmac.authenticationCode(for: Array(address.utf8)).prefix(16)))
+        Base64URL.encode(Array(hmac.authenticationCode(for: Array(address.utf8)).prefix(16)))
     }
 }

@@ -148,29 +148,20 @@ final class SandboxRouter {
     func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?) -> SandboxResponse {
         var line: [UInt8]?
         if (200..<300).contains(response.status), state.isRecording {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(256 + request.path.utf8.count + (bodyJSON?.count ?? 0))
-            bytes.append(contentsOf: #"{"platform":"#.utf8)
-            JSONText.appendQuoted(platform, to: &bytes)
-            bytes.append(contentsOf: #","msgId":"#.utf8)
-            if let msgID { JSONText.appendQuoted(msgID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
-            bytes.append(contentsOf: #","path":"#.utf8)
-            JSONText.appendQuoted(request.path, to: &bytes)
-            bytes.append(contentsOf: #","headers":{"#.utf8)
-            var isFirst = true
-            for (index, header) in request.headers.enumerated() where header.name != "authorization" {
-                // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
-                if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
-                if !isFirst { bytes.append(UInt8(ascii: ",")) }
-                isFirst = false
-                JSONText.appendQuoted(header.name, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                JSONText.appendQuoted(header.value, to: &bytes)
-            }
-            bytes.append(contentsOf: #"},"body":"#.utf8)
-            if let bodyJSON { bytes.append(contentsOf: bodyJSON) } else { bytes.append(contentsOf: "null".utf8) }
-            bytes.append(UInt8(ascii: "}"))
-            line = bytes
+            line = JSONWriter.object(capacity: 256 + request.path.utf8.count + (bodyJSON?.count ?? 0)) { w in
+                w.member("platform", platform)
+                w.member("msgId", orNull: msgID)
+                w.member("path", request.path)
+                w.member("headers") { h in
+                    for (index, header) in request.headers.enumerated() where header.name != "authorization" {
+                        // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
+                        if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
+                        h.member(header.name, header.value)
+                    }
+                }
+                w.key("body")
+                if let bodyJSON { w.raw(bodyJSON) } else { w.null() }
+            }.bytes
         }
         state.count(status: response.status, platform: platform, msgID: msgID, line: line)
         return response
@@ -179,8 +170,6 @@ final class SandboxRouter {
     /// `bytes` as JSON text for a record: the bytes themselves when they are valid JSON, else a JSON string.
     static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> [UInt8] {
         if parsed != nil { return bytes }
-        var quoted: [UInt8] = []
-        JSONText.appendQuoted(String(decoding: bytes, as: UTF8.self), to: &quoted)
-        return quoted
+        return JSONWriter.quoted(String(decoding: bytes, as: UTF8.self))
     }
 }

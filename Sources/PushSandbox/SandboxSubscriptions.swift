@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 
 /// Deterministic Web Push subscriptions: the keys of subscription `id` derive from a seed, so
@@ -31,11 +32,13 @@ public enum SandboxSubscriptions {
     /// The subscription JSON (as the browser's `PushSubscription.toJSON()`) for `id` at `origin`.
     package static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
         let keys = try keys(seed: seed, id: id)
-        let keysJSON = JSONText.object([
-            ("p256dh", JSONText.quote(Base64URL.encode(keys.privateKey.publicKey.uncompressed))),
-            ("auth", JSONText.quote(Base64URL.encode(keys.auth))),
-        ])
-        return JSONText.object([("endpoint", JSONText.quote("\(origin)/wp/\(id)")), ("keys", keysJSON)])
+        return JSONWriter.object { w in
+            w.member("endpoint", "\(origin)/wp/\(id)")
+            w.member("keys") { k in
+                k.member("p256dh", Base64URL.encode(keys.privateKey.publicKey.uncompressed))
+                k.member("auth", Base64URL.encode(keys.auth))
+            }
+        }.text
     }
 
     /// Whether `id` may name a subscription: 1–128 characters of `[A-Za-z0-9_-]`.

@@ -32,33 +32,28 @@ enum PushworkerCLI {
     Run `pushworker <command> --help` for a command's options.
     """
 
+    /// Every subcommand, by name: each takes the arguments after its name and returns the exit status.
+    static let commands: [String: @Sendable ([String]) -> Int32] = [
+        "run": RunCommand.main, "render": RenderCommand.main, "send": SendCommand.main, "msgid": MsgIDCommand.main,
+        "config": ConfigCommand.main, "demo": DemoCommand.main, "sandbox": SandboxCommand.main,
+        "dev-broker": DevBrokerCommand.main, "enqueue": EnqueueCommand.main, "topics": TopicsCommand.main,
+        "events": EventsCommand.main, "chaos": ChaosCommand.main, "bench": BenchCommand.main,
+    ]
+
     /// Runs the command line `arguments` (without the program name); returns the exit status.
     static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
             printError(usage)
             return ExitCode.usage
         }
-        let rest = Array(arguments.dropFirst())
-        switch command {
-        case "--help", "-h", "help":
+        if ["--help", "-h", "help"].contains(command) {
             print(usage)
             return ExitCode.ok
-        case "run": return RunCommand.main(rest)
-        case "render": return RenderCommand.main(rest)
-        case "send": return SendCommand.main(rest)
-        case "msgid": return MsgIDCommand.main(rest)
-        case "config": return ConfigCommand.main(rest)
-        case "demo": return DemoCommand.main(rest)
-        case "sandbox": return SandboxCommand.main(rest)
-        case "dev-broker": return DevBrokerCommand.main(rest)
-        case "enqueue": return EnqueueCommand.main(rest)
-        case "topics": return TopicsCommand.main(rest)
-        case "events": return EventsCommand.main(rest)
-        case "chaos": return ChaosCommand.main(rest)
-        case "bench": return BenchCommand.main(rest)
-        default:
+        }
+        guard let main = commands[command] else {
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage
         }
+        return main(Array(arguments.dropFirst()))
     }
 }

@@ -17,7 +17,7 @@ struct ProviderAuthCacheTests {
 
     static func issuedAt(_ jwt: String) -> Int? {
         let parts = jwt.split(separator: ".")
-        guard parts.count == 3, let claims = Base64URLCodec.decode(String(parts[1])),
+        guard parts.count == 3, let claims = Base64URL.decode(String(parts[1]), .strict),
               let object = try? JSONSerialization.jsonObject(with: Data(claims)) as? [String: Any] else { return nil }
         return object["iat"] as? Int
     }
@@ -67,7 +67,7 @@ struct ProviderAuthCacheTests {
         let metrics = Metrics()
         let cache = VAPIDCache(metrics: metrics)
         let key = try P256PrivateKey.generate()
-        let web = AppCredentials.WebPush(subject: "mailto:ops@example.com", key: key, publicKey: Base64URLCodec.encode(key.publicKey.uncompressed))
+        let web = AppCredentials.WebPush(subject: "mailto:ops@example.com", key: key, publicKey: Base64URL.encode(key.publicKey.uncompressed))
         let start = 1_800_000_000.0
         let first = try cache.authorization(appID: "a", audience: "https://fcm.googleapis.com", web: web, now: start)
         #expect(try cache.authorization(appID: "a", audience: "https://fcm.googleapis.com", web: web, now: start + 11 * 3600) == first)

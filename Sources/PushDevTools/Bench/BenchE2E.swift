@@ -19,7 +19,7 @@ import PushEvents
 /// runs `h2load` against the same sandbox with the same connections × streams and an APNs
 /// request of the same size, measuring its CPU per request the same way (rusage of the reaped
 /// child). Writes a JSON report and an SVG chart of results per 100 ms.
-package struct BenchE2E {
+package struct BenchE2E: Benchmark {
     package struct Options {
         package var notifications = 50_000
         package var jobSize = 500
@@ -40,6 +40,7 @@ package struct BenchE2E {
         package var timeout = 600.0
         package var keep = false
         package var quiet = false
+        package var isDebugBuild = false
 
         package init() {}
     }
@@ -48,14 +49,8 @@ package struct BenchE2E {
     static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1"]
 
     let options: Options
-    let isDebugBuild: Bool
 
-    package init(options: Options, isDebugBuild: Bool) {
-        self.options = options
-        self.isDebugBuild = isDebugBuild
-    }
-
-    func step(_ text: String) { if !options.quiet { printError("▸ \(text)") } }
+    package init(options: Options) { self.options = options }
 
     /// Partitions per topic: the mock keeps ~5 MiB / 100k messages per partition, so size for the run.
     static func autoPartitions(notifications: Int, jobSize: Int) -> Int {
@@ -80,11 +75,9 @@ package struct BenchE2E {
 
     package func run() throws -> (report: [String: Any], ok: Bool) {
         let options = self.options
-        let loadBefore = ProcessStats.loadAverage()
-        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-bench-\(runID)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { if options.keep { printError("kept \(folder.path)") } else { try? FileManager.default.removeItem(at: folder) } }
+        let scratch = try makeScratch(prefix: "pushworker-bench")
+        defer { scratch.close() }
+        let runID = scratch.runID, folder = scratch.folder
         let partitions = options.partitions ?? Self.autoPartitions(notifications: options.notifications, jobSize: options.jobSize)
 
         // Services.
@@ -268,25 +261,10 @@ package struct BenchE2E {
 
         // h2load against the same sandbox.
         let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
-        var h2load: [String: Any]?
-        var h2loadCPUPerRequest: Double?
-        var curlFloor: [String: Any]?
-        var curlFloorCPUPerRequest: Double?
-        if h2loadRequests > 0, let sample {
-            step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
-            let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
-                                              folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID)
-            h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
-            h2load = outcome.entry
-
-            // The libcurl floor: the same request through libcurl alone (CurlFloorReference).
-            step("libcurl floor: pushworker-curl-floor with the same arguments")
-            let floor = try CurlFloorReference.run(
-                requestArguments: outcome.requestArguments, requests: h2loadRequests,
-                cpus: options.workerCPUs, output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
-            curlFloor = floor.report
-            curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
-        }
+        let references = try sample.map {
+            try measureReferences(requests: h2loadRequests, connections: connections, streams: streams, sample: $0,
+                                  folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID)
+        } ?? BenchReferences()
 
         // Figures.
         let expected = options.notifications
@@ -317,7 +295,7 @@ package struct BenchE2E {
             redisState["bytesPerDeliveredRecipient"] = Self.round(Double(after - before) / Double(sentCount), 1)
         }
         let peakRSS = workerHWM.max() ?? 0
-        let ratio = h2loadCPUPerRequest.map { perNotification / $0 }
+        let ratio = references.h2loadCPUPerRequest.map { perNotification / $0 }
         // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
         let ioThreadCPU = workerThreads.first { $0.name == "pw-http-io" }.map { $0.cpuSeconds }
         let ioThreadPerNotification = ioThreadCPU.flatMap { distinct > 0 && options.workers == 1 ? $0 / Double(distinct) * 1e6 : nil }
@@ -325,14 +303,9 @@ package struct BenchE2E {
         let buckets = Self.buckets(times, origin: origin, widthMs: 100)
         let ok = distinct == expected && workersAlive
 
-        var report: [String: Any] = [
-            "schema": "pushworker-bench-e2e/1",
-            "build": isDebugBuild ? "debug" : "release",
+        var report = scratch.reportHeader(schema: "pushworker-bench-e2e/1")
+        report.merge([
             "startedAt": RFC3339Timestamp.format(spawnedAt, milliseconds: true),
-            "machine": [
-                "nproc": ProcessInfo.processInfo.activeProcessorCount, "cpuModel": ProcessStats.cpuModel(),
-                "loadAverageBefore": loadBefore, "loadAverageAfter": ProcessStats.loadAverage(),
-            ] as [String: Any],
             "config": [
                 "notifications": expected, "jobSize": options.jobSize, "jobs": jobs.count, "partitions": partitions,
                 "mix": options.mix.description, "deadShare": options.deadShare, "workers": options.workers,
@@ -370,20 +343,14 @@ package struct BenchE2E {
             "redis": ["cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull()] as [String: Any],
             "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
-            "h2load": h2load ?? NSNull(),
-            "curlFloor": curlFloor ?? NSNull(),
-            "ratio": [
-                "workerCPUPerNotificationToH2loadCPUPerRequest": ratio.map { Self.round($0, 2) } ?? NSNull(),
-                "curlFloorToH2load": Self.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
-                "workerToCurlFloor": Self.ratio(perNotification, curlFloorCPUPerRequest),
-                "ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, curlFloorCPUPerRequest),
-            ] as [String: Any],
+            "ratio": references.ratios(perNotification, toH2load: "workerCPUPerNotificationToH2loadCPUPerRequest", toCurlFloor: "workerToCurlFloor")
+                .merging(["ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, references.curlFloorCPUPerRequest)]) { _, new in new },
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
                 "cpuRatioMet": ratio.map { $0 <= 2.0 } ?? NSNull(), "rssMet": peakRSS > 0 && peakRSS <= 150_000_000,
             ] as [String: Any],
             "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
-        ]
+        ].merging(references.reportMembers) { _, new in new }) { _, new in new }
         if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
         return (report, ok)
     }

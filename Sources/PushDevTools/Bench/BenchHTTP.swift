@@ -20,7 +20,7 @@ import PushEvents
 /// (`getrusage(RUSAGE_SELF)`) over the measured phase, divided by the requests, is the client's
 /// cost per request; a warm-up phase first opens the connections (TLS handshakes) outside the
 /// measurement. Then `h2load` sends the same request with the same connections x streams.
-package struct BenchHTTP {
+package struct BenchHTTP: Benchmark {
     package struct Options {
         package var requests = 100_000
         package var warmup: Int?
@@ -33,27 +33,20 @@ package struct BenchHTTP {
         package var timeout = 300.0
         package var keep = false
         package var quiet = false
+        package var isDebugBuild = false
 
         package init() {}
     }
 
     let options: Options
-    let isDebugBuild: Bool
 
-    package init(options: Options, isDebugBuild: Bool) {
-        self.options = options
-        self.isDebugBuild = isDebugBuild
-    }
-
-    func step(_ text: String) { if !options.quiet { printError("▸ \(text)") } }
+    package init(options: Options) { self.options = options }
 
     package func run() throws -> (report: [String: Any], ok: Bool) {
         let options = self.options
-        let loadBefore = ProcessStats.loadAverage()
-        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-bench-http-\(runID)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { if options.keep { printError("kept \(folder.path)") } else { try? FileManager.default.removeItem(at: folder) } }
+        let scratch = try makeScratch(prefix: "pushworker-bench-http")
+        defer { scratch.close() }
+        let runID = scratch.runID, folder = scratch.folder
 
         var sandbox: Sandbox?
         let credentials: AppCredentials
@@ -117,35 +110,14 @@ package struct BenchHTTP {
         let perRequest = completed > 0 ? (user + system) / Double(completed) * 1e6 : nil
         step("\(completed)/\(options.requests) in \(String(format: "%.2f", wallSeconds)) s")
 
-        var h2load: [String: Any]?
-        var h2loadCPUPerRequest: Double?
-        var curlFloor: [String: Any]?
-        var curlFloorCPUPerRequest: Double?
-        let h2loadRequests = options.h2loadRequests ?? options.requests
-        if h2loadRequests > 0 {
-            step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams)")
-            let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
-                                              folder: folder, cpus: nil, sandboxPID: sandboxPID)
-            h2load = outcome.entry
-            h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
-            step("libcurl floor: pushworker-curl-floor with the same arguments")
-            let floor = try CurlFloorReference.run(requestArguments: outcome.requestArguments, requests: h2loadRequests, cpus: nil,
-                                                   output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
-            curlFloor = floor.report
-            curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
-        }
+        let references = try measureReferences(requests: options.h2loadRequests ?? options.requests, connections: connections,
+                                               streams: streams, sample: sample, folder: folder, cpus: nil, sandboxPID: sandboxPID)
 
         // Against the sandbox every answer must be 200; another server may refuse the throwaway JWT.
         let ok = finished && completed == options.requests && tally.errors.isEmpty
             && (options.url != nil || tally.statuses[200] == completed)
-        let ratio: Double? = perRequest.flatMap { mine in h2loadCPUPerRequest.map { mine / $0 } }
-        let report: [String: Any] = [
-            "schema": "pushworker-bench-http/1",
-            "build": isDebugBuild ? "debug" : "release",
-            "machine": [
-                "nproc": ProcessInfo.processInfo.activeProcessorCount, "cpuModel": ProcessStats.cpuModel(),
-                "loadAverageBefore": loadBefore, "loadAverageAfter": ProcessStats.loadAverage(),
-            ] as [String: Any],
+        var report = scratch.reportHeader(schema: "pushworker-bench-http/1")
+        report.merge([
             "config": [
                 "requests": options.requests, "warmupRequests": warmup, "httpConnections": connections, "httpStreams": streams,
                 "target": options.url == nil ? "sandbox" : "url", "url": sample.url, "bodyBytes": sample.body.count,
@@ -163,14 +135,8 @@ package struct BenchHTTP {
                 "cpuSeconds": sandboxCPU.map { BenchE2E.round($0, 3) } ?? NSNull(),
                 "cpuMicrosPerRequest": sandboxCPU.flatMap { completed > 0 ? BenchE2E.round($0 / Double(completed) * 1e6, 2) : nil } ?? NSNull(),
             ] as [String: Any],
-            "h2load": h2load ?? NSNull(),
-            "curlFloor": curlFloor ?? NSNull(),
-            "ratio": [
-                "clientCPUPerRequestToH2loadCPUPerRequest": ratio.map { BenchE2E.round($0, 2) } ?? NSNull(),
-                "clientToCurlFloor": BenchE2E.ratio(perRequest, curlFloorCPUPerRequest),
-                "curlFloorToH2load": BenchE2E.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
-            ] as [String: Any],
-        ]
+            "ratio": references.ratios(perRequest, toH2load: "clientCPUPerRequestToH2loadCPUPerRequest", toCurlFloor: "clientToCurlFloor"),
+        ].merging(references.reportMembers) { _, new in new }) { _, new in new }
         return (report, ok)
     }
 

@@ -114,24 +114,24 @@ package struct BenchWorkload {
     static let fcmAlphabet: [UInt8] = [UInt8]("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-".utf8)
 
     static func hexToken(_ random: inout SplitMix64, dead: Bool) -> String {
-        var bytes: [UInt8] = dead ? Array("dead".utf8) : []
-        while bytes.count < 64 {
-            var value = random.next()
-            for _ in 0..<16 where bytes.count < 64 {
-                bytes.append(hexDigits[Int(value & 0xF)])
-                value >>= 4
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        randomToken(&random, prefix: dead ? "dead" : "", alphabet: hexDigits, length: 64)
     }
 
     static func fcmToken(_ random: inout SplitMix64, dead: Bool) -> String {
-        var bytes: [UInt8] = Array((dead ? "deadXq:APA91b" : "fXq:APA91b").utf8)
-        while bytes.count < 152 {
+        randomToken(&random, prefix: dead ? "deadXq:APA91b" : "fXq:APA91b", alphabet: fcmAlphabet, length: 152)
+    }
+
+    /// `prefix`, then characters of `alphabet` (a power-of-two count) drawn from `random` up to
+    /// `length`: as many per 64-bit draw as fit, lowest bits first.
+    static func randomToken(_ random: inout SplitMix64, prefix: String, alphabet: [UInt8], length: Int) -> String {
+        let bits = alphabet.count.trailingZeroBitCount
+        let mask = UInt64(alphabet.count - 1)
+        var bytes = Array(prefix.utf8)
+        while bytes.count < length {
             var value = random.next()
-            for _ in 0..<10 where bytes.count < 152 {
-                bytes.append(fcmAlphabet[Int(value & 0x3F)])
-                value >>= 6
+            for _ in 0..<(64 / bits) where bytes.count < length {
+                bytes.append(alphabet[Int(value & mask)])
+                value >>= UInt64(bits)
             }
         }
         return String(decoding: bytes, as: UTF8.self)

@@ -48,6 +48,32 @@ public enum ChaosDrills {
 
     static func sandboxDuplicates(_ harness: ChaosHarness) -> Int { harness.sandboxStats()["duplicateMsgIds"] as? Int ?? -1 }
 
+    /// Waits until `fraction` of the campaign has results (up to 120 s); false, with a failed
+    /// check, when it never gets there (the drill then stops: there is nothing to harm).
+    static func campaignStarted(_ watcher: ResultWatcher, fraction: Double, _ report: inout DrillReport) -> Bool {
+        guard watcher.wait(fraction: fraction, timeout: 120) else {
+            report.check("campaign started", "\(watcher.covered.count) results", false)
+            return false
+        }
+        return true
+    }
+
+    /// The closing figures of an outage drill: nothing lost, duplicate results and sends,
+    /// result statuses.
+    static func outcome(_ watcher: ResultWatcher, _ harness: ChaosHarness, _ report: inout DrillReport) {
+        nothingLost(watcher, &report)
+        report.figure("duplicate results", "\(watcher.duplicateResults)")
+        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
+        report.figure("result statuses", watcher.statusSummary)
+    }
+
+    /// Checks that `worker` survived the drill (`check` names it), then stops it with SIGTERM.
+    static func stop(_ worker: ChaosHarness.Worker, checking check: String = "worker alive at the end", _ report: inout DrillReport) {
+        report.check(check, worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
+        worker.signal(SIGTERM)
+        _ = worker.wait(timeout: 30)
+    }
+
     static func format(_ seconds: Double) -> String { String(format: "%.1f s", seconds) }
 
     // MARK: a, b — a worker dies mid-campaign
@@ -61,10 +87,7 @@ public enum ChaosDrills {
         let limits = ["PUSHWORKER_MAX_IN_FLIGHT": "200"].merging(shortLease) { $1 }
         let first = try harness.startWorker(extra: limits)
         harness.log("campaign of \(campaign.recipientCount) recipients enqueued; waiting for 30 %")
-        guard watcher.wait(fraction: 0.3, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.3, &report) else { return }
         // Hit while sends are in flight (the gauge is refreshed every loop turn, ~50 ms).
         // The gauge is read at scrape time (exact): the last reading before the signal.
         var inFlight = 0
@@ -103,9 +126,7 @@ public enum ChaosDrills {
             report.check("kill -9: duplicate sends ≤ sends in flight at the kill ≤ PUSHWORKER_MAX_IN_FLIGHT (200)",
                          "\(duplicateSends) ≤ \(inFlight) (read just before the kill)", duplicateSends >= 0 && duplicateSends <= 200)
         }
-        report.check("second worker alive", second.child.isRunning ? "running" : "exited", second.child.isRunning)
-        second.signal(SIGTERM)
-        _ = second.wait(timeout: 30)
+        stop(second, checking: "second worker alive", &report)
     }
 
     // MARK: c — every broker down for ~10 s
@@ -116,10 +137,7 @@ public enum ChaosDrills {
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         try harness.produce(campaign.jobs)
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200"])
-        guard watcher.wait(fraction: 0.2, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.2, &report) else { return }
         let outage = 10.0
         kill(harness.broker.process.processIdentifier, SIGUSR1)
         let downAt = Date()
@@ -132,13 +150,8 @@ public enum ChaosDrills {
         report.check("worker alive through a \(Int(outage)) s outage", aliveDuring ? "running" : "exited", aliveDuring)
         watcher.wait(timeout: 180)
         report.figure("time from brokers up to complete", format(Date().timeIntervalSince(upAt)))
-        nothingLost(watcher, &report)
-        report.figure("duplicate results", "\(watcher.duplicateResults)")
-        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
-        report.figure("result statuses", watcher.statusSummary)
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        outcome(watcher, harness, &report)
+        stop(worker, &report)
     }
 
     // MARK: d — Redis stopped and restarted on the same port
@@ -151,10 +164,7 @@ public enum ChaosDrills {
         let half = campaign.jobs.count / 2
         try harness.produce(Array(campaign.jobs.prefix(half)))
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200"])
-        guard watcher.wait(fraction: 0.2, timeout: 120) else {
-            report.check("campaign started", "\(watcher.covered.count) results", false)
-            return
-        }
+        guard campaignStarted(watcher, fraction: 0.2, &report) else { return }
         report.check("/readyz before the outage", "\(worker.readyz())", worker.readyz() == 200)
         harness.stopRedis()
         let downAt = Date()
@@ -187,13 +197,8 @@ public enum ChaosDrills {
         watcher.wait(timeout: 180)
         report.figure("results while down / at the end", "\(heldAt) / \(watcher.covered.count) of \(campaign.recipientCount)")
         report.figure("time from Redis back to complete", format(Date().timeIntervalSince(upAt)))
-        nothingLost(watcher, &report)
-        report.figure("duplicate results", "\(watcher.duplicateResults)")
-        report.figure("duplicate sends at the sandbox", "\(sandboxDuplicates(harness))")
-        report.figure("result statuses", watcher.statusSummary)
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        outcome(watcher, harness, &report)
+        stop(worker, &report)
     }
 
     // MARK: e, f — a provider storm (429 + Retry-After, or 500/503)
@@ -227,9 +232,7 @@ public enum ChaosDrills {
         let stats = harness.sandboxStats()
         report.figure("provider answers", "\(stats["responses"] ?? "?")")
         report.figure("duplicate sends at the sandbox", "\(stats["duplicateMsgIds"] ?? "?")")
-        report.check("worker alive at the end", worker.child.isRunning ? "running" : "exited", worker.child.isRunning)
-        worker.signal(SIGTERM)
-        _ = worker.wait(timeout: 30)
+        stop(worker, &report)
     }
 
     // MARK: g — 10,000 consecutive 410s on one connection

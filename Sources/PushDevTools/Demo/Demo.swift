@@ -159,7 +159,7 @@ public enum Demo {
         }
         let json = """
         {"schemaVersion":1,"jobId":"cmp_demo:0001","appId":"app_demo","campaignId":"cmp_demo","variant":"A",
-         "createdAt":"\(Timestamp.rfc3339Seconds(Date()))","expiresAt":"\(Timestamp.rfc3339Seconds(Date().addingTimeInterval(4 * 3600)))",
+         "createdAt":"\(RFC3339Timestamp.format(Date()))","expiresAt":"\(RFC3339Timestamp.format(Date().addingTimeInterval(4 * 3600)))",
          "priority":"high","ttlSeconds":86400,"collapseId":"sale","throttlePerMinute":60000,
          "content":{"defaultLanguage":"en","languages":{
            "en":{"title":"Hi {{ first_name | default: \\"there\\" }}","subtitle":"Today only","body":"20% off everything",

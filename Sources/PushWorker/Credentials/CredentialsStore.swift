@@ -78,61 +78,60 @@ public struct AppCredentials: Sendable {
             }
             return value
         }
-        if let apns = object("apns.json") {
+        /// Reads `name` and builds that platform's credentials from it; a problem is recorded
+        /// (`<app>/<file>: why`) and leaves the platform without credentials.
+        func section<T>(_ name: String, _ build: ([String: Any]) throws -> T) -> T? {
+            guard let value = object(name) else { return nil }
             do {
-                guard let teamID = apns["teamId"] as? String, let keyID = apns["keyId"] as? String,
-                      let topic = apns["topic"] as? String else {
-                    throw CredentialsError("needs teamId, keyId and topic")
-                }
-                var pem = apns["privateKey"] as? String
-                if pem == nil, let file = apns["privateKeyFile"] as? String {
-                    // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
-                    guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
-                        throw CredentialsError("privateKeyFile must be a path inside the app's folder")
-                    }
-                    credentials.extraFiles.append(file)
-                    pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-                }
-                guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
-                let key = try P256PrivateKey(pem: pem)
-                credentials.apns = APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
-                                        endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
+                return try build(value)
             } catch {
-                credentials.problems.append("\(appID)/apns.json: \(error)")
+                credentials.problems.append("\(appID)/\(name): \(error)")
+                return nil
             }
         }
-        if let fcm = object("fcm.json") {
-            do {
-                guard let projectID = fcm["project_id"] as? String, let email = fcm["client_email"] as? String,
-                      let pem = fcm["private_key"] as? String else {
-                    throw CredentialsError("needs project_id, client_email and private_key (a Google service-account file)")
-                }
-                let key = try RSAPrivateKey(pem: pem)
-                credentials.fcm = FCM(projectID: projectID, clientEmail: email, privateKeyID: fcm["private_key_id"] as? String,
-                                      key: key, tokenURI: fcm["token_uri"] as? String ?? "https://oauth2.googleapis.com/token",
-                                      endpoint: Self.trimSlash(fcm["endpoint"] as? String ?? "https://fcm.googleapis.com"))
-            } catch {
-                credentials.problems.append("\(appID)/fcm.json: \(error)")
+        credentials.apns = section("apns.json") { apns in
+            guard let teamID = apns["teamId"] as? String, let keyID = apns["keyId"] as? String,
+                  let topic = apns["topic"] as? String else {
+                throw CredentialsError("needs teamId, keyId and topic")
             }
+            var pem = apns["privateKey"] as? String
+            if pem == nil, let file = apns["privateKeyFile"] as? String {
+                // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+                guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
+                    throw CredentialsError("privateKeyFile must be a path inside the app's folder")
+                }
+                credentials.extraFiles.append(file)
+                pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            }
+            guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
+            let key = try P256PrivateKey(pem: pem)
+            return APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
+                        endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
         }
-        if let web = object("webpush.json") {
-            do {
-                guard let subject = web["subject"] as? String, let publicKey = web["publicKey"] as? String,
-                      let privateKey = web["privateKey"] as? String else {
-                    throw CredentialsError("needs subject, publicKey and privateKey")
-                }
-                guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
-                    throw CredentialsError("subject must be a mailto: or https: URL (RFC 8292 §2.1)")
-                }
-                guard let scalar = Base64URL.decode(privateKey) else { throw CredentialsError("privateKey is not base64url") }
-                let key = try P256PrivateKey(rawScalar: scalar)
-                guard Base64URL.encode(key.publicKey.uncompressed) == publicKey.replacingOccurrences(of: "=", with: "") else {
-                    throw CredentialsError("publicKey does not match privateKey")
-                }
-                credentials.webPush = WebPush(subject: subject, key: key, publicKey: publicKey)
-            } catch {
-                credentials.problems.append("\(appID)/webpush.json: \(error)")
+        credentials.fcm = section("fcm.json") { fcm in
+            guard let projectID = fcm["project_id"] as? String, let email = fcm["client_email"] as? String,
+                  let pem = fcm["private_key"] as? String else {
+                throw CredentialsError("needs project_id, client_email and private_key (a Google service-account file)")
             }
+            let key = try RSAPrivateKey(pem: pem)
+            return FCM(projectID: projectID, clientEmail: email, privateKeyID: fcm["private_key_id"] as? String,
+                       key: key, tokenURI: fcm["token_uri"] as? String ?? "https://oauth2.googleapis.com/token",
+                       endpoint: Self.trimSlash(fcm["endpoint"] as? String ?? "https://fcm.googleapis.com"))
+        }
+        credentials.webPush = section("webpush.json") { web in
+            guard let subject = web["subject"] as? String, let publicKey = web["publicKey"] as? String,
+                  let privateKey = web["privateKey"] as? String else {
+                throw CredentialsError("needs subject, publicKey and privateKey")
+            }
+            guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+                throw CredentialsError("subject must be a mailto: or https: URL (RFC 8292 §2.1)")
+            }
+            guard let scalar = Base64URL.decode(privateKey, .lenient) else { throw CredentialsError("privateKey is not base64url") }
+            let key = try P256PrivateKey(rawScalar: scalar)
+            guard Base64URL.encode(key.publicKey.uncompressed) == publicKey.replacingOccurrences(of: "=", with: "") else {
+                throw CredentialsError("publicKey does not match privateKey")
+            }
+            return WebPush(subject: subject, key: key, publicKey: publicKey)
         }
         if let app = object("app.json") {
             credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false

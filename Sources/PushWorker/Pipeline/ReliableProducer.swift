@@ -80,7 +80,7 @@ final class ReliableProducer: Sendable {
         var copyHeaders = headers
         copyHeaders.append(KafkaHeader(name: "error", value: Array("produce to \(topic) failed: \(error.description)".prefix(1000).utf8)))
         copyHeaders.append(KafkaHeader(name: "target-topic", value: Array(topic.utf8)))
-        copyHeaders.append(KafkaHeader(name: "failed-at", value: Array(Timestamp.rfc3339Millis(Date()).utf8)))
+        copyHeaders.append(KafkaHeader(name: "failed-at", value: Array(RFC3339Timestamp.format(Date(), milliseconds: true).utf8)))
         var copy = value
         if copy.count > deadLetterMaxBytes {
             copyHeaders.append(KafkaHeader(name: "truncated-from", value: Array("\(copy.count)".utf8)))

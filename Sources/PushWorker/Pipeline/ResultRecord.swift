@@ -32,28 +32,22 @@ public struct ResultRecord: Sendable {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
         writer.member("schemaVersion", 1)
-        func field(_ name: String, _ value: String?) {
-            writer.key(name)
-            if let value { writer.string(value) } else { writer.null() }
-        }
-        field("jobId", jobID)
-        field("msgId", msgID)
-        field("appId", appID)
-        field("campaignId", campaignID)
-        field("variant", variant)
-        field("userId", userID)
-        field("subscriptionId", subscriptionID)
-        field("platform", platform)
-        field("status", status.rawValue)
-        field("reason", reason)
-        writer.key("httpStatus")
-        if let httpStatus { writer.int(httpStatus) } else { writer.null() }
-        field("providerMessageId", providerMessageID)
+        writer.member("jobId", jobID)
+        writer.member("msgId", orNull: msgID)
+        writer.member("appId", appID)
+        writer.member("campaignId", campaignID)
+        writer.member("variant", orNull: variant)
+        writer.member("userId", orNull: userID)
+        writer.member("subscriptionId", subscriptionID)
+        writer.member("platform", platform)
+        writer.member("status", status.rawValue)
+        writer.member("reason", orNull: reason)
+        writer.key("httpStatus"); writer.int(orNull: httpStatus)
+        writer.member("providerMessageId", orNull: providerMessageID)
         writer.member("attempts", attempts)
         writer.key("latencyMs")
         if let latencyMs { writer.raw(Array(String(((latencyMs * 10).rounded()) / 10).utf8)) } else { writer.null() }
-        writer.key("at")
-        writer.raw(Timestamp.rfc3339MillisQuotedBytes(unixMillis: atUnixMs))
+        writer.key("at"); writer.timestamp(unixMillis: atUnixMs)
         writer.endObject()
         return writer.bytes
     }
@@ -71,10 +65,16 @@ public struct TokenRecord: Sendable {
     public var atUnixMs: Int64
 
     public func json() -> String {
-        "{\"schemaVersion\":1,\"appId\":\(JSONText.quote(appID)),\"platform\":\(JSONText.quote(platform))," +
-            "\"subscriptionId\":\(JSONText.quote(subscriptionID)),\"userId\":\(userID.map(JSONText.quote) ?? "null")," +
-            "\"tokenHash\":\(JSONText.quote(tokenHash)),\"reason\":\(reason.map(JSONText.quote) ?? "null")," +
-            "\"invalidSince\":\(JSONText.quote(Timestamp.rfc3339Millis(unixMillis: invalidSinceMs)))," +
-            "\"at\":\(JSONText.quote(Timestamp.rfc3339Millis(unixMillis: atUnixMs)))}"
+        JSONWriter.object(capacity: 320) { w in
+            w.member("schemaVersion", 1)
+            w.member("appId", appID)
+            w.member("platform", platform)
+            w.member("subscriptionId", subscriptionID)
+            w.member("userId", orNull: userID)
+            w.member("tokenHash", tokenHash)
+            w.member("reason", orNull: reason)
+            w.key("invalidSince"); w.timestamp(unixMillis: invalidSinceMs)
+            w.key("at"); w.timestamp(unixMillis: atUnixMs)
+        }.text
     }
 }

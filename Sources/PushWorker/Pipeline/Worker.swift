@@ -389,7 +389,7 @@ public final class Worker: Sendable {
         headers.append(KafkaHeader(name: "source-topic", value: Array(message.topic.utf8)))
         headers.append(KafkaHeader(name: "source-partition", value: Array("\(message.partition)".utf8)))
         headers.append(KafkaHeader(name: "source-offset", value: Array("\(message.offset)".utf8)))
-        headers.append(KafkaHeader(name: "failed-at", value: Array(Timestamp.rfc3339Millis(Date()).utf8)))
+        headers.append(KafkaHeader(name: "failed-at", value: Array(RFC3339Timestamp.format(Date(), milliseconds: true).utf8)))
         // A copy over the producer's message.max.bytes would fail on every retry and hold the
         // partition's offsets forever: keep a bounded prefix and record the original size.
         var value = message.value

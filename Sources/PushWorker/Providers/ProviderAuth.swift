@@ -37,8 +37,8 @@ package final class APNSTokenCache: Sendable {
     }
 
     private func mint(_ apns: AppCredentials.APNS, key: String, now: Double) throws(CryptoError) -> String {
-        let header = "{\"alg\":\"ES256\",\"kid\":\(JSONText.quote(apns.keyID))}"
-        let claims = "{\"iss\":\(JSONText.quote(apns.teamID)),\"iat\":\(Int64(now))}"
+        let header = JSONWriter.object { w in w.member("alg", "ES256"); w.member("kid", apns.keyID) }.text
+        let claims = JSONWriter.object { w in w.member("iss", apns.teamID); w.member("iat", Int(now)) }.text
         let jwt = try JWT.signES256(headerJSON: header, claimsJSON: claims, key: apns.key)
         tokens.withLock { $0[key] = Token(jwt: jwt, mintedAt: now) }
         metrics.increment("pushworker_token_refreshes_total", [("provider", "apns")])
@@ -112,11 +112,18 @@ final class FCMTokenCache: Sendable {
     private func fetch(_ fcm: AppCredentials.FCM, key: String, now: Double) {
         let assertion: String
         do {
-            var header = "{\"alg\":\"RS256\",\"typ\":\"JWT\""
-            if let kid = fcm.privateKeyID { header += ",\"kid\":\(JSONText.quote(kid))" }
-            header += "}"
-            let claims = "{\"iss\":\(JSONText.quote(fcm.clientEmail)),\"scope\":\"https://www.googleapis.com/auth/firebase.messaging\"," +
-                "\"aud\":\(JSONText.quote(fcm.tokenURI)),\"iat\":\(Int64(now)),\"exp\":\(Int64(now) + 3600)}"
+            let header = JSONWriter.object { w in
+                w.member("alg", "RS256")
+                w.member("typ", "JWT")
+                w.member("kid", ifPresent: fcm.privateKeyID)
+            }.text
+            let claims = JSONWriter.object { w in
+                w.member("iss", fcm.clientEmail)
+                w.member("scope", "https://www.googleapis.com/auth/firebase.messaging")
+                w.member("aud", fcm.tokenURI)
+                w.member("iat", Int(now))
+                w.member("exp", Int(now) + 3600)
+            }.text
             assertion = try JWT.signRS256(headerJSON: header, claimsJSON: claims, key: fcm.key)
         } catch {
             finish(key, .failure(FCMAuthError(reason: "cannot sign the token request: \(error)")))

@@ -70,14 +70,11 @@ enum BenchCommand {
     }
 
     static func e2e(_ arguments: [String]) -> Int32 {
-        var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: [
+        run("e2e", arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "h2load-requests", "report", "svg", "timeout",
-        ], flags: ["allow-debug", "keep", "quiet", "backlog"], exitCode: &code) else { return code }
-        var options = BenchE2E.Options()
-        do {
-            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg",
+        ], flags: ["backlog"], timeout: (600, 5...86_400), summary: summary) { parsed in
+            var options = BenchE2E.Options()
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...10_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
@@ -91,38 +88,17 @@ enum BenchCommand {
             options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.brokers = parsed.value("brokers")
             options.redisURL = parsed.value("redis-url")
-            if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
-            options.report = parsed.value("report") ?? options.report
             options.svg = parsed.value("svg")
-            options.timeout = Double(try parsed.integer("timeout", default: 600, in: 5...86_400))
-            options.keep = parsed.flag("keep")
-            options.quiet = parsed.flag("quiet")
             options.backlog = parsed.flag("backlog")
-        } catch {
-            printError("error: \(error)\n\n\(usage)")
-            return ExitCode.usage
-        }
-        guard allowBuild(parsed, command: "e2e") else { return ExitCode.usage }
-        let report: [String: Any]
-        let ok: Bool
-        do {
-            (report, ok) = try BenchE2E(options: options, isDebugBuild: isDebugBuild).run()
-        } catch {
-            printError("bench failed: \(error)")
-            return ExitCode.software
-        }
-        do {
-            try BenchReport.writeJSON(report, to: options.report)
+            return options
+        } bench: { options in
+            try BenchE2E(options: options).run()
+        } extra: { options, report in
             if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
                 let title = "pushworker bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
                 try BenchReport.svg(buckets: buckets, bucketMs: 100, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
             }
-        } catch {
-            printError("cannot write the report: \(error)")
-            return ExitCode.software
         }
-        print(summary(report))
-        return ok ? ExitCode.ok : ExitCode.software
     }
 
     static let httpUsage = """
@@ -151,13 +127,9 @@ enum BenchCommand {
     """
 
     static func http(_ arguments: [String]) -> Int32 {
-        var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: httpUsage, values: [
-            "requests", "warmup", "url", "ca-file", "h2load-requests", "report", "timeout",
-        ], flags: ["allow-debug", "keep", "quiet"], exitCode: &code) else { return code }
-        var options = BenchHTTP.Options()
-        do {
-            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+        run("http", arguments, usage: httpUsage, values: ["requests", "warmup", "url", "ca-file"], flags: [],
+            timeout: (300, 1...86_400), summary: httpSummary) { parsed in
+            var options = BenchHTTP.Options()
             options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
             if parsed.value("warmup") != nil { options.warmup = try parsed.integer("warmup", default: 0, in: 0...100_000_000) }
             if let url = parsed.value("url") {
@@ -165,31 +137,57 @@ enum BenchCommand {
                 options.url = url.hasSuffix("/") ? String(url.dropLast()) : url
             }
             options.caFile = parsed.value("ca-file")
+            return options
+        } bench: { options in
+            try BenchHTTP(options: options).run()
+        }
+    }
+
+    /// What `bench e2e` and `bench http` share: parse the arguments (no positionals; the common
+    /// `--h2load-requests`, `--report`, `--timeout`, `--allow-debug`, `--keep`, `--quiet` beside
+    /// `values` and `flags`), build the options with `parse` (a usage error exits 64 after the
+    /// usage), refuse a debug build unless `--allow-debug`, run `bench`, write the JSON report
+    /// (and `extra` files from it), print `summary`. Exits 0 when the run says ok, 70 otherwise.
+    static func run<Options: BenchRunOptions>(
+        _ command: String, _ arguments: [String], usage: String, values: Set<String>, flags: Set<String>,
+        timeout: (default: Int, range: ClosedRange<Int>), summary: ([String: Any]) -> String,
+        parse: (CommandArguments) throws -> Options, bench: (Options) throws -> (report: [String: Any], ok: Bool),
+        extra: (Options, [String: Any]) throws -> Void = { _, _ in }
+    ) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: values.union(["h2load-requests", "report", "timeout"]),
+                                                flags: flags.union(["allow-debug", "keep", "quiet"]), exitCode: &code) else { return code }
+        var options: Options
+        do {
+            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            options = try parse(parsed)
             if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
             options.report = parsed.value("report") ?? options.report
-            options.timeout = Double(try parsed.integer("timeout", default: 300, in: 1...86_400))
+            options.timeout = Double(try parsed.integer("timeout", default: timeout.default, in: timeout.range))
             options.keep = parsed.flag("keep")
             options.quiet = parsed.flag("quiet")
+            options.isDebugBuild = isDebugBuild
         } catch {
-            printError("error: \(error)\n\n\(httpUsage)")
+            printError("error: \(error)\n\n\(usage)")
             return ExitCode.usage
         }
-        guard allowBuild(parsed, command: "http") else { return ExitCode.usage }
+        guard allowBuild(parsed, command: command) else { return ExitCode.usage }
         let report: [String: Any]
         let ok: Bool
         do {
-            (report, ok) = try BenchHTTP(options: options, isDebugBuild: isDebugBuild).run()
+            (report, ok) = try bench(options)
         } catch {
             printError("bench failed: \(error)")
             return ExitCode.software
         }
         do {
             try BenchReport.writeJSON(report, to: options.report)
+            try extra(options, report)
         } catch {
             printError("cannot write the report: \(error)")
             return ExitCode.software
         }
-        print(httpSummary(report))
+        print(summary(report))
         return ok ? ExitCode.ok : ExitCode.software
     }
 
@@ -234,14 +232,6 @@ enum BenchCommand {
 
     static func summary(_ report: [String: Any]) -> String {
         func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
-        func text(_ value: Any?) -> String {
-            switch value {
-            case let number as Double: return number == number.rounded() && abs(number) < 1e12 ? String(Int(number)) : String(number)
-            case let number as Int: return String(number)
-            case nil, is NSNull: return "-"
-            default: return "\(value!)"
-            }
-        }
         let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
         let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
         let delay = dict("resultDelayMs"), redisState = dict("redisState")

@@ -27,15 +27,13 @@ enum ChaosCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["drill", "scale", "seconds", "seed"],
                                                 flags: ["keep", "quiet"], exitCode: &code) else { return code }
-        var options = ChaosOptions(executable: ChildProcess.selfPath)
-        do {
+        guard var options = CommandSupport.usageChecked(usage, {
+            var options = ChaosOptions(executable: ChildProcess.selfPath)
             options.scale = try parsed.double("scale", default: 1)
             options.fuzzSeconds = Double(try parsed.integer("seconds", default: 60, in: 1...86_400))
             options.seed = UInt64(try parsed.integer("seed", default: 1, in: 0...Int.max))
-        } catch {
-            printError("error: \(error)\n\n\(usage)")
-            return ExitCode.usage
-        }
+            return options
+        }) else { return ExitCode.usage }
         guard options.scale > 0 && options.scale <= 10 else {
             printError("error: --scale must be in (0, 10]\n\n\(usage)")
             return ExitCode.usage

@@ -84,6 +84,24 @@ enum CommandSupport {
         }
     }
 
+    /// The configuration for `purpose`; nil after printing every problem on stderr (the
+    /// command then exits 78).
+    static func configuration(_ purpose: Configuration.Purpose) -> Configuration? {
+        do { return try Configuration.load(purpose: purpose) } catch {
+            printError("configuration problems:\n\(error)")
+            return nil
+        }
+    }
+
+    /// What `read` makes of the parsed arguments; nil after printing its usage error and
+    /// `usage` (the command then exits 64).
+    static func usageChecked<T>(_ usage: String, _ read: () throws -> T) -> T? {
+        do { return try read() } catch {
+            printError("error: \(error)\n\n\(usage)")
+            return nil
+        }
+    }
+
     /// The msgId keyring for dry runs: the configured one, or an ephemeral key (with a warning).
     static func keyring(_ configuration: Configuration?) -> MsgIDKeyring? {
         if let text = configuration?.msgIDKeys, !text.isEmpty, let keyring = try? MsgIDKeyring(parsing: text) {

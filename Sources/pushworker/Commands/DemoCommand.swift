@@ -24,9 +24,7 @@ enum DemoCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["timeout"], flags: ["keep"], exitCode: &code) else { return code }
-        let timeout: Double
-        do { timeout = Double(try parsed.integer("timeout", default: 90, in: 5...3600)) } catch {
-            printError("error: \(error)\n\n\(usage)")
+        guard let timeout = CommandSupport.usageChecked(usage, { Double(try parsed.integer("timeout", default: 90, in: 5...3600)) }) else {
             return ExitCode.usage
         }
         do {

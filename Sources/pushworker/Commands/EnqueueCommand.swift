@@ -41,24 +41,16 @@ enum EnqueueCommand {
                                                 flags: ["skip-invalid", "verbose"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
         guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
-        let batch: Int?
-        let timeout: Int
-        do {
-            batch = parsed.value("batch") == nil ? nil : try parsed.integer("batch", default: 1, in: 1...1_000_000)
-            timeout = try parsed.integer("timeout", default: 30, in: 1...3600)
-        } catch {
-            printError("error: \(error)\n\n\(usage)")
-            return ExitCode.usage
-        }
+        guard let limits = CommandSupport.usageChecked(usage, {
+            (batch: parsed.value("batch") == nil ? nil : try parsed.integer("batch", default: 1, in: 1...1_000_000),
+             timeout: try parsed.integer("timeout", default: 30, in: 1...3600))
+        }) else { return ExitCode.usage }
+        let batch = limits.batch, timeout = limits.timeout
         if let topic = parsed.value("topic"), !TopicDeclarations.isValidTopicName(topic) {
             printError("error: --topic must be 1…249 characters of [A-Za-z0-9._-], got \(topic)\n\n\(usage)")
             return ExitCode.usage
         }
-        let configuration: Configuration
-        do { configuration = try Configuration.load(purpose: .enqueue) } catch {
-            printError("configuration problems:\n\(error)")
-            return ExitCode.config
-        }
+        guard let configuration = CommandSupport.configuration(.enqueue) else { return ExitCode.config }
         let topic = parsed.value("topic") ?? configuration.topicJobs
         let input: [UInt8]
         do { input = try CommandSupport.readInput(parsed.positionals.first) } catch {

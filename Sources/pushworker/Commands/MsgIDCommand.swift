@@ -76,8 +76,15 @@ enum MsgIDCommand {
     }
 
     static func json(keyID: String, fields: MsgIDFields, valid: Bool) -> String {
-        "{\"kid\":\(JSONText.quote(keyID)),\"appId\":\(JSONText.quote(fields.appID)),\"campaignId\":\(JSONText.quote(fields.campaignID))," +
-            "\"userId\":\(fields.userID.map(JSONText.quote) ?? "null"),\"subscriptionId\":\(JSONText.quote(fields.subscriptionID))," +
-            "\"platform\":\(JSONText.quote(fields.platform)),\"variant\":\(fields.variant.map(JSONText.quote) ?? "null"),\"valid\":\(valid)}"
+        JSONWriter.object { w in
+            w.member("kid", keyID)
+            w.member("appId", fields.appID)
+            w.member("campaignId", fields.campaignID)
+            w.member("userId", orNull: fields.userID)
+            w.member("subscriptionId", fields.subscriptionID)
+            w.member("platform", fields.platform)
+            w.member("variant", orNull: fields.variant)
+            w.member("valid", valid)
+        }.text
     }
 }

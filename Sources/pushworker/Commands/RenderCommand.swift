@@ -58,20 +58,29 @@ enum RenderCommand {
     }
 
     static func line(_ plan: PlannedRecipient) -> String {
-        var out = "{\"subscriptionId\":\(JSONText.quote(plan.recipient.subscriptionID)),\"platform\":\(JSONText.quote(plan.platform))," +
-            "\"language\":\(plan.language.map(JSONText.quote) ?? "null"),\"msgId\":\(plan.msgID.map(JSONText.quote) ?? "null"),"
-        switch plan.state {
-        case .expired:
-            out += "\"status\":\"expired\",\"reason\":null,\"request\":null}"
-        case .rejected(let reason):
-            out += "\"status\":\"rejected\",\"reason\":\(JSONText.quote(reason)),\"request\":null}"
-        case .ready(let request):
-            out += "\"status\":\"ready\",\"reason\":null,\"request\":\(requestJSON(request))}"
-        }
-        return out
+        JSONWriter.object { w in
+            w.member("subscriptionId", plan.recipient.subscriptionID)
+            w.member("platform", plan.platform)
+            w.member("language", orNull: plan.language)
+            w.member("msgId", orNull: plan.msgID)
+            switch plan.state {
+            case .expired:
+                w.member("status", "expired")
+                w.member("reason", orNull: nil)
+                w.key("request"); w.null()
+            case .rejected(let reason):
+                w.member("status", "rejected")
+                w.member("reason", reason)
+                w.key("request"); w.null()
+            case .ready(let request):
+                w.member("status", "ready")
+                w.member("reason", orNull: nil)
+                w.key("request"); writeRequest(request, to: &w)
+            }
+        }.text
     }
 
-    static func requestJSON(_ request: ProviderRequest) -> String {
+    static func writeRequest(_ request: ProviderRequest, to w: inout JSONWriter) {
         var headers = request.headers
         switch request.platform {
         case .ios: headers.append(KeyValue("authorization", "bearer <redacted>"))
@@ -80,14 +89,21 @@ enum RenderCommand {
             headers.append(KeyValue("authorization", "vapid t=<redacted>, k=<redacted>"))
             headers.append(KeyValue("content-encoding", "aes128gcm"))
         }
-        let headerJSON = "{" + headers.map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}"
-        let bodyText = String(decoding: request.body, as: UTF8.self)
-        let body: String
-        if request.platform == .web {
-            body = "{\"plaintext\":\(bodyText),\"encryptedBytes\":\(WebPushEncryption.encryptedLength(plaintextCount: request.body.count))}"
-        } else {
-            body = bodyText
+        w.beginObject()
+        w.member("method", request.method)
+        w.member("url", request.url)
+        w.member("headers") { h in
+            for header in headers { h.member(header.key, header.value) }
         }
-        return "{\"method\":\(JSONText.quote(request.method)),\"url\":\(JSONText.quote(request.url)),\"headers\":\(headerJSON),\"body\":\(body)}"
+        w.key("body")
+        if request.platform == .web {
+            w.beginObject()
+            w.key("plaintext"); w.raw(request.body)
+            w.member("encryptedBytes", WebPushEncryption.encryptedLength(plaintextCount: request.body.count))
+            w.endObject()
+        } else {
+            w.raw(request.body)
+        }
+        w.endObject()
     }
 }

@@ -24,11 +24,7 @@ enum RunCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
         guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
-        let configuration: Configuration
-        do { configuration = try Configuration.load(purpose: .worker) } catch {
-            printError("configuration problems:\n\(error)")
-            return ExitCode.config
-        }
+        guard let configuration = CommandSupport.configuration(.worker) else { return ExitCode.config }
         return WorkerProcess.run(configuration, installSignalHandlers: true)
     }
 }

@@ -23,16 +23,10 @@ enum SendCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["attempts"], exitCode: &code) else { return code }
         guard parsed.positionals.count <= 1 else { printError(usage); return ExitCode.usage }
-        let maxAttempts: Int
-        do { maxAttempts = try parsed.integer("attempts", default: 3, in: 1...20) } catch {
-            printError("error: \(error)\n\n\(usage)")
+        guard let maxAttempts = CommandSupport.usageChecked(usage, { try parsed.integer("attempts", default: 3, in: 1...20) }) else {
             return ExitCode.usage
         }
-        let configuration: Configuration
-        do { configuration = try Configuration.load(purpose: .send) } catch {
-            printError("configuration problems:\n\(error)")
-            return ExitCode.config
-        }
+        guard let configuration = CommandSupport.configuration(.send) else { return ExitCode.config }
         let job: FanOutJob
         switch CommandSupport.readJob(parsed.positionals.first) {
         case .success(let decoded): job = decoded

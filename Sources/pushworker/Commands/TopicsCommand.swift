@@ -64,16 +64,11 @@ enum TopicsCommand {
             return ExitCode.ok
         case "apply":
             if parsed.flag("json") { printError("error: apply has no --json\n\n\(usage)"); return ExitCode.usage }
-            let replication: Int?
-            let timeout: Int
-            do {
-                replication = parsed.value("replication-factor") == nil ? nil : try parsed.integer("replication-factor", default: 1, in: 1...32)
-                timeout = try parsed.integer("timeout", default: 15, in: 1...3600)
-            } catch {
-                printError("error: \(error)\n\n\(usage)")
-                return ExitCode.usage
-            }
-            return apply(declared, dryRun: parsed.flag("dry-run"), replication: replication, timeout: .seconds(timeout))
+            guard let limits = CommandSupport.usageChecked(usage, {
+                (replication: parsed.value("replication-factor") == nil ? nil : try parsed.integer("replication-factor", default: 1, in: 1...32),
+                 timeout: try parsed.integer("timeout", default: 15, in: 1...3600))
+            }) else { return ExitCode.usage }
+            return apply(declared, dryRun: parsed.flag("dry-run"), replication: limits.replication, timeout: .seconds(limits.timeout))
         default:
             printError("error: unknown topics command '\(verb)'\n\n\(usage)")
             return ExitCode.usage
@@ -81,11 +76,7 @@ enum TopicsCommand {
     }
 
     static func apply(_ declared: [TopicDeclaration], dryRun: Bool, replication: Int?, timeout: Duration) -> Int32 {
-        let configuration: Configuration
-        do { configuration = try Configuration.load(purpose: .enqueue) } catch {
-            printError("configuration problems:\n\(error)")
-            return ExitCode.config
-        }
+        guard let configuration = CommandSupport.configuration(.enqueue) else { return ExitCode.config }
         let topics = mapped(declared, configuration: configuration, replication: replication)
         let admin: KafkaAdmin
         do { admin = try KafkaAdmin(properties: configuration.kafkaProperties(for: .producer), timeout: timeout) } catch {

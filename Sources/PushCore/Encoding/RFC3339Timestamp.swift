@@ -1,7 +1,9 @@
 import Foundation
 
-/// RFC 3339 §5.6 `date-time` parsing and UTC formatting, without `DateFormatter`
-/// (no locale, no allocation-heavy formatter, no shared mutable state).
+/// RFC 3339 §5.6 `date-time` parsing and UTC formatting, without `DateFormatter` (no locale, no
+/// allocation-heavy formatter, no shared mutable state): the one implementation of the code
+/// base (jobs' `createdAt`/`expiresAt`/`notBefore`, results' and tokens' `at`, events, log lines,
+/// the `failed-at` DLQ header, bench reports).
 public enum RFC3339Timestamp {
     /// Parses `2026-11-30T10:00:00Z`, `2026-11-30T10:00:00.250+02:00`, `t`/`z` in lower case
     /// and a space instead of `T` (RFC 3339 §5.6 note). Leap second `:60` is accepted.
@@ -62,26 +64,63 @@ public enum RFC3339Timestamp {
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
-    /// Formats as UTC `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` when `milliseconds` is true.
+    /// Formats as UTC `YYYY-MM-DDTHH:MM:SSZ`, or with `.mmm` when `milliseconds` is true (the
+    /// instant rounded to the nearest millisecond first).
     public static func format(_ date: Date, milliseconds: Bool = false) -> String {
-        let interval = date.timeIntervalSince1970
-        guard interval.isFinite, abs(interval) < 2.5e11 else { return "1970-01-01T00:00:00Z" }
-        let totalMilliseconds = Int((interval * 1000).rounded())
-        let totalSeconds = Int((Double(totalMilliseconds) / 1000).rounded(.down))
-        let millisecond = totalMilliseconds - totalSeconds * 1000
-        var days = totalSeconds / 86_400
-        var secondOfDay = totalSeconds % 86_400
-        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
-        let (year, month, day) = civilFromDays(days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if milliseconds { text += "." + pad(millisecond, 3) }
-        return text + "Z"
+        format(unixMillis: unixMillis(date), milliseconds: milliseconds)
     }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    /// Formats milliseconds since the Unix epoch as UTC, `.mmm` included unless `milliseconds`
+    /// is false (then the second is truncated: `…:01.999Z` becomes `…:01Z`).
+    public static func format(unixMillis: Int64, milliseconds: Bool = true) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(unixMillis: unixMillis, milliseconds: milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``format(unixMillis:milliseconds:)``'s text as ASCII bytes, without intermediate
+    /// strings (the per-result path: ``JSONWriter/timestamp(unixMillis:milliseconds:)``).
+    /// Instants outside the years 0001…9999 are written as the epoch.
+    public static func append(unixMillis: Int64, milliseconds: Bool = true, to out: inout [UInt8]) {
+        let inRange = unixMillis >= -62_135_596_800_000 && unixMillis < 253_402_300_800_000
+        let total = inRange ? unixMillis : 0
+        var seconds = total / 1000
+        var millisecond = Int(total % 1000)
+        if millisecond < 0 { millisecond += 1000; seconds -= 1 }
+        var days = Int(seconds / 86_400)
+        var secondOfDay = Int(seconds % 86_400)
+        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+        let (year, month, day) = civilFromDays(days)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(0x30 &+ UInt8(truncatingIfNeeded: rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4); out.append(UInt8(ascii: "-"))
+        digits(month, 2); out.append(UInt8(ascii: "-"))
+        digits(day, 2); out.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2); out.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2); out.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        if milliseconds {
+            out.append(UInt8(ascii: "."))
+            digits(millisecond, 3)
+        }
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// `date` in whole milliseconds since the Unix epoch (rounded to the nearest); 0 (the
+    /// epoch) for non-finite dates or ones more than ~7,900 years away.
+    public static func unixMillis(_ date: Date) -> Int64 {
+        let interval = date.timeIntervalSince1970
+        guard interval.isFinite, abs(interval) < 2.5e11 else { return 0 }
+        return Int64((interval * 1000).rounded())
     }
 
     private static func isLeapYear(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
