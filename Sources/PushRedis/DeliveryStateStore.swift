@@ -8,9 +8,10 @@
 /// names, token hashes: SHA-256 hex computed by the caller).
 ///
 /// The blocking methods must not run on the cooperative pool; each has an `async` twin that runs
-/// on the client's serial queue.
+/// on the client's serial queue. The client is a ``RedisClient`` (one server) or a
+/// ``RedisClusterClient``: the store's commands and their round trips are the same on both.
 public final class DeliveryStateStore: Sendable {
-    public let client: RedisClient
+    public let client: any RedisPipelining
     /// How long a sent msgID is remembered. Default: 7 days.
     public let sentTTL: Duration
     /// How long an invalid token is remembered (refreshed when reported again). Default: 90 days.
@@ -22,7 +23,7 @@ public final class DeliveryStateStore: Sendable {
     /// behind Redis's still see it.
     static let backoffGraceMs: Int64 = 60_000
 
-    public init(client: RedisClient, sentTTL: Duration = .seconds(7 * 86400), invalidTTL: Duration = .seconds(90 * 86400)) {
+    public init(client: any RedisPipelining, sentTTL: Duration = .seconds(7 * 86400), invalidTTL: Duration = .seconds(90 * 86400)) {
         self.client = client
         self.sentTTL = sentTTL
         self.invalidTTL = invalidTTL
@@ -300,7 +301,8 @@ public final class DeliveryStateStore: Sendable {
 
     // MARK: - Execution
 
-    /// Loads the Lua scripts into Redis's script cache (one round trip). Optional: without it the
+    /// Loads the Lua scripts into Redis's script cache (one round trip; on a cluster, into every
+    /// master's, all at once). Optional: without it the
     /// first scripted call after a (re)start costs one extra round trip (`NOSCRIPT` ⇒ `EVAL`).
     public func preloadScripts() throws(RedisError) {
         try Self.checkNoErrors(client.pipeline(Self.scripts.map { ["SCRIPT", "LOAD", .string($0.source)] }))

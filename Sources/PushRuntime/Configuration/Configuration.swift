@@ -196,8 +196,8 @@ public struct Configuration: Sendable {
             problems.append("PUSHWORKER_CA_FILE: cannot read \(ca)")
         }
         if needsRedis, !configuration.redisURL.isEmpty {
-            // RedisEndpoint's errors never contain the password.
-            do { _ = try RedisEndpoint(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
+            // RedisTarget's errors never contain the password (redis://, unix:// or redis+cluster://).
+            do { _ = try RedisTarget(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
         }
         for (key, value) in values where key.hasPrefix("PUSHWORKER_RDKAFKA_") {
             let name = key.dropFirst("PUSHWORKER_RDKAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")

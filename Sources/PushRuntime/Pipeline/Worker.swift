@@ -19,7 +19,7 @@ public final class Worker: Sendable {
     let metrics: Metrics
     let consumer: KafkaConsumer
     let producer: KafkaProducer
-    let redis: RedisClient
+    let redis: any RedisPipelining
     let state: DeliveryStateStore
     let http: HTTP2Client
     let deliverer: Deliverer
@@ -66,7 +66,7 @@ public final class Worker: Sendable {
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
-        redis = try RedisClient(url: configuration.redisURL)
+        redis = try RedisTarget.makeClient(url: configuration.redisURL) // redis:// or redis+cluster://
         state = DeliveryStateStore(client: redis)
         producer = try KafkaProducer(properties: configuration.kafkaProperties(for: .producer))
         consumer = try KafkaConsumer(
