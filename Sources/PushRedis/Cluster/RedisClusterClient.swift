@@ -191,39 +191,60 @@ public final class RedisClusterClient: RedisPipelining {
             var lastFailure = ""
             var retry: [Int] = []
             var sawFailure = false, needsMap = false
-            // Route every pending job to a node.
-            var nodes: [RedisClusterNode] = []
-            var jobsOfNode: [RedisClusterNode: [Int]] = [:]
+            // Route every pending job to a node: masters by their index in the map (no hashing on
+            // the hot path), other targets (ASK, a node outside the map) by address.
+            let masters = state.map?.masters ?? []
+            var jobsOfMaster = [[Int]](repeating: [], count: masters.count)
+            var otherNodes: [RedisClusterNode] = []
+            var jobsOfOther: [[Int]] = []
+            func add(_ job: Int, to node: RedisClusterNode) {
+                if let index = masters.firstIndex(of: node) { return jobsOfMaster[index].append(job) }
+                if let index = otherNodes.firstIndex(of: node) { return jobsOfOther[index].append(job) }
+                otherNodes.append(node)
+                jobsOfOther.append([job])
+            }
             for job in pending {
-                let node: RedisClusterNode?
                 if let target = asking[job] {
-                    node = target
-                } else {
-                    switch jobs[job].route {
-                    case .slot(let slot): node = state.map?.master(forSlot: slot)
-                    case .node(let target): node = target
-                    case .anyMaster:
-                        let masters = state.map?.masters ?? []
-                        node = masters.first { !failedNodes.contains($0) } ?? masters.first
-                    }
-                }
-                guard let node else {
-                    retry.append(job)
-                    sawFailure = true
-                    needsMap = true
-                    lastFailure = "no master serves the slot of \(jobs[job].command.first.map(RedisClusterPlan.upperName) ?? "a command")"
+                    add(job, to: target)
                     continue
                 }
-                if jobsOfNode[node] == nil { nodes.append(node) }
-                jobsOfNode[node, default: []].append(job)
+                switch jobs[job].route {
+                case .slot(let slot):
+                    if let index = state.map?.masterIndex(forSlot: slot) {
+                        jobsOfMaster[index].append(job)
+                    } else {
+                        retry.append(job)
+                        sawFailure = true
+                        needsMap = true
+                        lastFailure = "no master serves slot \(slot)"
+                    }
+                case .node(let target):
+                    add(job, to: target)
+                case .anyMaster:
+                    if let index = masters.firstIndex(where: { !failedNodes.contains($0) }) ?? (masters.isEmpty ? nil : 0) {
+                        jobsOfMaster[index].append(job)
+                    } else {
+                        retry.append(job)
+                        sawFailure = true
+                        needsMap = true
+                        lastFailure = "the slot map has no master"
+                    }
+                }
             }
+            var nodes: [RedisClusterNode] = []
+            var nodeJobLists: [[Int]] = []
+            for (index, list) in jobsOfMaster.enumerated() where !list.isEmpty {
+                nodes.append(masters[index])
+                nodeJobLists.append(list)
+            }
+            nodes.append(contentsOf: otherNodes)
+            nodeJobLists.append(contentsOf: jobsOfOther)
             // Connect where needed; build one pipeline per node.
             var parts: [HiredisExchange.Part] = []
             var partNodes: [RedisClusterNode] = []
             var partJobs: [[Int]] = []
             var delta: [RedisClusterNode: Counters] = [:]
-            for node in nodes {
-                let nodeJobs = jobsOfNode[node] ?? []
+            for (node, nodeJobs) in zip(nodes, nodeJobLists) {
                 do throws(RedisError) {
                     let context = try connection(to: node, &state)
                     var commands: [[RedisArgument]] = []

@@ -132,15 +132,17 @@ struct RedisClusterPlan {
     private mutating func add(_ command: [RedisArgument]) throws(RedisError) {
         guard let first = command.first else { throw RedisError("a Redis command needs at least one argument") }
         let name = Self.upperName(first)
-        switch name {
-        case "MGET":
+        switch Self.kinds[name] ?? .firstKey {
+        case .firstKey:
+            addKeyed(command, at: 1)
+        case .mget:
             try addSplit(command, step: 1, join: { positions, _ in .values(positions) })
-        case "DEL", "UNLINK", "EXISTS", "TOUCH":
+        case .countKeys:
             try addSplit(command, step: 1, join: { _, units in .sum(units) })
-        case "MSET":
+        case .mset:
             guard command.count >= 3, command.count % 2 == 1 else { return addUnit(command, .anyMaster) } // Redis answers the arity error
             try addSplit(command, step: 2, join: { _, units in .allOK(units) })
-        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+        case .script:
             guard command.count >= 3, let keyCount = Self.integer(command[2]), keyCount >= 0, keyCount <= command.count - 3 else {
                 return addUnit(command, .anyMaster) // Redis answers the bad numkeys
             }
@@ -150,39 +152,68 @@ struct RedisClusterPlan {
                 throw RedisError("\(name) keys must share one cluster slot (use one hash tag); \(keyCount) keys span slots \(Set(command[3..<(3 + keyCount)].map(RedisClusterSlot.of(argument:))).sorted())")
             }
             addUnit(command, .slot(slot))
-        case "SCRIPT":
+        case .scriptCache:
             let sub = command.count > 1 ? Self.upperName(command[1]) : ""
             addUnit(command, .everyMaster(sub == "EXISTS" ? .allOf : .first))
-        case "FLUSHALL", "FLUSHDB":
-            addUnit(command, .everyMaster(.first))
-        case "KEYS":
-            addUnit(command, .everyMaster(.concatenate))
-        case "DBSIZE":
-            addUnit(command, .everyMaster(.sum))
-        case "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT", "SWAPDB", "MOVE", "SUBSCRIBE", "PSUBSCRIBE",
-             "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "MONITOR", "SYNC", "PSYNC", "RESET", "QUIT":
+        case .everyMaster(let merge):
+            addUnit(command, .everyMaster(merge))
+        case .refused:
             throw RedisError("\(name) is not supported by the Redis Cluster client (a pipeline is split over nodes; use a script)")
-        case "PING", "ECHO", "INFO", "TIME", "CLUSTER", "COMMAND", "CLIENT", "CONFIG", "AUTH", "HELLO", "ROLE", "LASTSAVE",
-             "SLOWLOG", "LATENCY", "WAIT", "WAITAOF", "RANDOMKEY", "FUNCTION", "DEBUG", "ACL", "MODULE", "SAVE", "BGSAVE",
-             "BGREWRITEAOF", "LOLWUT", "READONLY", "READWRITE", "ASKING", "PUBLISH", "PUBSUB", "SHUTDOWN", "REPLICAOF", "SLAVEOF",
-             "FAILOVER", "SCAN":
+        case .anyMaster:
             addUnit(command, .anyMaster)
-        case "MEMORY":
+        case .memory:
             if command.count > 2, Self.upperName(command[1]) == "USAGE" { addUnit(command, .slot(RedisClusterSlot.of(argument: command[2]))) } else { addUnit(command, .anyMaster) }
-        case "OBJECT", "BITOP":
-            addKeyed(command, at: 2)
-        case "ZUNION", "ZINTER", "ZDIFF", "SINTERCARD", "ZINTERCARD", "LMPOP", "ZMPOP", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE":
-            // ZUNIONSTORE & co. have the destination at 1, the others numkeys: 2 is a key either way.
-            addKeyed(command, at: name.hasSuffix("STORE") ? 1 : 2)
-        case "BLMPOP", "BZMPOP":
-            addKeyed(command, at: 3)
-        case "XREAD", "XREADGROUP":
+        case .keyAt(let index):
+            addKeyed(command, at: index)
+        case .streams:
             let streams = command.firstIndex { Self.upperName($0) == "STREAMS" }
             addKeyed(command, at: streams.map { $0 + 1 } ?? command.count)
-        default:
-            addKeyed(command, at: 1)
         }
     }
+
+    /// How a command names its keys.
+    private enum Kind {
+        /// The key is argument 1 (the default: GET, SET, HSET, SADD, PEXPIRE, ZUNIONSTORE, BLPOP…).
+        case firstKey
+        case keyAt(Int)
+        case mget
+        /// DEL, UNLINK, EXISTS, TOUCH: several keys, the reply counts them.
+        case countKeys
+        case mset
+        /// EVAL, EVALSHA, FCALL (and _RO): numkeys at 2, keys after it.
+        case script
+        /// SCRIPT LOAD / FLUSH / EXISTS / KILL.
+        case scriptCache
+        case everyMaster(Merge)
+        case anyMaster
+        case memory
+        case streams
+        case refused
+    }
+
+    /// Commands that are not "key at argument 1", by upper-case name (one hash lookup per command).
+    private static let kinds: [String: Kind] = {
+        var kinds: [String: Kind] = ["MGET": .mget, "MSET": .mset, "SCRIPT": .scriptCache, "MEMORY": .memory,
+                                     "KEYS": .everyMaster(.concatenate), "DBSIZE": .everyMaster(.sum),
+                                     "FLUSHALL": .everyMaster(.first), "FLUSHDB": .everyMaster(.first),
+                                     "XREAD": .streams, "XREADGROUP": .streams, "OBJECT": .keyAt(2), "BITOP": .keyAt(2),
+                                     "BLMPOP": .keyAt(3), "BZMPOP": .keyAt(3)]
+        for name in ["DEL", "UNLINK", "EXISTS", "TOUCH"] { kinds[name] = .countKeys }
+        for name in ["EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"] { kinds[name] = .script }
+        // numkeys at 1, the first key at 2.
+        for name in ["ZUNION", "ZINTER", "ZDIFF", "SINTERCARD", "ZINTERCARD", "LMPOP", "ZMPOP"] { kinds[name] = .keyAt(2) }
+        for name in ["MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT", "SWAPDB", "MOVE", "SUBSCRIBE", "PSUBSCRIBE",
+                     "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE", "MONITOR", "SYNC", "PSYNC", "RESET", "QUIT"] {
+            kinds[name] = .refused
+        }
+        for name in ["PING", "ECHO", "INFO", "TIME", "CLUSTER", "COMMAND", "CLIENT", "CONFIG", "AUTH", "HELLO", "ROLE", "LASTSAVE",
+                     "SLOWLOG", "LATENCY", "WAIT", "WAITAOF", "RANDOMKEY", "FUNCTION", "DEBUG", "ACL", "MODULE", "SAVE", "BGSAVE",
+                     "BGREWRITEAOF", "LOLWUT", "READONLY", "READWRITE", "ASKING", "PUBLISH", "PUBSUB", "SHUTDOWN", "REPLICAOF",
+                     "SLAVEOF", "FAILOVER", "SCAN"] {
+            kinds[name] = .anyMaster
+        }
+        return kinds
+    }()
 
     private mutating func addUnit(_ command: [RedisArgument], _ target: Target) {
         joins.append(.one(units.count))

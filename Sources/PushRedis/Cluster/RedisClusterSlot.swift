@@ -25,8 +25,10 @@ public enum RedisClusterSlot {
     /// The slot of a command argument used as a key.
     static func of(argument: RedisArgument) -> Int {
         switch argument {
-        case .string(let text): of(bytes: text.utf8)
-        case .bytes(let bytes): of(bytes: bytes)
+        case .string(let text):
+            // Native strings have contiguous UTF-8: hash it in place (the hot path: every key of every batch).
+            text.utf8.withContiguousStorageIfAvailable { of(bytes: $0) } ?? of(bytes: text.utf8)
+        case .bytes(let bytes): bytes.withUnsafeBufferPointer { of(bytes: $0) }
         case .int(let value): of(bytes: String(value).utf8)
         }
     }

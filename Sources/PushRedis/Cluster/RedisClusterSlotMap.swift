@@ -77,6 +77,13 @@ public struct RedisClusterSlotMap: Sendable, Equatable {
         return owner == Self.unowned ? nil : masters[Int(owner)]
     }
 
+    /// The index in ``masters`` of the master serving `slot`, or nil.
+    public func masterIndex(forSlot slot: Int) -> Int? {
+        guard slot >= 0, slot < owners.count else { return nil }
+        let owner = owners[slot]
+        return owner == Self.unowned ? nil : Int(owner)
+    }
+
     /// The ranges of consecutive slots with the same master, in slot order.
     public var ranges: [Range] {
         var result: [Range] = []
