@@ -67,33 +67,34 @@ struct BenchRedis {
         // Fan-out: one round trip for three masters, or three?
         step("fan-out: one GET per master in one pipeline vs three pipelines")
         let masters = cluster.slotMap()?.masters ?? []
-        guard masters.count == 3 else { throw DemoError("expected 3 masters, the slot map has \(masters.count)") }
         let keysPerMaster = masters.map { master in
-            (0..<100_000).lazy.map { "fan:\($0)" }.first { cluster.slotMap()?.master(forSlot: RedisClusterSlot.of($0)) == master } ?? "fan:0"
+            (0..<100_000).lazy.map { "{fan:\($0)}" }.first { cluster.slotMap()?.master(forSlot: RedisClusterSlot.of($0)) == master } ?? "{fan:0}"
+        }
+        guard masters.count == 3, Set(keysPerMaster.compactMap { cluster.slotMap()?.master(forSlot: RedisClusterSlot.of($0)) }).count == 3 else {
+            throw DemoError("expected one key on each of 3 masters")
         }
         // The same node through a plain client: what the cluster layer adds to one call.
         let firstMaster = try RedisClient(url: "redis://\(masters.first?.description ?? "127.0.0.1:1")")
-        var together: [Double] = [], oneByOne: [Double] = [], single: [Double] = [], clusterOneNode: [Double] = [], plainOneNode: [Double] = []
+        // Per block: median wall µs per call and this process's CPU µs per call.
+        var wall = [[Double]](repeating: [], count: 5), cpu = [[Double]](repeating: [], count: 5)
         var fanOutTrips = 0
         let calls = max(1, options.fanOutCalls / options.rounds)
         for round in 0..<options.rounds {
-            let blocks: [() throws -> Double] = [
-                {
-                    let before = cluster.roundTripCount
-                    defer { fanOutTrips += cluster.roundTripCount - before }
-                    return try Self.medianMicros(calls) { _ = try cluster.pipeline(keysPerMaster.map { ["GET", .string($0)] }) }
-                },
-                { try Self.medianMicros(calls) { for key in keysPerMaster { _ = try cluster.pipeline([["GET", .string(key)]]) } } },
-                { try Self.medianMicros(calls) { _ = try standalone.pipeline([["GET", "fan:0"]]) } },
-                { try Self.medianMicros(calls) { _ = try cluster.pipeline([["GET", .string(keysPerMaster[0])]]) } },
-                { try Self.medianMicros(calls) { _ = try firstMaster.pipeline([["GET", .string(keysPerMaster[0])]]) } },
+            let blocks: [() throws -> Void] = [
+                { _ = try cluster.pipeline(keysPerMaster.map { ["GET", .string($0)] }) },
+                { for key in keysPerMaster { _ = try cluster.pipeline([["GET", .string(key)]]) } },
+                { _ = try standalone.pipeline([["GET", "fan:0"]]) },
+                { _ = try cluster.pipeline([["GET", .string(keysPerMaster[0])]]) },
+                { _ = try firstMaster.pipeline([["GET", .string(keysPerMaster[0])]]) },
             ]
-            let order = round % 2 == 0 ? Array(blocks.indices) : blocks.indices.reversed()
-            var figures = [Double](repeating: 0, count: blocks.count)
-            for index in order { figures[index] = try blocks[index]() }
-            together.append(figures[0]); oneByOne.append(figures[1]); single.append(figures[2])
-            clusterOneNode.append(figures[3]); plainOneNode.append(figures[4])
+            for index in round % 2 == 0 ? Array(blocks.indices) : blocks.indices.reversed() {
+                let trips = cluster.roundTripCount, before = ProcessStats.selfCPUSeconds()
+                wall[index].append(try Self.medianMicros(calls, blocks[index]))
+                cpu[index].append((ProcessStats.selfCPUSeconds() - before) * 1e6 / Double(calls))
+                if index == 0 { fanOutTrips += cluster.roundTripCount - trips }
+            }
         }
+        let together = wall[0], oneByOne = wall[1], single = wall[2], clusterOneNode = wall[3], plainOneNode = wall[4]
 
         // Emulated node latency (each node holds its reply: BLPOP with a timeout, ≤ 100 ms at
         // Redis's default hz): concurrent parts cost one wait, sequential ones three.
@@ -145,12 +146,18 @@ struct BenchRedis {
                 "clusterRoundTripsPerCall": BenchE2E.round(Double(fanOutTrips) / Double(calls * options.rounds), 2),
                 "emulatedLatencyOnePipelineMicros": BenchE2E.round(Self.median(slowTogether), 0),
                 "emulatedLatencyThreePipelinesMicros": BenchE2E.round(Self.median(slowOneByOne), 0),
+                "oneGetPerMasterOnePipelineCPUMicros": BenchE2E.round(Self.median(cpu[0]), 1),
+                "oneGetPerMasterThreePipelinesCPUMicros": BenchE2E.round(Self.median(cpu[1]), 1),
+                "standaloneOneGetCPUMicros": BenchE2E.round(Self.median(cpu[2]), 1),
+                "clusterOneGetOneNodeCPUMicros": BenchE2E.round(Self.median(cpu[3]), 1),
+                "plainClientSameNodeOneGetCPUMicros": BenchE2E.round(Self.median(cpu[4]), 1),
                 "clusterOneGetOneNodeMicros": BenchE2E.round(Self.median(clusterOneNode), 1),
                 "plainClientSameNodeOneGetMicros": BenchE2E.round(Self.median(plainOneNode), 1),
             ],
             "existential": [
                 "directCPUMicrosPerCall": BenchE2E.round(Self.median(direct), 3),
                 "protocolCPUMicrosPerCall": BenchE2E.round(Self.median(throughProtocol), 3),
+                "directRounds": direct.map { BenchE2E.round($0, 3) }, "protocolRounds": throughProtocol.map { BenchE2E.round($0, 3) },
             ],
             "clusterNodes": perNode,
             "ratio": [
@@ -179,7 +186,7 @@ struct BenchRedis {
         let tripsBefore = client.roundTripCount
         var micros: [Double] = []
         micros.reserveCapacity(options.batches)
-        let cpuBefore = ProcessStats.selfCPUSeconds()
+        let cpuBefore = ProcessStats.selfCPUSeconds(), systemBefore = Self.systemCPUSeconds()
         let clock = ContinuousClock()
         for batch in 0..<options.batches {
             let batchItems = items(batch + round * options.batches)
@@ -191,18 +198,26 @@ struct BenchRedis {
             )
             micros.append(Self.micros(clock.now - started))
         }
-        let cpu = ProcessStats.selfCPUSeconds() - cpuBefore
+        let cpu = ProcessStats.selfCPUSeconds() - cpuBefore, system = Self.systemCPUSeconds() - systemBefore
         micros.sort()
         var figures: [String: Double] = [
             "batchMicrosP50": micros[micros.count / 2],
             "batchMicrosP99": micros[min(micros.count - 1, micros.count * 99 / 100)],
             "cpuMicrosPerRecipient": cpu * 1e6 / Double(options.batches * recipients),
+            "systemCPUMicrosPerRecipient": system * 1e6 / Double(options.batches * recipients),
             "roundTripsPerBatch": Double(client.roundTripCount - tripsBefore) / Double(options.batches),
         ]
         if let cluster = client as? RedisClusterClient, let nodeTripsBefore {
             figures["nodePipelinesPerBatch"] = Double(cluster.nodeStats().map(\.roundTrips).reduce(0, +) - nodeTripsBefore) / Double(options.batches)
         }
         return figures
+    }
+
+    /// This process's system (kernel) CPU seconds so far.
+    static func systemCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return ProcessStats.seconds(usage.ru_stime)
     }
 
     static func micros(_ duration: Duration) -> Double {

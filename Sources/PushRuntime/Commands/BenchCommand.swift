@@ -261,12 +261,14 @@ enum BenchCommand {
         let fanOut = dict("fanOut"), existential = dict("existential"), ratio = dict("ratio"), config = dict("config")
         return """
         pushworker bench redis (\(text(report["build"])) build, \(text(config["recipientsPerBatch"])) recipients over \(text(config["apps"])) apps per batch, client CPUs \(text(config["clientCPUs"])))
-          standalone store   \(text(standalone["batchMicrosP50"])) µs/batch p50 (p99 \(text(standalone["batchMicrosP99"]))), \(text(standalone["cpuMicrosPerRecipient"])) µs CPU/recipient, \(text(standalone["roundTripsPerBatch"])) round trips/batch
-          cluster store      \(text(cluster["batchMicrosP50"])) µs/batch p50 (p99 \(text(cluster["batchMicrosP99"]))), \(text(cluster["cpuMicrosPerRecipient"])) µs CPU/recipient, \(text(cluster["roundTripsPerBatch"])) round trips/batch (\(text(cluster["nodePipelinesPerBatch"])) node pipelines)
+          standalone store   \(text(standalone["batchMicrosP50"])) µs/batch p50 (p99 \(text(standalone["batchMicrosP99"]))), \(text(standalone["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(standalone["systemCPUMicrosPerRecipient"]))), \(text(standalone["roundTripsPerBatch"])) round trips/batch
+          cluster store      \(text(cluster["batchMicrosP50"])) µs/batch p50 (p99 \(text(cluster["batchMicrosP99"]))), \(text(cluster["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(cluster["systemCPUMicrosPerRecipient"]))), \(text(cluster["roundTripsPerBatch"])) round trips/batch (\(text(cluster["nodePipelinesPerBatch"])) node pipelines)
           ratio cluster/standalone CPU \(text(ratio["clusterToStandaloneCPUPerRecipient"])), batch time \(text(ratio["clusterToStandaloneBatchMicros"]))
           fan-out            one GET per master: one pipeline \(text(fanOut["oneGetPerMasterOnePipelineMicros"])) µs (\(text(fanOut["clusterRoundTripsPerCall"])) round trips), three pipelines \(text(fanOut["oneGetPerMasterThreePipelinesMicros"])) µs (ratio \(text(ratio["threePipelinesToOne"])))
+          fan-out CPU        one pipeline \(text(fanOut["oneGetPerMasterOnePipelineCPUMicros"])) µs/call, three pipelines \(text(fanOut["oneGetPerMasterThreePipelinesCPUMicros"])) µs/call
           emulated latency   one BLPOP 0.05 s per master: one pipeline \(text(fanOut["emulatedLatencyOnePipelineMicros"])) µs, three pipelines \(text(fanOut["emulatedLatencyThreePipelinesMicros"])) µs (ratio \(text(ratio["threePipelinesToOneEmulatedLatency"])))
           one GET, one node  cluster client \(text(fanOut["clusterOneGetOneNodeMicros"])) µs, plain client to the same master \(text(fanOut["plainClientSameNodeOneGetMicros"])) µs, standalone \(text(fanOut["standaloneOneGetMicros"])) µs
+          one GET CPU        cluster client \(text(fanOut["clusterOneGetOneNodeCPUMicros"])) µs, plain client to the same master \(text(fanOut["plainClientSameNodeOneGetCPUMicros"])) µs, standalone \(text(fanOut["standaloneOneGetCPUMicros"])) µs
           existential        RedisClient \(text(existential["directCPUMicrosPerCall"])) µs CPU/call, any RedisPipelining \(text(existential["protocolCPUMicrosPerCall"])) µs (ratio \(text(ratio["protocolToDirect"])))
         """
     }
