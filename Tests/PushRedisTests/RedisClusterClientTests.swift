@@ -91,6 +91,29 @@ struct RedisClusterClientTests {
         for port in masters { #expect(Int(try cluster.cli(port, ["DBSIZE"])) ?? 0 > 0) }
     }
 
+    @Test("requests and replies larger than the socket buffers cross every master intact (partial writes, many reads)")
+    func largeValues() throws {
+        let masters = try cluster.masterPorts()
+        let tags = try masters.map { try tag(on: $0).tag }
+        let size = 8 << 20 // 3 × 8 MiB in one pipeline: more than loopback takes in one send
+        let values = tags.indices.map { index in
+            var value = [UInt8](repeating: UInt8(index + 1), count: size)
+            for position in stride(from: 0, to: value.count, by: 4093) { value[position] = UInt8(truncatingIfNeeded: position / 4093) }
+            return value
+        }
+        _ = try client.pipeline([["PING"]]) // reads the slot map
+        let trips = client.roundTripCount
+        let set = try client.pipeline(zip(tags, values).map { ["SET", .string("{\($0)}big"), .bytes($1)] })
+        #expect(set == Array(repeating: .status("OK"), count: tags.count))
+        let get = try client.pipeline(tags.flatMap { tag -> [[RedisArgument]] in [["GET", .string("{\(tag)}big")], ["STRLEN", .string("{\(tag)}big")]] })
+        #expect(client.roundTripCount == trips + 2)
+        for index in tags.indices {
+            #expect(get[2 * index] == .string(values[index]))
+            #expect(get[2 * index + 1] == .integer(Int64(size)))
+        }
+        _ = try client.pipeline(tags.map { ["DEL", .string("{\($0)}big")] })
+    }
+
     @Test("the masters' parts wait at the same time: three 0.6 s BLPOPs on three masters take ~0.6 s, not 1.8 s")
     func partsAreConcurrent() throws {
         let masters = try cluster.masterPorts()

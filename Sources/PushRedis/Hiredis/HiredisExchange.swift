@@ -73,11 +73,15 @@ enum HiredisExchange {
                 do throws(RedisError) {
                     if revents & Int16(POLLOUT) != 0 { try part.context.writeAvailable() }
                     if revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
-                        // Drain what arrived (a full buffer means more is likely waiting).
-                        while try part.context.readAvailable() == 16384 {}
-                        while replies[index].count < part.commands.count, let reply = try part.context.parsedReply() {
-                            replies[index].append(reply)
-                        }
+                        // Read and parse until the replies are complete or the socket has no more
+                        // for now (a full buffer means more is likely waiting).
+                        var read = 0
+                        repeat {
+                            read = try part.context.readAvailable()
+                            while replies[index].count < part.commands.count, let reply = try part.context.parsedReply() {
+                                replies[index].append(reply)
+                            }
+                        } while read == 16384 && replies[index].count < part.commands.count
                     }
                     if replies[index].count == part.commands.count {
                         results[index] = .success(replies[index])
