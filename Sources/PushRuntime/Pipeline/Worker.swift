@@ -234,6 +234,7 @@ public final class Worker: Sendable {
         guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         redisProbe.async { [self] in
             let answered = redis.ping()
+            if let cluster = redis as? RedisClusterClient { publishNodeStats(cluster.nodeStats()) }
             if redisHealthy.exchange(answered, ordering: .relaxed) != answered {
                 if answered { logger.info("redis is back") } else {
                     metrics.increment("pushworker_redis_errors_total")
@@ -241,6 +242,18 @@ public final class Worker: Sendable {
                 }
             }
             redisProbing.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Per-node counters of a Redis Cluster client as metrics (nodes are few and fixed).
+    private func publishNodeStats(_ nodes: [RedisClusterNodeStats]) {
+        for node in nodes {
+            let name = node.node.description
+            metrics.set("pushworker_redis_node_round_trips_total", [("node", name)], Double(node.roundTrips))
+            metrics.set("pushworker_redis_node_errors_total", [("node", name)], Double(node.connectionErrors))
+            metrics.set("pushworker_redis_node_moved_total", [("node", name)], Double(node.moved))
+            metrics.set("pushworker_redis_node_ask_total", [("node", name)], Double(node.ask))
+            metrics.set("pushworker_redis_node_slots", [("node", name)], Double(node.slots))
         }
     }
 
