@@ -106,8 +106,7 @@ public final class RedisClusterServer: @unchecked Sendable {
     static func parseNodeLine(_ line: Substring) -> NodeInfo? {
         let fields = line.split(separator: " ")
         guard fields.count >= 8 else { return nil }
-        let address = fields[1].split(separator: "@")[0]
-        guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else { return nil }
+        guard let address = fields[1].split(separator: "@").first, let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else { return nil }
         let flags = fields[2].split(separator: ",")
         var slots: [ClosedRange<Int>] = []
         for field in fields.dropFirst(8) where !field.hasPrefix("[") {
