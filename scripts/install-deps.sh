@@ -12,6 +12,7 @@ packages=(
   libnghttp2-dev        # the sandbox's HTTP/2 server
   libmicrohttpd-dev     # metrics/health/events listener
   redis-server          # tests and demo start their own on a free loopback port
+  redis-tools           # redis-cli: the test Redis Cluster is created with `redis-cli --cluster create`
   nghttp2-client        # h2load: the load reference for `pushworker bench`
   nghttp2-server        # nghttpd: an independent HTTP/2 peer for the HTTP client tests
   wrk                   # load generator of `pushworker bench events`

@@ -36,7 +36,7 @@ public final class EventCounterFlusher: Sendable {
         }
     }
 
-    private let redis: RedisClient
+    private let redis: any RedisPipelining
     private let metrics: Metrics
     private let logger: Logger
     private let interval: Duration
@@ -51,7 +51,7 @@ public final class EventCounterFlusher: Sendable {
     /// Extra work run on the flusher thread at every tick (e.g. draining producer errors).
     private let onTick: (@Sendable () -> Void)?
 
-    public init(redis: RedisClient, metrics: Metrics, logger: Logger, interval: Duration = .milliseconds(100),
+    public init(redis: any RedisPipelining, metrics: Metrics, logger: Logger, interval: Duration = .milliseconds(100),
                 batchSize: Int = 1000, ttlSeconds: Int64 = 90 * 86_400, maximumPendingKeys: Int = 200_000,
                 onTick: (@Sendable () -> Void)? = nil) {
         self.redis = redis; self.metrics = metrics; self.logger = logger; self.interval = interval

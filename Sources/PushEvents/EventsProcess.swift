@@ -46,13 +46,13 @@ public enum EventsProcess {
         let metrics = Metrics()
         let keyring: MsgIDKeyring
         let producer: KafkaProducer
-        let redis: RedisClient
-        let healthRedis: RedisClient
+        let redis: any RedisPipelining
+        let healthRedis: any RedisPipelining
         do {
             keyring = try MsgIDKeyring(parsing: configuration.msgIDKeys)
             producer = try KafkaProducer(properties: configuration.kafkaProperties(for: .producer))
-            redis = try RedisClient(url: configuration.redisURL)
-            healthRedis = try RedisClient(url: configuration.redisURL, timeout: .milliseconds(500))
+            redis = try configuration.redisClient()
+            healthRedis = try configuration.redisClient(timeout: .milliseconds(500))
         } catch {
             logger.error("cannot start the events endpoint", ["error": "\(error)"])
             return ExitCode.unavailable

@@ -10,9 +10,10 @@ import PushCore
 /// names, token hashes: SHA-256 hex computed by the caller).
 ///
 /// The blocking methods must not run on the cooperative pool; each has an `async` twin that runs
-/// on the client's serial queue.
+/// on the client's serial queue. The client is a ``RedisClient`` (one server) or a
+/// ``RedisClusterClient``: the store's commands and their round trips are the same on both.
 public final class DeliveryStateStore: Sendable {
-    public let client: RedisClient
+    public let client: any RedisPipelining
     /// How long an invalid token is remembered (refreshed when reported again). Default: 90 days.
     public let invalidTTL: Duration
     private let invalidTTLMs: Int64
@@ -24,11 +25,12 @@ public final class DeliveryStateStore: Sendable {
     /// behind Redis's still see it.
     static let backoffGraceMs: Int64 = 60_000
 
-    public init(client: RedisClient, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool = false) {
+    /// `keysMustShareSlot` defaults to whether `client` is a ``RedisClusterClient``.
+    public init(client: any RedisPipelining, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool? = nil) {
         self.client = client
         self.invalidTTL = invalidTTL
         self.invalidTTLMs = max(1, Self.milliseconds(invalidTTL))
-        self.keysMustShareSlot = keysMustShareSlot
+        self.keysMustShareSlot = keysMustShareSlot ?? (client is RedisClusterClient)
     }
 
     // MARK: - Claims, de-duplication and invalid tokens (DESIGN §8 "Claims", "Memory")
@@ -72,7 +74,7 @@ public final class DeliveryStateStore: Sendable {
                       backoffs: [(appID: String, provider: String)] = []) throws(RedisError) -> ClaimAnswers {
         if items.isEmpty && backoffs.isEmpty { return ClaimAnswers(replies: [], invalidSinceMs: [], backoffUntilMs: []) }
         var commands: [[RedisArgument]] = []
-        let groups = Self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
+        let groups = self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
         for group in groups {
             commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs))
         }
@@ -141,7 +143,7 @@ public final class DeliveryStateStore: Sendable {
         invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
     ) throws(RedisError) {
         var commands: [[RedisArgument]] = []
-        for group in Self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
+        for group in self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
             commands.append(Self.recordCommand(entries, group))
         }
         for entry in invalid {
@@ -380,7 +382,8 @@ public final class DeliveryStateStore: Sendable {
 
     // MARK: - Execution
 
-    /// Loads the Lua scripts into Redis's script cache (one round trip). Optional: without it the
+    /// Loads the Lua scripts into Redis's script cache (one round trip; on a cluster, into every
+    /// master's, all at once). Optional: without it the
     /// first scripted call after a (re)start costs one extra round trip (`NOSCRIPT` ⇒ `EVAL`).
     public func preloadScripts() throws(RedisError) {
         try Self.checkNoErrors(client.pipeline(Self.scripts.map { ["SCRIPT", "LOAD", .string($0.source)] }))

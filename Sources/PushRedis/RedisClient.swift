@@ -51,7 +51,7 @@ public final class RedisClient: Sendable {
         _ = Self.ignoreSIGPIPE
     }
 
-    private static let ignoreSIGPIPE: Void = {
+    static let ignoreSIGPIPE: Void = {
         #if canImport(Glibc)
         var current = sigaction()
         if sigaction(SIGPIPE, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil {

@@ -6,6 +6,7 @@
 /// - `unix:///path/to/redis.sock[?db=N&password=P]`
 ///
 /// `rediss://` is refused: hiredis 0.14.1 has no TLS. The password never appears in `description`.
+/// A cluster's URL (`redis+cluster://…`) is a ``RedisClusterEndpoint``; ``RedisTarget`` parses both.
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// A TCP host and port, or a unix socket path.
     public enum Address: Sendable, Equatable, CustomStringConvertible {
@@ -34,7 +35,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public init(url: String) throws(RedisError) {
-        let bad = { (why: String) in RedisError("invalid Redis URL (\(why))") }
+        let bad = { (why: String) in Self.invalid(why) }
         if url.hasPrefix("rediss://") { throw bad("TLS is not supported by hiredis 0.14.1") }
         if url.hasPrefix("unix://") {
             var rest = Substring(url.dropFirst("unix://".count))
@@ -63,56 +64,69 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             self.init(address: .unix(path: path), password: password, database: database)
             return
         }
-        guard url.hasPrefix("redis://") else { throw bad("the scheme must be redis:// or unix://") }
+        if url.hasPrefix(RedisClusterEndpoint.scheme) {
+            throw bad("\(RedisClusterEndpoint.scheme) names a cluster: use RedisTarget or RedisClusterEndpoint")
+        }
+        guard url.hasPrefix("redis://") else { throw bad("the scheme must be redis://, unix:// or \(RedisClusterEndpoint.scheme)") }
         var rest = Substring(url.dropFirst("redis://".count))
         var path: Substring = ""
         if let slash = rest.firstIndex(of: "/") {
             path = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
         }
-        var username: String?
-        var password: String?
-        if let at = rest.lastIndex(of: "@") {
-            let userInfo = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            guard let colon = userInfo.firstIndex(of: ":") else { throw bad("credentials must be user:password or :password") }
-            let user = userInfo[..<colon], secret = userInfo[userInfo.index(after: colon)...]
-            guard let decodedUser = Self.percentDecode(user), let decodedSecret = Self.percentDecode(secret) else {
-                throw bad("bad percent-encoding")
-            }
-            username = decodedUser.isEmpty ? nil : decodedUser
-            password = decodedSecret
-        }
-        var host: Substring
-        var portText: Substring?
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw bad("unterminated IPv6 address") }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw bad("garbage after the IPv6 address") }
-                portText = after.dropFirst()
-            }
-        } else if let colon = rest.firstIndex(of: ":") {
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        } else {
-            host = rest
-        }
-        guard !host.isEmpty else { throw bad("no host") }
-        guard !host.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0.isWhitespace }) else { throw bad("bad host") }
-        var port = 6379
-        if let portText {
-            guard let number = Int(portText), (1...65535).contains(number) else { throw bad("the port must be 1…65535") }
-            port = number
-        }
+        let (username, password, hostPort) = try Self.splitCredentials(rest)
+        let address = try Self.parseHostPort(hostPort)
         var database = 0
         if !path.isEmpty {
             guard let number = Int(path), number >= 0 else { throw bad("the path must be a database number") }
             database = number
         }
-        self.init(address: .tcp(host: String(host), port: port), username: username, password: password, database: database)
+        self.init(address: address, username: username, password: password, database: database)
     }
+
+    /// `[[user]:password@]rest` → (user, password, rest); both percent-decoded; an empty user is none.
+    static func splitCredentials(_ text: Substring) throws(RedisError) -> (username: String?, password: String?, rest: Substring) {
+        guard let at = text.lastIndex(of: "@") else { return (nil, nil, text) }
+        let userInfo = text[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { throw invalid("credentials must be user:password or :password") }
+        let user = userInfo[..<colon], secret = userInfo[userInfo.index(after: colon)...]
+        guard let decodedUser = percentDecode(user), let decodedSecret = percentDecode(secret) else {
+            throw invalid("bad percent-encoding")
+        }
+        return (decodedUser.isEmpty ? nil : decodedUser, decodedSecret, text[text.index(after: at)...])
+    }
+
+    /// `host[:port]` or `[v6][:port]` (default port 6379).
+    static func parseHostPort(_ text: Substring) throws(RedisError) -> Address {
+        var host: Substring
+        var portText: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw invalid("unterminated IPv6 address") }
+            host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw invalid("garbage after the IPv6 address") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = text.firstIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        } else {
+            host = text
+        }
+        guard !host.isEmpty else { throw invalid("no host") }
+        guard !host.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0 == "," || $0 == "@" || $0.isWhitespace }) else {
+            throw invalid("bad host")
+        }
+        var port = 6379
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else { throw invalid("the port must be 1…65535") }
+            port = number
+        }
+        return .tcp(host: String(host), port: port)
+    }
+
+    static func invalid(_ why: String) -> RedisError { RedisError("invalid Redis URL (\(why))") }
 
     public var description: String {
         var text = address.description
@@ -121,7 +135,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         return text
     }
 
-    private static func percentDecode(_ text: Substring) -> String? {
+    static func percentDecode(_ text: Substring) -> String? {
         guard text.contains("%") else { return String(text) }
         var bytes: [UInt8] = []
         var iterator = Array(text.utf8).makeIterator()

@@ -30,3 +30,17 @@ public func isListening(port: UInt16) -> Bool {
     }
     return result == 0
 }
+
+/// Whether 127.0.0.1:`port` can be bound now (nothing listens there).
+public func isFreeLoopbackPort(_ port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    return result == 0
+}

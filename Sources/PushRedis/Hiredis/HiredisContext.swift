@@ -1,11 +1,14 @@
 import CHiredis
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One blocking-mode `redisContext`, built by ``connect(_:timeoutMs:)`` (the context first, then
 /// this owner around it, then the connection check: a failed connect only throws) and freed
 /// only in `deinit`.
 ///
 /// The only type in PushRedis that touches hiredis pointers. Not thread-safe: it has one owner
-/// at a time (``RedisClient`` holds it inside its lock). Once hiredis reports an error on the
+/// at a time (``RedisClient`` and ``RedisClusterClient`` hold it inside their lock). Once hiredis reports an error on the
 /// context (`err != 0`) the context is unusable and the owner drops it.
 final class HiredisContext {
     private let context: UnsafeMutablePointer<redisContext>
@@ -58,7 +61,8 @@ final class HiredisContext {
         return replies
     }
 
-    private func append(_ command: [RedisArgument]) throws(RedisError) {
+    /// Formats one command into the output buffer (nothing is sent yet).
+    func append(_ command: [RedisArgument]) throws(RedisError) {
         flat.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
@@ -82,6 +86,47 @@ final class HiredisContext {
             }
         }
         if status != REDIS_OK { throw contextError() }
+    }
+
+    // MARK: Non-blocking use (HiredisExchange: several servers at once)
+
+    /// The socket, for poll(2).
+    var fileDescriptor: Int32 { pw_redis_fd(context) }
+
+    /// Whether formatted commands still wait to be written.
+    var hasPendingOutput: Bool { pw_redis_pending_output(context) > 0 }
+
+    /// Writes what the socket takes now; never blocks.
+    func writeAvailable() throws(RedisError) {
+        if pw_redis_write_nonblocking(context) != 0 { throw socketError("write") }
+    }
+
+    /// Reads what has arrived into the reply parser; never blocks. Returns the bytes read (0: none yet).
+    func readAvailable() throws(RedisError) -> Int {
+        let result = pw_redis_read_nonblocking(context)
+        switch result {
+        case -1: throw socketError("read")
+        case -2: throw RedisError("redis connection error: the server closed the connection", isConnectionError: true)
+        case ..<0: throw RedisError("redis protocol error: the reply could not be parsed", isConnectionError: true)
+        default: return result
+        }
+    }
+
+    /// The next reply complete in what was read so far, or nil.
+    func parsedReply() throws(RedisError) -> RedisReply? {
+        var reply: UnsafeMutablePointer<redisReply>?
+        guard pw_redis_parsed_reply(context, &reply) == REDIS_OK else {
+            throw RedisError("redis protocol error: the reply could not be parsed", isConnectionError: true)
+        }
+        guard let reply else { return nil }
+        defer { freeReplyObject(UnsafeMutableRawPointer(reply)) }
+        return Self.convert(UnsafePointer(reply))
+    }
+
+    private func socketError(_ operation: String) -> RedisError {
+        let code = errno
+        let text = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        return RedisError("redis connection error: \(operation) failed: \(text)", isConnectionError: true)
     }
 
     private func readReply() throws(RedisError) -> RedisReply {

@@ -216,8 +216,8 @@ public struct Configuration: Sendable {
             problems.append("PUSHWORKER_CA_FILE: cannot read \(ca)")
         }
         if needsRedis, !configuration.redisURL.isEmpty {
-            // RedisEndpoint's errors never contain the password.
-            do { _ = try RedisEndpoint(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
+            // RedisTarget's errors never contain the password (redis://, unix:// or redis+cluster://).
+            do { _ = try RedisTarget(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
         }
         for (key, value) in values where key.hasPrefix("PUSHWORKER_RDKAFKA_") {
             let name = key.dropFirst("PUSHWORKER_RDKAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")
@@ -232,12 +232,22 @@ public struct Configuration: Sendable {
         return configuration
     }
 
-    /// Where Redis is: `PUSHWORKER_REDIS_URL`, its password replaced by `PUSHWORKER_REDIS_PASSWORD`
-    /// when that is set.
-    public func redisEndpoint() throws(RedisError) -> RedisEndpoint {
-        var endpoint = try RedisEndpoint(url: redisURL)
-        if let redisPassword { endpoint.password = redisPassword }
-        return endpoint
+    /// Where Redis is: `PUSHWORKER_REDIS_URL` (`redis://`, `unix://` or `redis+cluster://`), its
+    /// password replaced by `PUSHWORKER_REDIS_PASSWORD` when that is set.
+    public func redisTarget() throws(RedisError) -> RedisTarget {
+        switch try RedisTarget(url: redisURL) {
+        case .standalone(var endpoint):
+            if let redisPassword { endpoint.password = redisPassword }
+            return .standalone(endpoint)
+        case .cluster(var endpoint):
+            if let redisPassword { endpoint.password = redisPassword }
+            return .cluster(endpoint)
+        }
+    }
+
+    /// A client for ``redisTarget()`` (it connects at its first command).
+    public func redisClient(timeout: Duration = .seconds(2)) throws(RedisError) -> any RedisPipelining {
+        try redisTarget().makeClient(timeout: timeout)
     }
 
     /// Printable `NAME=value` lines with secrets redacted (`config print`).

@@ -41,6 +41,12 @@ public final class Metrics: Sendable {
         "pushworker_retries_total": ("counter", "Recipients handed to the retry topic.", []),
         "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic.", []),
         "pushworker_redis_errors_total": ("counter", "Redis errors.", []),
+        // Redis Cluster only (`redis+cluster://`), per node, from RedisClusterClient.nodeStats().
+        "pushworker_redis_node_round_trips_total": ("counter", "Pipelines sent to a Redis Cluster node.", ["node"]),
+        "pushworker_redis_node_errors_total": ("counter", "Connection errors with a Redis Cluster node.", ["node"]),
+        "pushworker_redis_node_moved_total": ("counter", "MOVED replies from a Redis Cluster node.", ["node"]),
+        "pushworker_redis_node_ask_total": ("counter", "ASK replies from a Redis Cluster node.", ["node"]),
+        "pushworker_redis_node_slots": ("gauge", "Slots a Redis Cluster node serves as master in the last slot map (0: replica or gone).", ["node"]),
         "pushworker_kafka_errors_total": ("counter", "Kafka client errors.", []),
         "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
         "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),

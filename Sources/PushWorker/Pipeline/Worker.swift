@@ -23,7 +23,7 @@ public final class Worker: Sendable {
     let consumer: KafkaConsumer
     let kafkaProducer: KafkaProducer
     let producer: ReliableProducer
-    let redis: RedisClient
+    let redis: any RedisPipelining
     let state: DeliveryStateStore
     let http: HTTP2Client
     let deliverer: Deliverer
@@ -89,7 +89,7 @@ public final class Worker: Sendable {
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
-        redis = try RedisClient(endpoint: configuration.redisEndpoint())
+        redis = try configuration.redisClient() // redis:// or redis+cluster://
         state = DeliveryStateStore(client: redis)
         let producerProperties = configuration.kafkaProperties(for: .producer)
         kafkaProducer = try KafkaProducer(properties: producerProperties)
@@ -253,11 +253,24 @@ public final class Worker: Sendable {
         guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         redisProbe.async { [self] in
             let answered = redis.ping()
+            if let cluster = redis as? RedisClusterClient { publishNodeStats(cluster.nodeStats()) }
             if answered { redisAnswered() } else if redisHealthy.exchange(false, ordering: .relaxed) {
                 metrics.increment("pushworker_redis_errors_total")
                 logger.error("redis unreachable: no new claims until it is back", ["redis.check": "ping"])
             }
             redisProbing.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Per-node counters of a Redis Cluster client as metrics (nodes are few and fixed).
+    private func publishNodeStats(_ nodes: [RedisClusterNodeStats]) {
+        for node in nodes {
+            let name = node.node.description
+            metrics.set("pushworker_redis_node_round_trips_total", [("node", name)], Double(node.roundTrips))
+            metrics.set("pushworker_redis_node_errors_total", [("node", name)], Double(node.connectionErrors))
+            metrics.set("pushworker_redis_node_moved_total", [("node", name)], Double(node.moved))
+            metrics.set("pushworker_redis_node_ask_total", [("node", name)], Double(node.ask))
+            metrics.set("pushworker_redis_node_slots", [("node", name)], Double(node.slots))
         }
     }
 

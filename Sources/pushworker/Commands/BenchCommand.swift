@@ -10,6 +10,7 @@ enum BenchCommand {
     static let usage = """
     usage: pushworker bench e2e [options]
            pushworker bench http [options]   (see `pushworker bench http --help`)
+           pushworker bench redis [options]  (see `pushworker bench redis --help`)
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
@@ -54,6 +55,7 @@ enum BenchCommand {
         switch sub {
         case "e2e": return e2e(rest)
         case "http": return http(rest)
+        case "redis": return redis(rest)
         case "events": return BenchEventsCommand.main(rest)
         default:
             printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
@@ -189,6 +191,87 @@ enum BenchCommand {
         }
         print(summary(report))
         return ok ? ExitCode.ok : ExitCode.software
+    }
+
+    static let redisUsage = """
+    usage: pushworker bench redis [options]
+
+    The Redis clients alone: starts a redis-server and a Redis Cluster of 3 masters (redis-cli
+    --cluster create, ports below 55535), then in alternating rounds runs the store's hot path on
+    each (check of N recipients spread over --apps apps, then record of them as sent and 5 % as
+    invalid tokens): wall µs per batch, this process's CPU µs per recipient, round trips per
+    batch. Then: one GET per master in one cluster pipeline vs three pipelines one after another
+    (a batch over several nodes costs one round trip), the same with each node holding its reply
+    (BLPOP 0.05 s: emulated latency), and RedisClient called directly vs through
+    `any RedisPipelining`. Medians over the rounds. Build with `swift build -c release` first.
+
+    options:
+      --recipients N        recipients per batch (default 500)
+      --batches N           batches per round and target (default 200)
+      --apps N              apps per batch; each app's keys share one slot (default 24)
+      --rounds N            alternating rounds (default 5)
+      --fan-out-calls N     calls for the fan-out and existential figures (default 3000)
+      --latency-calls N     calls with emulated node latency (default 10; each takes 0.1 to 0.3 s)
+      --replicas N          replicas per master (default 0)
+      --client-cpus LIST    pin this process (not the servers) with `taskset -a -p -c LIST`
+      --report FILE         JSON report (default bench-redis-report.json)
+      --allow-debug         run on a debug build (figures are meaningless; for tests)
+      --keep                keep the temporary folder (server logs)
+      --quiet               no progress on stderr
+    """
+
+    static func redis(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: redisUsage, values: [
+            "recipients", "batches", "apps", "rounds", "fan-out-calls", "latency-calls", "replicas", "client-cpus", "report",
+        ], flags: ["allow-debug", "keep", "quiet"], exitCode: &code) else { return code }
+        var options = BenchRedis.Options()
+        do {
+            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            options.recipients = try parsed.integer("recipients", default: 500, in: 1...100_000)
+            options.batches = try parsed.integer("batches", default: 200, in: 1...10_000_000)
+            options.apps = try parsed.integer("apps", default: 24, in: 1...100_000)
+            options.rounds = try parsed.integer("rounds", default: 5, in: 1...1000)
+            options.fanOutCalls = try parsed.integer("fan-out-calls", default: 3000, in: 1...100_000_000)
+            options.latencyCalls = try parsed.integer("latency-calls", default: 10, in: 1...10_000)
+            options.replicas = try parsed.integer("replicas", default: 0, in: 0...3)
+            options.clientCPUs = parsed.value("client-cpus")
+            options.report = parsed.value("report") ?? options.report
+            options.keep = parsed.flag("keep")
+            options.quiet = parsed.flag("quiet")
+        } catch {
+            printError("error: \(error)\n\n\(redisUsage)")
+            return ExitCode.usage
+        }
+        guard allowBuild(parsed, command: "redis") else { return ExitCode.usage }
+        let report: [String: Any]
+        do {
+            report = try BenchRedis(options: options, isDebugBuild: isDebugBuild).run()
+            try BenchReport.writeJSON(report, to: options.report)
+        } catch {
+            printError("bench failed: \(error)")
+            return ExitCode.software
+        }
+        print(redisSummary(report))
+        return ExitCode.ok
+    }
+
+    static func redisSummary(_ report: [String: Any]) -> String {
+        func dict(_ key: String, _ from: [String: Any]? = nil) -> [String: Any] { (from ?? report)[key] as? [String: Any] ?? [:] }
+        let store = dict("store"), standalone = dict("standalone", store), cluster = dict("cluster", store)
+        let fanOut = dict("fanOut"), existential = dict("existential"), ratio = dict("ratio"), config = dict("config")
+        return """
+        pushworker bench redis (\(text(report["build"])) build, \(text(config["recipientsPerBatch"])) recipients over \(text(config["apps"])) apps per batch, client CPUs \(text(config["clientCPUs"])))
+          standalone store   \(text(standalone["batchMicrosP50"])) µs/batch p50 (p99 \(text(standalone["batchMicrosP99"]))), \(text(standalone["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(standalone["systemCPUMicrosPerRecipient"]))), \(text(standalone["roundTripsPerBatch"])) round trips/batch
+          cluster store      \(text(cluster["batchMicrosP50"])) µs/batch p50 (p99 \(text(cluster["batchMicrosP99"]))), \(text(cluster["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(cluster["systemCPUMicrosPerRecipient"]))), \(text(cluster["roundTripsPerBatch"])) round trips/batch (\(text(cluster["nodePipelinesPerBatch"])) node pipelines)
+          ratio cluster/standalone CPU \(text(ratio["clusterToStandaloneCPUPerRecipient"])), batch time \(text(ratio["clusterToStandaloneBatchMicros"]))
+          fan-out            one GET per master: one pipeline \(text(fanOut["oneGetPerMasterOnePipelineMicros"])) µs (\(text(fanOut["clusterRoundTripsPerCall"])) round trips), three pipelines \(text(fanOut["oneGetPerMasterThreePipelinesMicros"])) µs (ratio \(text(ratio["threePipelinesToOne"])))
+          fan-out CPU        one pipeline \(text(fanOut["oneGetPerMasterOnePipelineCPUMicros"])) µs/call, three pipelines \(text(fanOut["oneGetPerMasterThreePipelinesCPUMicros"])) µs/call
+          emulated latency   one BLPOP 0.05 s per master: one pipeline \(text(fanOut["emulatedLatencyOnePipelineMicros"])) µs, three pipelines \(text(fanOut["emulatedLatencyThreePipelinesMicros"])) µs (ratio \(text(ratio["threePipelinesToOneEmulatedLatency"])))
+          one GET, one node  cluster client \(text(fanOut["clusterOneGetOneNodeMicros"])) µs, plain client to the same master \(text(fanOut["plainClientSameNodeOneGetMicros"])) µs, standalone \(text(fanOut["standaloneOneGetMicros"])) µs
+          one GET CPU        cluster client \(text(fanOut["clusterOneGetOneNodeCPUMicros"])) µs, plain client to the same master \(text(fanOut["plainClientSameNodeOneGetCPUMicros"])) µs, standalone \(text(fanOut["standaloneOneGetCPUMicros"])) µs
+          existential        RedisClient \(text(existential["directCPUMicrosPerCall"])) µs CPU/call, any RedisPipelining \(text(existential["protocolCPUMicrosPerCall"])) µs (ratio \(text(ratio["protocolToDirect"])))
+        """
     }
 
     /// Refuses a debug build unless `--allow-debug` (then warns loudly).

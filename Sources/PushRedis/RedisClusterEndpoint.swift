@@ -1,0 +1,52 @@
+/// The seed nodes and credentials of a Redis Cluster, parsed from
+/// `redis+cluster://[[user]:password@]host[:port][,host[:port]…]` (default port 6379; IPv6 as
+/// `[::1]:7000`; user and password percent-decoded, sent as `AUTH` to every node).
+///
+/// A seed is only where the client first reads the slot map: any one reachable seed is enough,
+/// the map names the other nodes. A cluster has only database 0, so a `/N` path is refused.
+public struct RedisClusterEndpoint: Sendable, Equatable, CustomStringConvertible {
+    /// The URL scheme of a cluster.
+    public static let scheme = "redis+cluster://"
+
+    /// Where the slot map is read first (TCP addresses), in the URL's order.
+    public var seeds: [RedisClusterNode]
+    public var username: String?
+    public var password: String?
+
+    public init(seeds: [RedisClusterNode], username: String? = nil, password: String? = nil) {
+        self.seeds = seeds
+        self.username = username
+        self.password = password
+    }
+
+    public init(url: String) throws(RedisError) {
+        guard url.hasPrefix(Self.scheme) else { throw RedisEndpoint.invalid("a cluster URL starts with \(Self.scheme)") }
+        var rest = Substring(url.dropFirst(Self.scheme.count))
+        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            throw RedisEndpoint.invalid("a cluster URL takes no \(rest[mark]) part")
+        }
+        if let slash = rest.firstIndex(of: "/") {
+            let path = rest[rest.index(after: slash)...]
+            guard path.isEmpty else {
+                throw RedisEndpoint.invalid("a Redis Cluster has only database 0: remove /\(path) from the cluster URL")
+            }
+            rest = rest[..<slash]
+        }
+        let (username, password, hosts) = try RedisEndpoint.splitCredentials(rest)
+        var seeds: [RedisClusterNode] = []
+        for seed in hosts.split(separator: ",", omittingEmptySubsequences: false) {
+            guard !seed.isEmpty else { throw RedisEndpoint.invalid("an empty seed in the node list") }
+            guard case .tcp(let host, let port) = try RedisEndpoint.parseHostPort(seed) else { continue }
+            seeds.append(RedisClusterNode(host: host, port: port))
+        }
+        guard !seeds.isEmpty else { throw RedisEndpoint.invalid("no seed node") }
+        self.init(seeds: seeds, username: username, password: password)
+    }
+
+    /// The URL without the password.
+    public var description: String {
+        var text = Self.scheme
+        if password != nil { text += "\(username ?? ""):***@" }
+        return text + seeds.map(\.description).joined(separator: ",")
+    }
+}

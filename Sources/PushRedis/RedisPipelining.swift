@@ -1,0 +1,66 @@
+/// What ``DeliveryStateStore`` (and every other user of Redis) needs from a connection:
+/// implemented by ``RedisClient`` (one server) and ``RedisClusterClient`` (a Redis Cluster).
+///
+/// Contract of both: replies come back one per command, in order; error replies (`.error`) are
+/// values; only connection failures, invalid calls (an empty command, a command the client cannot
+/// route) and a closed client throw. The blocking calls must not run on the cooperative pool; the
+/// `async` twins run on the client's own queue.
+public protocol RedisPipelining: AnyObject, Sendable, CustomStringConvertible {
+    /// Sends the commands as one pipeline (per node) and returns one reply per command, in order.
+    func pipeline(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply]
+    /// As the blocking ``pipeline(_:)``, on the client's queue.
+    func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisReply]
+    /// Whether the server (every slot's master, for a cluster) answers now. For readiness probes.
+    func ping() -> Bool
+    /// Async ``ping()``.
+    func ping() async -> Bool
+    /// Closes the connections; later calls throw. Idempotent.
+    func close()
+    /// Network round trips so far (a pipeline sent to several cluster nodes at once is one).
+    var roundTripCount: Int { get }
+    /// Calls that failed with a connection error so far (`pushworker_redis_errors_total`).
+    var connectionErrorCount: Int { get }
+}
+
+extension RedisClient: RedisPipelining {
+    public var description: String { endpoint.description }
+}
+
+/// What `PUSHWORKER_REDIS_URL` names: one server or a cluster.
+///
+/// - `redis://…`, `unix://…` ⇒ ``RedisEndpoint`` ⇒ ``RedisClient``
+/// - `redis+cluster://…` ⇒ ``RedisClusterEndpoint`` ⇒ ``RedisClusterClient``
+public enum RedisTarget: Sendable, Equatable, CustomStringConvertible {
+    case standalone(RedisEndpoint)
+    case cluster(RedisClusterEndpoint)
+
+    /// Parses either URL form; errors never contain the password.
+    public init(url: String) throws(RedisError) {
+        if url.hasPrefix(RedisClusterEndpoint.scheme) {
+            self = .cluster(try RedisClusterEndpoint(url: url))
+        } else {
+            self = .standalone(try RedisEndpoint(url: url))
+        }
+    }
+
+    /// A client for this target; it connects at the first command, not here.
+    /// `timeout` bounds every connect and socket operation (default 2 s).
+    public func makeClient(timeout: Duration = .seconds(2)) throws(RedisError) -> any RedisPipelining {
+        switch self {
+        case .standalone(let endpoint): try RedisClient(endpoint: endpoint, timeout: timeout)
+        case .cluster(let endpoint): try RedisClusterClient(endpoint: endpoint, options: .init(timeout: timeout))
+        }
+    }
+
+    /// `RedisTarget(url:).makeClient(timeout:)`.
+    public static func makeClient(url: String, timeout: Duration = .seconds(2)) throws(RedisError) -> any RedisPipelining {
+        try RedisTarget(url: url).makeClient(timeout: timeout)
+    }
+
+    public var description: String {
+        switch self {
+        case .standalone(let endpoint): endpoint.description
+        case .cluster(let endpoint): endpoint.description
+        }
+    }
+}
