@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
-        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto"], swiftSettings: strict),
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushHTTPServer"], swiftSettings: strict),
 
         .target(
             name: "PushRuntime",
@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -1,19 +1,25 @@
 import CMicroHTTPD
 import Foundation
 import PushCore
+import Synchronization
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
-/// `/healthz`, `/readyz` and the tracking endpoint. Handlers are synchronous and cheap.
-/// HTTP/1.1 keep-alive; request bodies are read and discarded; `threads` > 1 runs a pool of
-/// polling threads (MHD's thread pool), each calling the handler.
+/// `/healthz`, `/readyz`, the tracking endpoint and the sandbox inbox. Handlers are
+/// synchronous and cheap. HTTP/1.1 keep-alive; request bodies are read and discarded;
+/// `threads` > 1 runs a pool of polling threads (MHD's thread pool), each calling the handler.
+/// With `allowsStreaming`, a handler may answer with an ``HTTPResponseStream`` (Server-Sent
+/// Events): the body is written later, from any thread.
 public final class HTTPListener: Sendable {
     public struct Request: Sendable {
         public var method: String
+        /// The path, without the query string.
         public var path: String
         public var clientAddress: String
         public var headers: [String: String]
-        public init(method: String, path: String, clientAddress: String, headers: [String: String]) {
-            self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers
+        /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name).
+        public var query: [String: String]
+        public init(method: String, path: String, clientAddress: String, headers: [String: String], query: [String: String] = [:]) {
+            self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers; self.query = query
         }
     }
 
@@ -22,19 +28,34 @@ public final class HTTPListener: Sendable {
         public var contentType: String
         public var body: [UInt8]
         public var headers: [(String, String)]
+        /// When set, `body` is ignored and the response body is whatever is written to the
+        /// stream until it is finished (chunked transfer encoding).
+        public var stream: HTTPResponseStream?
         public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: String = "", headers: [(String, String)] = []) {
             self.status = status; self.contentType = contentType; self.body = Array(body.utf8); self.headers = headers
+        }
+        public init(status: Int, contentType: String, bytes: [UInt8], headers: [(String, String)] = []) {
+            self.status = status; self.contentType = contentType; self.body = bytes; self.headers = headers
+        }
+        /// A streamed response (`text/event-stream` for Server-Sent Events).
+        public static func streaming(_ stream: HTTPResponseStream, contentType: String, headers: [(String, String)] = []) -> Response {
+            var response = Response(status: 200, contentType: contentType, headers: headers)
+            response.stream = stream
+            return response
         }
     }
 
     public typealias Handler = @Sendable (Request) -> Response
 
     /// Thread safety: `daemon` is set once in init and only read by `stop`; MHD serialises
-    /// nothing for us, so `handler` must be thread-safe (it is `@Sendable`).
-    private final class Box: @unchecked Sendable {
+    /// nothing for us, so `handler` must be thread-safe (it is `@Sendable`). `streams` holds
+    /// the streamed responses in progress, behind its own lock.
+    fileprivate final class Box: @unchecked Sendable {
         let handler: Handler
+        let allowsStreaming: Bool
         var daemon: OpaquePointer?
-        init(handler: @escaping Handler) { self.handler = handler }
+        let streams = Mutex<[ObjectIdentifier: HTTPResponseStream]>([:])
+        init(handler: @escaping Handler, allowsStreaming: Bool) { self.handler = handler; self.allowsStreaming = allowsStreaming }
     }
 
     private let box: Box
@@ -42,11 +63,13 @@ public final class HTTPListener: Sendable {
     public let port: UInt16
 
     /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all).
-    public init(address: HostPort, threads: UInt32 = 1, handler: @escaping Handler) throws {
-        let box = Box(handler: handler)
+    /// - Parameter allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
+    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false, handler: @escaping Handler) throws {
+        let box = Box(handler: handler, allowsStreaming: allowsStreaming)
         let context = Unmanaged.passRetained(box).toOpaque()
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        guard let daemon = pw_mhd_start(host, address.port, threads, httpListenerAccessHandler, context) else {
+        let flags = allowsStreaming ? pw_mhd_allow_suspend_resume_flag() : 0
+        guard let daemon = pw_mhd_start_flags(host, address.port, threads, flags, httpListenerAccessHandler, context) else {
             Unmanaged<Box>.fromOpaque(context).release()
             throw ListenerError(message: "cannot listen on \(address.host):\(address.port)")
         }
@@ -60,10 +83,13 @@ public final class HTTPListener: Sendable {
         public var description: String { message }
     }
 
-    /// Stops the listener and its thread.
+    /// Stops the listener and its thread. Streams in progress are finished first (libmicrohttpd
+    /// must not stop with suspended connections).
     public func stop() {
         if let daemon = box.daemon {
             box.daemon = nil
+            let open = box.streams.withLock { Array($0.values) }
+            for stream in open { stream.finish() }
             MHD_stop_daemon(daemon)
             Unmanaged.passUnretained(box).release()
         }
@@ -96,19 +122,213 @@ public final class HTTPListener: Sendable {
             headers["x-forwarded-for"] = String(cString: forwarded)
         }
         let request = Request(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                              clientAddress: clientAddress, headers: headers)
+                              clientAddress: clientAddress, headers: headers, query: queryArguments(connection))
         let answer = box.handler(request)
+        if let stream = answer.stream {
+            return queueStream(stream, answer: answer, connection: connection, box: box)
+        }
         let response = answer.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let response else { return .NO }
         defer { MHD_destroy_response(response) }
+        addHeaders(response, answer)
+        return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    private static func addHeaders(_ response: OpaquePointer, _ answer: Response) {
         _ = MHD_add_response_header(response, "Content-Type", answer.contentType)
         for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
+    }
+
+    /// The GET arguments MHD parsed from the URL (percent-decoded).
+    private static func queryArguments(_ connection: OpaquePointer) -> [String: String] {
+        let collector = QueryCollector()
+        let context = Unmanaged.passUnretained(collector).toOpaque()
+        _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { context, _, key, value in
+            guard let context, let key else { return .YES }
+            let collector = Unmanaged<QueryCollector>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: key)
+            if collector.values[name] == nil { collector.values[name] = value.map { String(cString: $0) } ?? "" }
+            return .YES
+        }, context)
+        return collector.values
+    }
+
+    /// Answers with a body produced by `stream`: MHD pulls it through the content reader,
+    /// which suspends the connection while nothing is pending; ``HTTPResponseStream/write(_:)``
+    /// resumes it.
+    private static func queueStream(_ stream: HTTPResponseStream, answer: Response, connection: OpaquePointer, box: Box) -> MHD_Result {
+        guard box.allowsStreaming else {
+            stream.finish()
+            let body = Array("streaming is not enabled on this listener\n".utf8)
+            let response = body.withUnsafeBytes { MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY) }
+            guard let response else { return .NO }
+            defer { MHD_destroy_response(response) }
+            return MHD_queue_response(connection, 500, response)
+        }
+        stream.attach(connection: connection)
+        let identifier = ObjectIdentifier(stream)
+        box.streams.withLock { $0[identifier] = stream }
+        stream.setCloseHandler { [weak box] in _ = box?.streams.withLock { $0.removeValue(forKey: identifier) } }
+        // One retain for MHD, given back in the free callback (also when queueing fails:
+        // MHD_destroy_response below drops the last reference and calls it).
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let response = MHD_create_response_from_callback(pw_mhd_size_unknown(), 4096, httpStreamReader, context, httpStreamFree) else {
+            Unmanaged<HTTPResponseStream>.fromOpaque(context).takeRetainedValue().released()
+            return .NO
+        }
+        defer { MHD_destroy_response(response) }
+        addHeaders(response, answer)
         return MHD_queue_response(connection, UInt32(answer.status), response)
     }
 }
 
+/// Thread safety: used only during one `MHD_get_connection_values` call, on the calling thread.
+private final class QueryCollector: @unchecked Sendable {
+    var values: [String: String] = [:]
+}
+
 private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
     HTTPListener.handle(connection, context: context, url: url, method: method, uploadSize: uploadSize, requestContext: requestContext)
+}
+
+private let httpStreamReader: MHD_ContentReaderCallback = { context, _, buffer, maximum in
+    guard let context, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    return Unmanaged<HTTPResponseStream>.fromOpaque(context).takeUnretainedValue().read(into: buffer, maximum: maximum)
+}
+
+private let httpStreamFree: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    Unmanaged<HTTPResponseStream>.fromOpaque(context).takeRetainedValue().released()
+}
+
+/// A response body written over time, from any thread (Server-Sent Events). Bytes are queued
+/// (at most `maximumPendingBytes`; a client that falls further behind is cut off) and pulled by
+/// libmicrohttpd's polling thread; while nothing is queued the connection is suspended, so an
+/// idle stream costs no CPU. Write something (an SSE comment) every few seconds: a client that
+/// went away is only noticed when a write to it fails.
+///
+/// Thread safety: every mutable field is in `unsafeState`, touched only inside `locked`. `MHD_suspend_connection` is called with
+/// the lock held, from the content reader (the only place MHD allows it); `MHD_resume_connection`
+/// after the lock is released (a suspended connection is not touched by MHD until resumed, so
+/// the pointer stays valid), and only for a connection this stream suspended.
+public final class HTTPResponseStream: @unchecked Sendable {
+    private struct State {
+        var pending: [UInt8] = []
+        var offset = 0
+        var isFinished = false
+        var isReleased = false
+        var connection: OpaquePointer?
+        var isSuspended = false
+        var closeHandlers: [@Sendable () -> Void] = []
+    }
+
+    private let lock = NSLock()
+    private var unsafeState = State()
+    /// Bytes queued at most before the stream is finished (slow client). Default: 1 MiB.
+    public let maximumPendingBytes: Int
+
+    public init(maximumPendingBytes: Int = 1 << 20) {
+        self.maximumPendingBytes = maximumPendingBytes
+    }
+
+    /// Calls `handler` once, on libmicrohttpd's thread, when the response is done (finished and
+    /// sent, or the client went away).
+    public func setCloseHandler(_ handler: @escaping @Sendable () -> Void) {
+        let isReleased = locked { state -> Bool in
+            if !state.isReleased { state.closeHandlers.append(handler) }
+            return state.isReleased
+        }
+        if isReleased { handler() }
+    }
+
+    /// Queues `bytes`. Returns false (and writes nothing) when the stream is finished or closed,
+    /// or when the client is too far behind (the stream is then finished).
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        let (accepted, resume) = locked { state -> (Bool, OpaquePointer?) in
+            guard !state.isFinished, !state.isReleased else { return (false, nil) }
+            if state.pending.count - state.offset + bytes.count > maximumPendingBytes {
+                state.isFinished = true
+                state.pending.removeAll()
+                state.offset = 0
+                return (false, Self.takeSuspended(&state))
+            }
+            if state.offset > 0 && state.offset >= state.pending.count / 2 {
+                state.pending.removeFirst(state.offset)
+                state.offset = 0
+            }
+            state.pending.append(contentsOf: bytes)
+            return (true, Self.takeSuspended(&state))
+        }
+        if let resume { MHD_resume_connection(resume) }
+        return accepted
+    }
+
+    /// Ends the body once what is queued has been sent.
+    public func finish() {
+        let resume = locked { state -> OpaquePointer? in
+            state.isFinished = true
+            return Self.takeSuspended(&state)
+        }
+        if let resume { MHD_resume_connection(resume) }
+    }
+
+    /// Whether the stream takes no more writes.
+    public var isClosed: Bool { locked { $0.isFinished || $0.isReleased } }
+
+    private func locked<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&unsafeState)
+    }
+
+    private static func takeSuspended(_ state: inout State) -> OpaquePointer? {
+        guard state.isSuspended, !state.isReleased, let connection = state.connection else { return nil }
+        state.isSuspended = false
+        return connection
+    }
+
+    func attach(connection: OpaquePointer) { locked { $0.connection = connection } }
+
+
+    /// The content reader: copies queued bytes, or ends the stream, or suspends the connection.
+    func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+        locked { state in
+            let available = state.pending.count - state.offset
+            if available > 0 {
+                let count = min(available, maximum)
+                state.pending.withUnsafeBufferPointer { source in
+                    guard let base = source.baseAddress else { return }
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: base + state.offset, byteCount: count)
+                }
+                state.offset += count
+                if state.offset == state.pending.count {
+                    state.pending.removeAll(keepingCapacity: true)
+                    state.offset = 0
+                }
+                return count
+            }
+            if state.isFinished { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+            guard let connection = state.connection else { return -2 }
+            state.isSuspended = true
+            MHD_suspend_connection(connection)
+            return 0
+        }
+    }
+
+    /// libmicrohttpd is done with the response: no more resumes, tell the owner.
+    func released() {
+        let handlers = locked { state -> [@Sendable () -> Void] in
+            state.isReleased = true
+            state.isFinished = true
+            state.connection = nil
+            state.isSuspended = false
+            state.pending = []
+            defer { state.closeHandlers = [] }
+            return state.closeHandlers
+        }
+        for handler in handlers { handler() }
+    }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import PushCore
 import PushCrypto
+import PushHTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +32,14 @@ public enum SandboxCommand {
       --latency-ms N              delay every provider answer by N ms
       --record FILE               append every accepted message as a JSON line
       --max-records N             accepted messages kept in memory (default 100000)
+
+    inbox (docs/sandbox.md "Inbox"):
+      --inbox HOST:PORT           serve the inbox page and API over plain HTTP there (port 0 picks one)
+      --inbox-port-file FILE      write the inbox's bound port there (atomically) once listening
+      --inbox-max N               notifications the inbox keeps, newest first (default 1000)
+      --events-url URL            tracking endpoint (http://HOST:PORT): presses post opened/clicked there
+      --report-delivered          also post delivered there for every accepted notification
+      --msgid-keys KID:KEY,...    verify msgIds in the inbox (default: PUSHWORKER_MSGID_KEYS, else unverified)
 
     control endpoints: GET /_sandbox/stats, GET /_sandbox/messages[?platform=ios|android|web],
     POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health.
@@ -132,7 +142,30 @@ public enum SandboxCommand {
             recordFD = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard recordFD >= 0 else { throw SandboxSocketError("open \(record)") }
         }
-        let state = SandboxState(faults: options.faults, maximumRecords: options.maximumRecords, recordFD: recordFD)
+        var keyring: MsgIDKeyring?
+        if let keys = options.msgIDKeys ?? ProcessInfo.processInfo.environment["PUSHWORKER_MSGID_KEYS"], !keys.isEmpty {
+            do { keyring = try MsgIDKeyring(parsing: keys) } catch { throw SandboxSocketError("\(error)") }
+        }
+        let tracking = options.eventsURL.map { TrackingReporter(url: $0) }
+        tracking?.start()
+        var inbox: Inbox?
+        var inboxListener: HTTPListener?
+        if let address = options.inboxAddress {
+            var settings = Inbox.Settings()
+            settings.capacity = options.inboxCapacity
+            settings.keyring = keyring
+            let created = Inbox(settings: settings)
+            created.start()
+            let server = InboxServer(inbox: created, tracking: tracking, reportsDelivered: options.reportsDelivered, sandboxOrigin: origin)
+            do {
+                inboxListener = try HTTPListener(address: address, allowsStreaming: true) { server.handle($0) }
+            } catch {
+                throw SandboxSocketError("--inbox \(address.host):\(address.port): \(error)")
+            }
+            inbox = created
+        }
+        let state = SandboxState(faults: options.faults, maximumRecords: options.maximumRecords, recordFD: recordFD,
+                                 inbox: inbox, tracking: tracking, reportsDelivered: options.reportsDelivered)
         let configuration = SandboxConfiguration(origin: origin, isAuthDisabled: options.isAuthDisabled, seed: options.seed)
         var loops: [EventLoop] = []
         for fd in listeners {
@@ -155,11 +188,19 @@ public enum SandboxCommand {
         }
         let apps = trust.appIDs.isEmpty ? "none" : trust.appIDs.joined(separator: ",")
         writeOut("pushworker sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(options.isAuthDisabled ? ", auth off" : ""))\n")
+        if let inboxListener, let address = options.inboxAddress {
+            let tracked = options.eventsURL.map { ", events to \($0.description)\(options.reportsDelivered ? " (delivered too)" : "")" } ?? ""
+            writeOut("pushworker sandbox inbox on http://\(address.host):\(inboxListener.port)/\(tracked)\n")
+            if let file = options.inboxPortFile { try SandboxCredentials.writeAtomically("\(inboxListener.port)\n", to: file) }
+        }
         if let portFile = options.portFile { try SandboxCredentials.writeAtomically("\(first.port)\n", to: portFile) }
 
         stopPipe.wait()
         for loop in loops { loop.stop() }
         for thread in threads { pthread_join(thread, nil) }
+        inboxListener?.stop()
+        inbox?.stop()
+        tracking?.stop()
         state.flushRecords()
         writeOut("pushworker sandbox stopped\n")
         return 0

@@ -1,3 +1,5 @@
+import PushCore
+
 /// `--name value`, `--name=value`, boolean `--flag` and positionals; unknown options are usage errors.
 struct SandboxArguments {
     var values: [String: [String]] = [:]
@@ -66,12 +68,21 @@ struct SandboxOptions {
     var faults = SandboxFaults()
     var recordPath: String?
     var maximumRecords = 100_000
+    /// `--inbox HOST:PORT` (docs/sandbox.md "Inbox").
+    var inboxAddress: HostPort?
+    var inboxPortFile: String?
+    var inboxCapacity = 1000
+    var eventsURL: PlainHTTPURL?
+    var reportsDelivered = false
+    /// `--msgid-keys`, else `PUSHWORKER_MSGID_KEYS`: verifies msgIds in the inbox.
+    var msgIDKeys: String?
 
     init(_ arguments: [String]) throws(SandboxUsageError) {
         let parsed = try SandboxArguments(arguments, valueOptions: [
             "listen", "port-file", "threads", "cert", "key", "cert-out", "credentials-out", "app", "trust", "seed",
             "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "record", "max-records",
-        ], flagOptions: ["no-auth"])
+            "inbox", "inbox-port-file", "inbox-max", "events-url", "msgid-keys",
+        ], flagOptions: ["no-auth", "report-delivered"])
         wantsHelp = parsed.flags.contains("help")
         guard parsed.positionals.isEmpty else { throw SandboxUsageError("unexpected argument \(parsed.positionals[0])") }
         if let listen = parsed.value("listen") {
@@ -104,6 +115,23 @@ struct SandboxOptions {
         faults.latencyMilliseconds = try Self.integer(parsed, "latency-ms", default: 0, in: 0...60000)
         recordPath = parsed.value("record")
         maximumRecords = try Self.integer(parsed, "max-records", default: 100_000, in: 0...100_000_000)
+        if let inbox = parsed.value("inbox") {
+            guard let address = HostPort(inbox), address.host.split(separator: ".").count == 4,
+                  address.host.split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+                throw SandboxUsageError("--inbox must be an IPv4 HOST:PORT, got \(inbox)")
+            }
+            inboxAddress = address
+        }
+        inboxPortFile = parsed.value("inbox-port-file")
+        if inboxPortFile != nil, inboxAddress == nil { throw SandboxUsageError("--inbox-port-file needs --inbox") }
+        inboxCapacity = try Self.integer(parsed, "inbox-max", default: 1000, in: 1...1_000_000)
+        if let text = parsed.value("events-url") {
+            guard let url = PlainHTTPURL(text) else { throw SandboxUsageError("--events-url must be http://HOST:PORT[/path], got \(text)") }
+            eventsURL = url
+        }
+        reportsDelivered = parsed.flags.contains("report-delivered")
+        if reportsDelivered, eventsURL == nil { throw SandboxUsageError("--report-delivered needs --events-url URL") }
+        msgIDKeys = parsed.value("msgid-keys")
     }
 
     private static func integer(_ parsed: SandboxArguments, _ name: String, default value: Int, in range: ClosedRange<Int>) throws(SandboxUsageError) -> Int {
