@@ -87,7 +87,8 @@ main { padding:12px 16px 40px; max-width:1200px; margin:0 auto; }
 code, .mono { font-family: "DejaVu Sans Mono", ui-monospace, monospace; font-size:12px; }
 details { margin-top:8px; } summary { cursor:pointer; color:var(--accent); font-size:13px; }
 details pre { white-space:pre-wrap; overflow-wrap:anywhere; background:#f7f7f9; border:1px solid var(--line); border-radius:8px; padding:8px; font-size:12px; max-height:420px; overflow:auto; }
-.press { margin-top:8px; font-size:12px; }
+.press { grid-column:1 / -1; font-size:12px; }
+.press:empty { display:none; }
 .press pre { margin:4px 0 0; white-space:pre-wrap; overflow-wrap:anywhere; background:#f7f7f9; border-radius:6px; padding:6px; }
 .notes { margin:6px 0 0; padding-left:18px; color:var(--muted); font-size:12px; }
 .tabs { display:flex; gap:4px; margin-bottom:6px; }
@@ -116,21 +117,26 @@ img.ph, .ph { object-fit:cover; }
 .android .small { width:18px; height:18px; border-radius:50%; background:#5f6368; color:#fff; font-size:10px; display:flex; align-items:center; justify-content:center; }
 .android .title { grid-column:1; font-weight:600; font-size:14px; } .android .body { grid-column:1; font-size:14px; color:#3c4043; white-space:pre-wrap; overflow-wrap:anywhere; }
 .android .large { grid-column:2; grid-row:2 / span 2; width:40px; height:40px; border-radius:50%; }
-.android .picture { grid-column:1 / span 2; width:100%; height:120px; border-radius:10px; margin-top:6px; }
+.android .picture { grid-column:1 / span 2; width:100%; height:96px; border-radius:10px; margin-top:6px; }
 .android .actions { grid-column:1 / span 2; display:flex; gap:16px; margin-top:8px; }
 .android .actions button { border:0; background:transparent; color:#1a73e8; font-weight:600; font-size:13px; padding:4px 0; }
 .web .window { background:#fff; border:1px solid #c7c7cc; border-radius:8px; box-shadow:0 3px 12px rgba(0,0,0,.18); padding:10px 12px; display:grid; grid-template-columns:44px 1fr; gap:2px 10px; font-family: "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
 .web .wicon { grid-row:1 / span 3; width:44px; height:44px; border-radius:4px; }
 .web .title { font-weight:600; font-size:14px; } .web .origin { font-size:11px; color:var(--muted); } .web .body { font-size:13px; white-space:pre-wrap; overflow-wrap:anywhere; }
-.web .picture { grid-column:1 / span 2; width:100%; height:120px; margin-top:6px; border-radius:4px; }
+.web .picture { grid-column:1 / span 2; width:100%; height:96px; margin-top:6px; border-radius:4px; }
 .web .actions { grid-column:1 / span 2; display:flex; gap:6px; margin-top:8px; }
 .web .actions button { flex:1; border:1px solid #c7c7cc; background:#f4f4f6; border-radius:4px; padding:5px; font-size:12px; }
 .web.safari .window { border-radius:12px; background:rgba(246,246,248,.98); }
 .facts { display:flex; flex-wrap:wrap; gap:4px; margin-top:6px; }
 .facts span { font-size:11px; background:#f0f0f3; border-radius:6px; padding:1px 6px; color:#3a3a3c; }
 .hidden-buttons { font-size:11px; color:var(--muted); margin-top:4px; }
+@media (min-width: 1180px) {
+  main { max-width:1560px; }
+  .list { display:grid; grid-template-columns:repeat(2, minmax(0, 1fr)); align-items:start; }
+  .message { grid-template-columns:minmax(260px, 340px) minmax(0, 1fr); }
+}
 @media (max-width: 720px) {
-  .top { padding:8px 10px; } main { padding:10px 8px 30px; }
+  .top { position:static; padding:8px 10px; } main { padding:10px 8px 30px; }
   .message { grid-template-columns:1fr; padding:10px; }
   .filters input, .filters select { max-width:110px; }
 }
@@ -191,17 +197,19 @@ img.ph, .ph { object-fit:cover; }
     const line = card.querySelector(".press");
     const body = normalizedPress(m, button);
     line.textContent = "";
-    add(line, el("b", null, (button ? "clicked " + button.id : "opened") + " "), el("span", "press-status", "…"), el("pre", null, "onOpen " + JSON.stringify(body, null, 1)));
+    add(line, el("b", null, (button ? "clicked " + button.id : "opened") + " "), el("span", "press-status", "…"), el("pre", "mono", "onOpen(" + JSON.stringify(body) + ")"));
     const params = new URLSearchParams({ id: String(m.id) });
     if (button) params.set("action", button.id);
+    delete line.dataset.status;
+    // The outcome may arrive as a `press` event before this answer does.
+    state.press.set(m.id, line);
     try {
       const answer = await fetch("/api/press?" + params.toString(), { method: "POST" });
       const json = await answer.json();
       const status = line.querySelector(".press-status");
       if (!answer.ok) status.textContent = "refused: " + (json.error || answer.status);
       else if (!json.queued) status.textContent = "(no --events-url: nothing posted)";
-      else status.textContent = "posting " + json.event + "…";
-      state.press.set(m.id, line);
+      else if (line.dataset.status === undefined) status.textContent = "posting " + json.event + "…";
     } catch (error) { line.querySelector(".press-status").textContent = "failed: " + error; }
   }
 
@@ -338,9 +346,8 @@ img.ph, .ph { object-fit:cover; }
       ["app", m.app], ["campaign", m.campaign], ["language", m.language, "lang"], ["variant", f && f.variant],
       ["user", f && f.userId], ["subscription", f && f.subscriptionId], ["token", short(m.token, 40), "mono"],
       ["deep link", m.url, "mono"],
+      ["data", Object.keys(m.data || {}).map((k) => k + "=" + m.data[k]).join("  "), "mono data"],
     ]));
-    const dataKeys = Object.keys(m.data || {});
-    if (dataKeys.length) { meta.appendChild(el("div", "muted", "data")); meta.appendChild(kv(dataKeys.map((k) => [k, m.data[k], "mono"]))); }
     if (m.problem) meta.appendChild(el("p", "notes", m.problem));
     const raw = el("details", "raw");
     raw.appendChild(el("summary", null, "raw request"));
@@ -351,7 +358,6 @@ img.ph, .ph { object-fit:cover; }
     raw.appendChild(el("pre", "mono", head + "\n\n" + body + note));
     if (f) raw.appendChild(el("pre", "mono", "msgId " + JSON.stringify(f, null, 1)));
     meta.appendChild(raw);
-    meta.appendChild(el("div", "press"));
     return meta;
   }
 
@@ -361,6 +367,7 @@ img.ph, .ph { object-fit:cover; }
     const meta = drawMeta(m);
     li.appendChild(drawDisplays(m, li));
     li.appendChild(meta);
+    li.appendChild(el("div", "press"));
     return li;
   }
   function redraw(id) {
@@ -440,7 +447,7 @@ img.ph, .ph { object-fit:cover; }
       const p = JSON.parse(event.data), line = state.press.get(p.id);
       if (line) {
         const status = line.querySelector(".press-status");
-        if (status) status.textContent = p.event + " → " + (p.status !== null ? "HTTP " + p.status : "failed: " + (p.error || "?"));
+        if (status) status.textContent = "→ " + (p.status !== null ? "HTTP " + p.status : "failed: " + (p.error || "?"));
         line.dataset.status = String(p.status);
       }
       refreshSummary();
