@@ -53,9 +53,15 @@ public final class HTTPListener: Sendable {
     fileprivate final class Box: @unchecked Sendable {
         let handler: Handler
         let allowsStreaming: Bool
+        /// Request headers passed to the handler (as given, looked up case-insensitively), with
+        /// their lower-case names.
+        let headerNames: [(lookup: String, key: String)]
         var daemon: OpaquePointer?
         let streams = Mutex<[ObjectIdentifier: HTTPResponseStream]>([:])
-        init(handler: @escaping Handler, allowsStreaming: Bool) { self.handler = handler; self.allowsStreaming = allowsStreaming }
+        init(handler: @escaping Handler, allowsStreaming: Bool, headerNames: [String]) {
+            self.handler = handler; self.allowsStreaming = allowsStreaming
+            self.headerNames = headerNames.map { ($0, $0.lowercased()) }
+        }
     }
 
     private let box: Box
@@ -63,9 +69,13 @@ public final class HTTPListener: Sendable {
     public let port: UInt16
 
     /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all).
-    /// - Parameter allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
-    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false, handler: @escaping Handler) throws {
-        let box = Box(handler: handler, allowsStreaming: allowsStreaming)
+    /// - Parameters:
+    ///   - allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
+    ///   - headerNames: the request headers the handler sees in ``Request/headers`` (lower-case
+    ///     keys there). Default: `X-Forwarded-For`.
+    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false,
+                headerNames: [String] = ["X-Forwarded-For"], handler: @escaping Handler) throws {
+        let box = Box(handler: handler, allowsStreaming: allowsStreaming, headerNames: headerNames)
         let context = Unmanaged.passRetained(box).toOpaque()
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
         let flags = allowsStreaming ? pw_mhd_allow_suspend_resume_flag() : 0
@@ -118,8 +128,8 @@ public final class HTTPListener: Sendable {
         let clientAddress = pw_mhd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
-        if let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") {
-            headers["x-forwarded-for"] = String(cString: forwarded)
+        for name in box.headerNames {
+            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name.lookup) { headers[name.key] = String(cString: value) }
         }
         let request = Request(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                               clientAddress: clientAddress, headers: headers, query: queryArguments(connection))
@@ -143,6 +153,8 @@ public final class HTTPListener: Sendable {
 
     /// The GET arguments MHD parsed from the URL (percent-decoded).
     private static func queryArguments(_ connection: OpaquePointer) -> [String: String] {
+        // Counting first keeps the common case (no query: tracking pings, /metrics) allocation-free.
+        guard MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0 else { return [:] }
         let collector = QueryCollector()
         let context = Unmanaged.passUnretained(collector).toOpaque()
         _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { context, _, key, value in

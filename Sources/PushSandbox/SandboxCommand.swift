@@ -158,7 +158,7 @@ public enum SandboxCommand {
             created.start()
             let server = InboxServer(inbox: created, tracking: tracking, reportsDelivered: options.reportsDelivered, sandboxOrigin: origin)
             do {
-                inboxListener = try HTTPListener(address: address, allowsStreaming: true) { server.handle($0) }
+                inboxListener = try HTTPListener(address: address, allowsStreaming: true, headerNames: InboxServer.headerNames) { server.handle($0) }
             } catch {
                 throw SandboxSocketError("--inbox \(address.host):\(address.port): \(error)")
             }

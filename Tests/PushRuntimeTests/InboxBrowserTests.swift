@@ -86,13 +86,15 @@ struct InboxBrowserTests {
         try browser.navigate(inbox.inboxURL + "/?campaign=cmp_other")
         try browser.wait(for: "document.body.dataset.loaded && !document.getElementById('empty-filtered').hidden")
         try browser.navigate(inbox.inboxURL + "/?app=\(Self.app)&campaign=\(Self.campaign)")
-        try browser.wait(for: "document.querySelectorAll('#list > li.message').length === 4")
+        // Both lists drawn: the first load's and the one the live stream's opening asks for.
+        try browser.wait(for: "document.querySelectorAll('#list > li.message').length === 4 && Number(document.body.dataset.loaded) >= 2")
 
         // A real click on Android's "Buy" posts clicked; the body of the iOS banner posts opened.
         let androidID = try #require(try browser.evaluate("document.querySelector(\(q("\(android)"))).dataset.id") as? String)
         try browser.click("\(android) .actions button[data-action=buy]")
         try browser.wait(for: "document.querySelector(\(q("\(android) .press"))).dataset.status === '204'")
-        #expect(try browser.evaluate("document.querySelector(\(q("\(android) .press"))).textContent.includes('clicked buy → HTTP 204')") as? Bool == true)
+        let pressText = try browser.evaluate("document.querySelector(\(q("\(android) .press"))).textContent") as? String ?? ""
+        #expect(pressText.hasPrefix("clicked buy → HTTP 204"), "\(pressText)")
         try browser.click("\(ios) .banner .body")
         try browser.wait(for: "document.querySelector(\(q("\(ios) .press"))).dataset.status === '204'")
 

@@ -56,9 +56,13 @@ struct InboxProcessTests {
         let webBody = (web["request"] as? [String: Any])?["body"] as? String ?? ""
         #expect(webBody.contains(#""msgId""#), "the decrypted plaintext")
 
+        // Another site's page may not clear or press (browsers send Sec-Fetch-Site).
+        #expect(try inbox.request("DELETE", "/api/messages", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+        #expect(try inbox.request("POST", "/api/press?id=1", headers: ["Sec-Fetch-Site: same-site"]).status == 403)
+        #expect(try inbox.messages()["count"] as? Int == 8)
         #expect(try inbox.request("POST", "/api/messages").status == 405)
         #expect(try inbox.request("GET", "/nope").status == 404)
-        let cleared = try inbox.request("DELETE", "/api/messages")
+        let cleared = try inbox.request("DELETE", "/api/messages", headers: ["Sec-Fetch-Site: same-origin"])
         #expect(cleared.status == 200)
         #expect(try inbox.messages()["count"] as? Int == 0)
         // The sandbox's own record is a different thing and stays.
@@ -132,9 +136,11 @@ struct InboxProcessTests {
         let inbox = try InboxSandbox(arguments: ["--inbox-max", "3"])
         try inbox.send(try inbox.campaignJob())
         #expect(eventually(timeout: 10) { (try? inbox.messages())?["accepted"] as? Int == 4 })
+        #expect(eventually(timeout: 10) { (try? inbox.messages())?["kept"] as? Int == 3 })
         let listing = try inbox.messages()
-        #expect(Self.ids(listing) == [4, 3, 2])
-        #expect(listing["kept"] as? Int == 3)
+        let ids = Self.ids(listing)
+        // Which three depends on when the inbox's thread took them (a full queue takes no more).
+        #expect(ids.count == 3 && ids == ids.sorted(by: >) && Set(ids).isSubset(of: [1, 2, 3, 4]))
         #expect(listing["forgotten"] as? Int == 1)
     }
 

@@ -24,12 +24,12 @@ public final class InboxSandbox: Sendable {
     }
 
     /// One plain HTTP request with the curl CLI: status, lower-case headers, body.
-    public func request(_ method: String, _ path: String) throws -> (status: Int, headers: [String: String], body: Data) {
+    public func request(_ method: String, _ path: String, headers extra: [String] = []) throws -> (status: Int, headers: [String: String], body: Data) {
         let work = try TemporaryFolder.make(prefix: "inbox-curl")
         defer { try? FileManager.default.removeItem(at: work) }
         let headerFile = work.appendingPathComponent("h").path, bodyFile = work.appendingPathComponent("b").path
         let result = try runCommand("/usr/bin/curl", ["-s", "-X", method, "-D", headerFile, "-o", bodyFile, "-w", "%{http_code}",
-                                                      "--max-time", "20", inboxURL + path])
+                                                      "--max-time", "20"] + extra.flatMap { ["-H", $0] } + [inboxURL + path])
         var headers: [String: String] = [:]
         for line in ((try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? "").split(whereSeparator: \.isNewline) {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -58,7 +58,20 @@ public final class InboxSandbox: Sendable {
         ])
         let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         guard result.status == 0 else { throw TestSupportError("pushworker send exited \(result.status): \(result.stderr)\n\(result.stdout)") }
+        try waitUntilDrawn()
         return lines
+    }
+
+    /// Waits until the inbox has drawn everything it accepted (it draws in rounds, every 250 ms).
+    public func waitUntilDrawn(timeout: Double = 10) throws {
+        var last: [String: Any] = [:]
+        let drawn = eventually(timeout: timeout) {
+            guard let listing = try? messages("?limit=0") else { return false }
+            last = listing
+            let accepted = listing["accepted"] as? Int ?? -1, kept = listing["kept"] as? Int ?? 0, forgotten = listing["forgotten"] as? Int ?? 0
+            return accepted > 0 && kept + forgotten == accepted
+        }
+        if !drawn { throw TestSupportError("the inbox did not draw what it accepted: \(last)") }
     }
 
     /// `count` Web Push subscriptions this sandbox decrypts for.

@@ -6,18 +6,22 @@ import Synchronization
 /// The sandbox inbox's state (DESIGN §11 "Inbox"): accepted requests in, drawn messages out,
 /// live to the pages that watch.
 ///
-/// The HTTP/2 event loops only call ``accept(_:)``: one short lock to append the captured
-/// request to a bounded queue (`pendingCapacity`; beyond, requests are counted and not shown),
-/// and a semaphore signal. The inbox's own thread draws them (``InboxDrawing``), keeps the last
-/// `capacity` (the oldest are forgotten first), and sends each one to every Server-Sent Events
-/// subscriber. Every `heartbeat` it writes a comment to the subscribers, so a page that went
-/// away is noticed and its stream released.
+/// The HTTP/2 event loops only call ``accept(_:)``: short locks (of the intake queue alone:
+/// page requests never hold it) to append the captured request to a queue of at most
+/// `capacity` (when it is full the request is only counted, not even copied: under load the
+/// inbox shows the first `capacity` of each round), and a semaphore signal when the queue was
+/// empty. The inbox's own thread takes what is queued at most every
+/// `drawInterval`, draws it (``InboxDrawing``), keeps the last `capacity` and sends each one to
+/// every Server-Sent Events subscriber; so under load it draws at most `capacity` messages per
+/// interval (four intervals once the queue fills), whatever the request rate. Every `heartbeat` it writes a comment to the
+/// subscribers, so a page that went away is noticed and its stream released.
 final class Inbox: Sendable {
     struct Settings: Sendable {
         /// Messages kept (newest); older ones are forgotten. Default: 1000.
         var capacity = 1000
-        /// Requests waiting to be drawn at most. Default: 10,000.
-        var pendingCapacity = 10_000
+        /// Seconds between two drawing rounds while messages arrive (live updates come at most
+        /// this late). Default: 0.25.
+        var drawInterval: Double = 0.25
         /// Event-stream subscribers at most (one per open page). Default: 64.
         var maximumSubscribers = 64
         /// Seconds between keep-alive comments on the event streams. Default: 15.
@@ -29,24 +33,35 @@ final class Inbox: Sendable {
     struct Counts: Sendable, Equatable {
         /// Accepted since start (or the last clear).
         var accepted = 0
-        /// Forgotten to stay within `capacity`.
+        /// Forgotten to stay within `capacity` (also before being drawn, under load).
         var forgotten = 0
-        /// Not drawn because the drawing queue was full.
-        var skipped = 0
+    }
+
+    /// What the event loops touch.
+    private struct Intake {
+        var pending: [InboxRecord] = []
+        var nextID = 1
+        var accepted = 0
+        var forgotten = 0
+    }
+
+    /// A drawn message and its JSON (made once, sent to the event streams and the lists).
+    struct Stored: Sendable {
+        var message: InboxMessage
+        var json: [UInt8]
     }
 
     private struct State {
-        var pending: [InboxRecord] = []
         /// Oldest first.
-        var messages: [InboxMessage] = []
+        var messages: [Stored] = []
         var first = 0
-        var nextID = 1
-        var counts = Counts()
+        var forgotten = 0
         var subscribers: [ObjectIdentifier: HTTPResponseStream] = [:]
         var isStopping = false
     }
 
     let settings: Settings
+    private let intake = Mutex(Intake())
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
@@ -60,24 +75,31 @@ final class Inbox: Sendable {
 
     // MARK: intake (event loops)
 
-    /// Queues an accepted request for drawing. Cheap: called on the HTTP/2 event loops.
-    func accept(_ record: InboxRecord) {
-        let now = clock()
-        let queued = state.withLock { state -> Bool in
-            guard state.pending.count < settings.pendingCapacity else {
-                state.counts.skipped += 1
-                return false
-            }
-            var record = record
-            record.id = state.nextID
-            record.receivedAtMilliseconds = now
-            state.nextID += 1
-            state.counts.accepted += 1
-            state.pending.append(record)
+    /// Queues an accepted request for drawing; `record` is only called when there is room.
+    /// Cheap: called on the HTTP/2 event loops.
+    func accept(_ record: () -> InboxRecord) {
+        let isFull = intake.withLock { intake -> Bool in
+            guard intake.pending.count >= settings.capacity else { return false }
+            intake.nextID += 1
+            intake.accepted += 1
+            intake.forgotten += 1
             return true
         }
-        if queued { wake.signal() }
+        if isFull { return }
+        var captured = record()
+        captured.receivedAtMilliseconds = clock()
+        let wasEmpty = intake.withLock { intake -> Bool in
+            captured.id = intake.nextID
+            intake.nextID += 1
+            intake.accepted += 1
+            let wasEmpty = intake.pending.isEmpty
+            intake.pending.append(captured)
+            return wasEmpty
+        }
+        if wasEmpty { wake.signal() }
     }
+
+    func accept(_ record: InboxRecord) { accept { record } }
 
     // MARK: the inbox thread
 
@@ -102,13 +124,18 @@ final class Inbox: Sendable {
         var lastHeartbeat = Date()
         while true {
             _ = wake.wait(timeout: .now() + settings.heartbeat)
-            let (batch, stopping) = state.withLock { state -> ([InboxRecord], Bool) in
-                let batch = state.pending
-                state.pending.removeAll(keepingCapacity: true)
-                return (batch, state.isStopping)
+            if state.withLock({ $0.isStopping }) { break }
+            let batch = intake.withLock { intake -> [InboxRecord] in
+                defer { intake.pending = [] }
+                return intake.pending
             }
-            if stopping { break }
-            if !batch.isEmpty { store(batch.map { InboxDrawing.draw($0, keyring: settings.keyring) }) }
+            if !batch.isEmpty {
+                store(batch.map { InboxDrawing.draw($0, keyring: settings.keyring) })
+                // Let the next messages gather (the first of them signals `wake`); when more came
+                // than the inbox keeps (a load test), wait four times as long: fewer drawn for nothing.
+                let pause = batch.count >= settings.capacity ? settings.drawInterval * 4 : settings.drawInterval
+                usleep(UInt32(pause * 1_000_000))
+            }
             if Date().timeIntervalSince(lastHeartbeat) >= settings.heartbeat {
                 lastHeartbeat = Date()
                 broadcast(Array(": keep-alive\n\n".utf8))
@@ -119,14 +146,15 @@ final class Inbox: Sendable {
 
     /// Keeps `drawn` (oldest first) and sends each to the subscribers.
     func store(_ drawn: [InboxMessage]) {
+        let stored = drawn.map { Stored(message: $0, json: $0.json()) }
         var events: [UInt8] = []
-        for message in drawn { events += Self.event("message", id: message.id, data: message.json()) }
+        for item in stored { events += Self.event("message", id: item.message.id, data: item.json) }
         state.withLock { state in
-            state.messages.append(contentsOf: drawn)
+            state.messages.append(contentsOf: stored)
             let excess = state.messages.count - state.first - settings.capacity
             if excess > 0 {
                 state.first += excess
-                state.counts.forgotten += excess
+                state.forgotten += excess
             }
             if state.first > 1024 && state.first * 2 > state.messages.count {
                 state.messages.removeFirst(state.first)
@@ -139,22 +167,32 @@ final class Inbox: Sendable {
     // MARK: queries (the inbox's HTTP thread)
 
     /// Newest first, at most `limit`.
-    func messages(_ filter: InboxFilter, limit: Int) -> [InboxMessage] {
+    func stored(_ filter: InboxFilter, limit: Int) -> [Stored] {
         state.withLock { state in
-            var found: [InboxMessage] = []
+            var found: [Stored] = []
             var index = state.messages.count - 1
             while index >= state.first && found.count < limit {
-                if state.messages[index].matches(filter) { found.append(state.messages[index]) }
+                if state.messages[index].message.matches(filter) { found.append(state.messages[index]) }
                 index -= 1
             }
             return found
         }
     }
 
+    /// Newest first, at most `limit`.
+    func messages(_ filter: InboxFilter, limit: Int) -> [InboxMessage] { stored(filter, limit: limit).map(\.message) }
+
     func message(id: Int) -> InboxMessage? {
         state.withLock { state in
-            // Ids increase with the index; a binary search would do, the list is small.
-            state.messages[state.first...].last { $0.id == id }
+            // Ids increase with the index: binary search.
+            var low = state.first, high = state.messages.count - 1
+            while low <= high {
+                let middle = (low + high) / 2
+                let found = state.messages[middle].message.id
+                if found == id { return state.messages[middle].message }
+                if found < id { low = middle + 1 } else { high = middle - 1 }
+            }
+            return nil
         }
     }
 
@@ -162,15 +200,18 @@ final class Inbox: Sendable {
     func facets() -> (apps: [String], campaigns: [String]) {
         state.withLock { state in
             var apps = Set<String>(), campaigns = Set<String>()
-            for message in state.messages[state.first...] {
-                if let app = message.app { apps.insert(app) }
-                if let campaign = message.campaign { campaigns.insert(campaign) }
+            for item in state.messages[state.first...] {
+                if let app = item.message.app { apps.insert(app) }
+                if let campaign = item.message.campaign { campaigns.insert(campaign) }
             }
             return (apps.sorted(), campaigns.sorted())
         }
     }
 
-    var counts: Counts { state.withLock { $0.counts } }
+    var counts: Counts {
+        let (accepted, dropped) = intake.withLock { ($0.accepted, $0.forgotten) }
+        return Counts(accepted: accepted, forgotten: dropped + state.withLock { $0.forgotten })
+    }
     var keptCount: Int { state.withLock { $0.messages.count - $0.first } }
 
     /// Forgets every message (`DELETE /api/messages`) and tells the pages.
@@ -178,7 +219,11 @@ final class Inbox: Sendable {
         state.withLock { state in
             state.messages.removeAll()
             state.first = 0
-            state.counts = Counts()
+            state.forgotten = 0
+        }
+        intake.withLock { intake in
+            intake.accepted = intake.pending.count
+            intake.forgotten = 0
         }
         broadcast(Self.event("cleared", data: Array("{}".utf8)))
     }

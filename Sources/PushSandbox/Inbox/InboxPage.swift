@@ -367,7 +367,8 @@ img.ph, .ph { object-fit:cover; }
     const meta = drawMeta(m);
     li.appendChild(drawDisplays(m, li));
     li.appendChild(meta);
-    li.appendChild(el("div", "press"));
+    // A press in progress keeps its line when the list is drawn again.
+    li.appendChild(state.press.get(m.id) || el("div", "press"));
     return li;
   }
   function redraw(id) {
@@ -375,7 +376,7 @@ img.ph, .ph { object-fit:cover; }
     if (!m || !old) return;
     const press = old.querySelector(".press");
     const fresh = card(m);
-    fresh.querySelector(".press").replaceWith(press);
+    if (fresh.querySelector(".press") !== press) fresh.querySelector(".press").replaceWith(press);
     old.replaceWith(fresh);
   }
 

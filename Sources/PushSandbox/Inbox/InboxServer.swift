@@ -28,7 +28,16 @@ final class InboxServer: Sendable {
         self.sandboxOrigin = sandboxOrigin
     }
 
+    /// Request headers the listener passes (``HTTPListener`` `headerNames`).
+    static let headerNames = ["Sec-Fetch-Site"]
+
     func handle(_ request: HTTPListener.Request) -> HTTPListener.Response {
+        // Another site's page may not empty the inbox or press for the user (CSRF): browsers say
+        // where a request comes from in Sec-Fetch-Site; tools like curl send none.
+        if request.method == "POST" || request.method == "DELETE", let site = request.headers["sec-fetch-site"],
+           site != "same-origin" && site != "none" {
+            return json(403, #"{"error":"cross-site requests are refused"}"#)
+        }
         switch (request.method, request.path) {
         case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
             return asset(InboxPage.html, type: "text/html; charset=utf-8")
@@ -77,21 +86,20 @@ final class InboxServer: Sendable {
             limit = value
         }
         let filter = InboxFilter(platform: query["platform"], app: query["app"], campaign: query["campaign"], token: query["token"])
-        let found = inbox.messages(filter, limit: min(limit, inbox.settings.capacity))
+        let found = inbox.stored(filter, limit: min(limit, inbox.settings.capacity))
         let counts = inbox.counts
         let facets = inbox.facets()
-        var writer = JSONWriter(capacity: 4096 + found.count * 3072)
+        var writer = JSONWriter(capacity: 4096 + found.reduce(0) { $0 + $1.json.count })
         writer.beginObject()
         writer.key("messages")
         writer.beginArray()
-        for message in found { writer.raw(message.json()) }
+        for item in found { writer.raw(item.json) }
         writer.endArray()
         writer.member("count", found.count)
         writer.member("kept", inbox.keptCount)
         writer.member("capacity", inbox.settings.capacity)
         writer.member("accepted", counts.accepted)
         writer.member("forgotten", counts.forgotten)
-        writer.member("skipped", counts.skipped)
         writer.member("apps", strings: facets.apps)
         writer.member("campaigns", strings: facets.campaigns)
         writer.member("sandbox", sandboxOrigin)

@@ -1,3 +1,5 @@
+// The sandbox's socket declarations (SOCK_NONBLOCK, …) come with CNGHTTP2's shim (sys/socket.h).
+import CNGHTTP2
 #if canImport(Glibc)
 import Glibc
 #endif
