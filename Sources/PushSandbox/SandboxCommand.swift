@@ -50,7 +50,7 @@ public enum SandboxCommand {
         if arguments.first == "subscriptions" { return subscriptions(Array(arguments.dropFirst())) }
         let options: SandboxOptions
         do {
-            options = try SandboxOptions(arguments)
+            options = try SandboxOptions(arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             printError("pushworker sandbox: \(error)\n\n\(usage)")
             return 64
@@ -142,10 +142,6 @@ public enum SandboxCommand {
             recordFD = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard recordFD >= 0 else { throw SandboxSocketError("open \(record)") }
         }
-        var keyring: MsgIDKeyring?
-        if let keys = options.msgIDKeys ?? ProcessInfo.processInfo.environment["PUSHWORKER_MSGID_KEYS"], !keys.isEmpty {
-            do { keyring = try MsgIDKeyring(parsing: keys) } catch { throw SandboxSocketError("\(error)") }
-        }
         let tracking = options.eventsURL.map { TrackingReporter(url: $0) }
         tracking?.start()
         var inbox: Inbox?
@@ -153,7 +149,7 @@ public enum SandboxCommand {
         if let address = options.inboxAddress {
             var settings = Inbox.Settings()
             settings.capacity = options.inboxCapacity
-            settings.keyring = keyring
+            settings.keyring = options.msgIDKeyring
             let created = Inbox(settings: settings)
             created.start()
             let server = InboxServer(inbox: created, tracking: tracking, reportsDelivered: options.reportsDelivered, sandboxOrigin: origin)

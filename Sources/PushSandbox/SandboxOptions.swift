@@ -75,9 +75,9 @@ struct SandboxOptions {
     var eventsURL: PlainHTTPURL?
     var reportsDelivered = false
     /// `--msgid-keys`, else `PUSHWORKER_MSGID_KEYS`: verifies msgIds in the inbox.
-    var msgIDKeys: String?
+    var msgIDKeyring: MsgIDKeyring?
 
-    init(_ arguments: [String]) throws(SandboxUsageError) {
+    init(_ arguments: [String], environment: [String: String] = [:]) throws(SandboxUsageError) {
         let parsed = try SandboxArguments(arguments, valueOptions: [
             "listen", "port-file", "threads", "cert", "key", "cert-out", "credentials-out", "app", "trust", "seed",
             "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "record", "max-records",
@@ -131,7 +131,12 @@ struct SandboxOptions {
         }
         reportsDelivered = parsed.flags.contains("report-delivered")
         if reportsDelivered, eventsURL == nil { throw SandboxUsageError("--report-delivered needs --events-url URL") }
-        msgIDKeys = parsed.value("msgid-keys")
+        if let keys = parsed.value("msgid-keys") {
+            do { msgIDKeyring = try MsgIDKeyring(parsing: keys) } catch { throw SandboxUsageError("--msgid-keys: \(error.message)") }
+        } else if inboxAddress != nil, let keys = environment["PUSHWORKER_MSGID_KEYS"], !keys.isEmpty {
+            // The sandbox does not need them: keys it cannot read leave msgIds unverified.
+            msgIDKeyring = try? MsgIDKeyring(parsing: keys)
+        }
     }
 
     private static func integer(_ parsed: SandboxArguments, _ name: String, default value: Int, in range: ClosedRange<Int>) throws(SandboxUsageError) -> Int {

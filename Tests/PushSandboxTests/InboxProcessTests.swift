@@ -146,7 +146,7 @@ struct InboxProcessTests {
 
     @Test("usage errors exit 64", arguments: [
         ["--report-delivered"], ["--events-url", "https://127.0.0.1:1"], ["--inbox", "localhost"], ["--inbox-port-file", "/tmp/x"],
-        ["--inbox-max", "0"],
+        ["--inbox-max", "0"], ["--inbox", "127.0.0.1:0", "--msgid-keys", "k1:c2hvcnQ="],
     ])
     func usage(arguments: [String]) throws {
         let result = try runCommand(BuiltProducts.pushworker, ["sandbox"] + arguments, timeout: 20)
