@@ -15,7 +15,8 @@ let package = Package(
         .executable(name: "pushworker-curl-floor", targets: ["CurlFloor"]),
     ],
     targets: [
-        // C modules: a module map + shim.h of typed wrappers for what Swift cannot call.
+        // C modules: a module map + shim.h of typed wrappers for what Swift cannot call
+        // (variadic functions, function-like macros, composite constants); no logic.
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -23,35 +24,61 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CMalloc"), // glibc's malloc.h (allocator tuning at start-up)
+        // C logic over those libraries, each with its own header (include/) and test target.
+        .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
+        .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
 
-        // Pure core: no C import, no I/O.
+        // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
         .target(name: "PushCore", swiftSettings: strict),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto", "PushCore"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka"], swiftSettings: strict),
-        .target(name: "PushRedis", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore"], swiftSettings: strict),
+        .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
-        .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "PushCore"], swiftSettings: strict),
-        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushHTTPServer"], swiftSettings: strict),
+        .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore"], swiftSettings: strict),
 
+        // What runs in production: the worker and the tracking endpoint.
         .target(
-            name: "PushRuntime",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushSandbox", "PushHTTPServer", "CMalloc"],
+            name: "PushWorker",
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
             swiftSettings: strict
         ),
-        .executableTarget(name: "pushworker", dependencies: ["PushRuntime", "CMalloc"], swiftSettings: strict),
+        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
+
+        // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
+        // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushHTTPServer"], swiftSettings: strict),
+        .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
+        .target(
+            name: "PushDevTools",
+            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox"],
+            swiftSettings: strict
+        ),
+
+        // The executable: the one argument parser and the subcommands.
+        .executableTarget(
+            name: "pushworker",
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
+            swiftSettings: strict
+        ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
+        .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"], swiftSettings: strict),
-        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),
+        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushRuntimeTests", dependencies: ["PushRuntime", "PushCore", "PushKafka", "PushCrypto", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

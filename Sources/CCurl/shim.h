@@ -1,12 +1,12 @@
 #ifndef PW_CCURL_SHIM_H
 #define PW_CCURL_SHIM_H
 #include <curl/curl.h>
-/* Typed wrappers for curl's variadic functions and function-like macros, prefixed pw_curl_. */
+/* Typed wrappers for curl's variadic functions, function-like macros and composite constants,
+ * prefixed pw_curl_, one per argument type (a curl_slist goes through pw_curl_easy_setopt_ptr). */
 static inline CURLcode pw_curl_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode pw_curl_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode pw_curl_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode pw_curl_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode pw_curl_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode pw_curl_easy_setopt_write_cb(CURL *h, size_t (*cb)(char *, size_t, size_t, void *)) { return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cb); }
 static inline CURLcode pw_curl_easy_setopt_header_cb(CURL *h, size_t (*cb)(char *, size_t, size_t, void *)) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb); }
 static inline CURLMcode pw_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }

@@ -1,3 +1,5 @@
+import PushCore
+
 /// Compact JWS (RFC 7515 §7.1) with ES256 or RS256 (RFC 7518 §3.3–3.4). Header and claims
 /// are passed as already-serialized JSON object text; verification checks the signature
 /// with the algorithm the caller names, never the token's own `alg`.
@@ -22,9 +24,9 @@ public enum JWT {
         guard let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")) else { return nil }
         guard bytes[(secondDot + 1)...].firstIndex(of: UInt8(ascii: ".")) == nil else { return nil }
         guard firstDot > 0, secondDot > firstDot + 1,
-              let header = Base64URL.decode(utf8: bytes[..<firstDot], strict: true),
-              let claims = Base64URL.decode(utf8: bytes[(firstDot + 1)..<secondDot], strict: true),
-              let signature = Base64URL.decode(utf8: bytes[(secondDot + 1)...], strict: true)
+              let header = Base64URL.decode(utf8: bytes[..<firstDot], .strict),
+              let claims = Base64URL.decode(utf8: bytes[(firstDot + 1)..<secondDot], .strict),
+              let signature = Base64URL.decode(utf8: bytes[(secondDot + 1)...], .strict)
         else { return nil }
         return (header, claims, Array(bytes[..<secondDot]), signature)
     }

@@ -20,7 +20,7 @@ public final class P256PrivateKey: Sendable {
         self.key = key
         self.rawScalar = try key.bigNumberParameter("priv", width: 32)
         self.publicKey = P256PublicKey(key: key, uncompressed: try key.p256UncompressedPoint())
-        self.signer = try SigningTemplate(key: key, maximumSignatureLength: Self.maximumDERSignatureLength)
+        self.signer = try SigningTemplate.make(key: key, maximumSignatureLength: Self.maximumDERSignatureLength)
     }
 
     /// Parses a PKCS#8 "BEGIN PRIVATE KEY" (an APNs .p8 file) or a SEC 1

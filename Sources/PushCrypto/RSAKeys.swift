@@ -12,7 +12,7 @@ public final class RSAPrivateKey: Sendable {
         guard key.isA("RSA") else { throw CryptoError("not an RSA key") }
         guard key.bits >= 2048 else { throw CryptoError("RSA key of \(key.bits) bits: RS256 needs at least 2048") }
         self.key = key
-        self.signer = try SigningTemplate(key: key, maximumSignatureLength: Int(key.bits + 7) / 8)
+        self.signer = try SigningTemplate.make(key: key, maximumSignatureLength: Int(key.bits + 7) / 8)
         self.publicKey = RSAPublicKey(key: key)
     }
 

@@ -26,7 +26,7 @@ public final class HTTP2Client: Sendable {
     public init(configuration: HTTPClientConfiguration) throws(HTTPClientError) {
         libcurl = try LibcurlCheck.validate(allowCleartextHTTP2: configuration.allowCleartextHTTP2)
         let settings = try Self.settings(for: configuration)
-        multi = try CurlMulti(
+        multi = try CurlMulti.make(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             maxTotalConnections: configuration.maxTotalConnections,
             maxConcurrentStreams: configuration.maxConcurrentStreams

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import CPushHTTPD
 import Foundation
 import PushCore
 import Synchronization
@@ -15,6 +16,7 @@ public final class HTTPListener: Sendable {
         /// The path, without the query string.
         public var path: String
         public var clientAddress: String
+        /// The headers named in the listener's `headerNames`, by lower-case name.
         public var headers: [String: String]
         /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name).
         public var query: [String: String]
@@ -47,45 +49,44 @@ public final class HTTPListener: Sendable {
 
     public typealias Handler = @Sendable (Request) -> Response
 
-    /// Thread safety: `daemon` is set once in init and only read by `stop`; MHD serialises
-    /// nothing for us, so `handler` must be thread-safe (it is `@Sendable`). `streams` holds
-    /// the streamed responses in progress, behind its own lock.
-    fileprivate final class Box: @unchecked Sendable {
+    /// The handler and the listener's settings, read by the access callback through the
+    /// daemon's (unretained) context; `streams` holds the streamed responses in progress.
+    fileprivate final class Box: Sendable {
         let handler: Handler
         let allowsStreaming: Bool
-        /// Request headers passed to the handler (as given, looked up case-insensitively), with
-        /// their lower-case names.
+        /// Request headers passed to the handler: the name looked up (case-insensitively) and its lower-case key.
         let headerNames: [(lookup: String, key: String)]
-        var daemon: OpaquePointer?
         let streams = Mutex<[ObjectIdentifier: HTTPResponseStream]>([:])
         init(handler: @escaping Handler, allowsStreaming: Bool, headerNames: [String]) {
             self.handler = handler; self.allowsStreaming = allowsStreaming
             self.headerNames = headerNames.map { ($0, $0.lowercased()) }
         }
+
+        /// Ends every stream in progress (libmicrohttpd must not stop with a suspended connection).
+        func finishStreams() {
+            for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
+        }
     }
 
-    private let box: Box
+    /// The running daemon; nil once stopped. Stopping drops it, and its `deinit` stops MHD.
+    private let daemon: Mutex<MHDDaemon?>
     /// The bound port (useful with port 0).
     public let port: UInt16
 
-    /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all).
+    /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all). Throws if the
+    /// address is not IPv4 or MHD cannot listen there (port in use, no permission).
     /// - Parameters:
     ///   - allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
-    ///   - headerNames: the request headers the handler sees in ``Request/headers`` (lower-case
-    ///     keys there). Default: `X-Forwarded-For`.
+    ///   - headerNames: the request headers the handler sees in ``Request/headers``. Default:
+    ///     `X-Forwarded-For`.
     public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false,
                 headerNames: [String] = ["X-Forwarded-For"], handler: @escaping Handler) throws {
-        let box = Box(handler: handler, allowsStreaming: allowsStreaming, headerNames: headerNames)
-        let context = Unmanaged.passRetained(box).toOpaque()
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        let flags = allowsStreaming ? pw_mhd_allow_suspend_resume_flag() : 0
-        guard let daemon = pw_mhd_start_flags(host, address.port, threads, flags, httpListenerAccessHandler, context) else {
-            Unmanaged<Box>.fromOpaque(context).release()
-            throw ListenerError(message: "cannot listen on \(address.host):\(address.port)")
-        }
-        box.daemon = daemon
-        self.box = box
-        self.port = pw_mhd_bound_port(daemon)
+        let box = Box(handler: handler, allowsStreaming: allowsStreaming, headerNames: headerNames)
+        let started = try MHDDaemon.start(host: host, port: address.port, threads: threads, box: box,
+                                          describing: "\(address.host):\(address.port)")
+        port = started.port
+        daemon = Mutex(started)
     }
 
     public struct ListenerError: Error, CustomStringConvertible, Sendable {
@@ -93,19 +94,12 @@ public final class HTTPListener: Sendable {
         public var description: String { message }
     }
 
-    /// Stops the listener and its thread. Streams in progress are finished first (libmicrohttpd
-    /// must not stop with suspended connections).
+    /// Stops the listener and its threads (idempotent); streams in progress are finished first.
+    /// Not from inside a handler: MHD waits for its polling threads, one of which would be the caller.
     public func stop() {
-        if let daemon = box.daemon {
-            box.daemon = nil
-            let open = box.streams.withLock { Array($0.values) }
-            for stream in open { stream.finish() }
-            MHD_stop_daemon(daemon)
-            Unmanaged.passUnretained(box).release()
-        }
+        let running = daemon.withLock { $0.take() }
+        _ = running  // released here, outside the lock: its deinit stops the daemon
     }
-
-    deinit { stop() }
 
     fileprivate static func handle(_ connection: OpaquePointer?, context: UnsafeMutableRawPointer?, url: UnsafePointer<CChar>?,
                                    method: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
@@ -125,7 +119,7 @@ public final class HTTPListener: Sendable {
         }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         var addressBuffer = [CChar](repeating: 0, count: 64)
-        let clientAddress = pw_mhd_client_address(connection, &addressBuffer, 64) == 0
+        let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
         for name in box.headerNames {
@@ -203,6 +197,40 @@ private final class QueryCollector: @unchecked Sendable {
 
 private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
     HTTPListener.handle(connection, context: context, url: url, method: method, uploadSize: uploadSize, requestContext: requestContext)
+}
+
+/// Owns one running `MHD_Daemon`, built by ``start(host:port:threads:box:describing:)`` (the daemon
+/// first, then this owner around it); stopped only in `deinit`. The daemon's callback context
+/// is `box`, unretained: this object holds the box until `MHD_stop_daemon` has joined every
+/// polling thread, so no callback sees it freed.
+private final class MHDDaemon {
+    private let handle: OpaquePointer
+    private let box: HTTPListener.Box
+
+    static func start(host: String, port: UInt16, threads: UInt32, box: HTTPListener.Box,
+                      describing address: String) throws(HTTPListener.ListenerError) -> MHDDaemon {
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        let started = box.allowsStreaming
+            ? pw_httpd_start_suspendable(host, port, threads, httpListenerAccessHandler, context)
+            : pw_httpd_start(host, port, threads, httpListenerAccessHandler, context)
+        guard let handle = started else {
+            throw HTTPListener.ListenerError(message: "cannot listen on \(address)")
+        }
+        return MHDDaemon(handle: handle, box: box)
+    }
+
+    private init(handle: OpaquePointer, box: HTTPListener.Box) {
+        self.handle = handle
+        self.box = box
+    }
+
+    /// The port the daemon listens on (the kernel's pick for port 0).
+    var port: UInt16 { pw_mhd_bound_port(handle) }
+
+    deinit {
+        box.finishStreams()
+        MHD_stop_daemon(handle)
+    }
 }
 
 private let httpStreamReader: MHD_ContentReaderCallback = { context, _, buffer, maximum in

@@ -98,7 +98,7 @@ public final class KafkaAdmin: Sendable {
     public init(properties: [String: String], timeout: Duration = .seconds(15)) throws(KafkaError) {
         var merged = properties
         merged["log.queue"] = "true"
-        client = try RDKafkaEventClient(properties: merged, name: "admin")
+        client = try RDKafkaEventClient.makeClient(properties: merged, name: "admin")
         self.timeout = timeout
     }
 

@@ -28,7 +28,7 @@ public final class KafkaConsumer: Sendable {
         merged["enable.auto.offset.store"] = "false"
         merged["partition.assignment.strategy"] = "cooperative-sticky"
         merged["log.queue"] = "true"
-        client = try RDKafkaConsumerClient(properties: merged, topics: topics)
+        client = try RDKafkaConsumerClient.makeClient(properties: merged, topics: topics)
     }
 
     deinit { client.close() }

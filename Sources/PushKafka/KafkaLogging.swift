@@ -1,3 +1,4 @@
+import PushCore
 import Synchronization
 
 /// Where librdkafka's log lines go. librdkafka never writes to stderr by itself once a PushKafka
@@ -32,28 +33,12 @@ public enum KafkaLogging {
     public static let defaultHandler: Handler = { level, facility, message in
         guard level <= 4 else { return }
         let name = level <= 3 ? "error" : "warning"
-        let line = "{\"level\":\"\(name)\",\"logger\":\"rdkafka\",\"rdkafka.facility\":\(jsonString(facility)),\"message\":\(jsonString(message))}\n"
-        writeStderr(line)
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        let line = JSONWriter.object { w in
+            w.member("level", name)
+            w.member("logger", "rdkafka")
+            w.member("rdkafka.facility", facility)
+            w.member("message", message)
+        }.text
+        writeStderr(line + "\n")
     }
 }

@@ -24,7 +24,7 @@ public final class KafkaProducer: Sendable {
         var merged = Self.defaultProperties
         for (key, value) in properties { merged[key] = value }
         merged["log.queue"] = "true"
-        client = try RDKafkaEventClient(properties: merged, name: "producer")
+        client = try RDKafkaEventClient.makeClient(properties: merged, name: "producer")
     }
 
     deinit {

@@ -1,3 +1,5 @@
+import PushCore
+
 /// The delivery fleet's shared state in Redis (DESIGN §8): sent msgIDs (de-duplication), invalid
 /// tokens (with the provider's timestamp, §15 Re-registration), fleet-wide token buckets and
 /// provider backoff (§15 429 scope).
@@ -11,175 +13,253 @@
 /// on the client's serial queue.
 public final class DeliveryStateStore: Sendable {
     public let client: RedisClient
-    /// How long a sent msgID is remembered. Default: 7 days.
-    public let sentTTL: Duration
     /// How long an invalid token is remembered (refreshed when reported again). Default: 90 days.
     public let invalidTTL: Duration
-    private let sentTTLMs: Int64
     private let invalidTTLMs: Int64
+    /// True on a Redis Cluster: every key of one script call must then be in one slot, so claims
+    /// and records are split into one script call per bucket (still one round trip per node).
+    public let keysMustShareSlot: Bool
 
     /// A backoff key lives until its deadline plus this grace, so readers with a clock a little
     /// behind Redis's still see it.
     static let backoffGraceMs: Int64 = 60_000
 
-    public init(client: RedisClient, sentTTL: Duration = .seconds(7 * 86400), invalidTTL: Duration = .seconds(90 * 86400)) {
+    public init(client: RedisClient, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool = false) {
         self.client = client
-        self.sentTTL = sentTTL
         self.invalidTTL = invalidTTL
-        self.sentTTLMs = max(1, Self.milliseconds(sentTTL))
         self.invalidTTLMs = max(1, Self.milliseconds(invalidTTL))
+        self.keysMustShareSlot = keysMustShareSlot
     }
 
-    // MARK: - De-duplication and invalid tokens
+    // MARK: - Claims, de-duplication and invalid tokens (DESIGN §8 "Claims", "Memory")
 
-    /// One recipient to check before sending.
-    public struct CheckItem: Sendable, Equatable {
+    /// One recipient to claim before sending.
+    public struct ClaimItem: Sendable, Equatable {
         public var appID: String
-        public var msgID: String
+        public var campaignID: String
+        public var key: DedupKey
+        /// The processing asking (a job's processing in one worker): a claim held by another owner
+        /// with an unexpired lease is not taken.
+        public var owner: String
         public var platform: String
         /// The caller's hash of the token (never the token itself).
         public var tokenHash: String
-        /// When the subscription last (re-)registered this token, Unix ms; nil if unknown.
-        public var tokenUpdatedAtMs: Int64?
 
-        public init(appID: String, msgID: String, platform: String, tokenHash: String, tokenUpdatedAtMs: Int64? = nil) {
-            self.appID = appID
-            self.msgID = msgID
-            self.platform = platform
-            self.tokenHash = tokenHash
-            self.tokenUpdatedAtMs = tokenUpdatedAtMs
+        public init(appID: String, campaignID: String, key: DedupKey, owner: String, platform: String, tokenHash: String) {
+            self.appID = appID; self.campaignID = campaignID; self.key = key; self.owner = owner
+            self.platform = platform; self.tokenHash = tokenHash
         }
     }
 
-    /// What Redis knows about a recipient.
-    public enum CheckResult: Sendable, Equatable {
-        /// Send it.
-        case fresh
-        /// Its msgID was already sent: result `duplicate`, do not send.
-        case duplicate
-        /// The token is known dead since `invalidSinceMs` (Unix ms) and was not re-registered
-        /// after that: result `invalid_token`, do not send.
-        case knownInvalid(invalidSinceMs: Int64)
+    /// The answers of one ``claim(_:nowMs:leaseMs:backoffs:)`` round trip, in item order.
+    public struct ClaimAnswers: Sendable, Equatable {
+        public var replies: [ClaimReply]
+        /// When each item's token was recorded dead (Unix ms), if it was.
+        public var invalidSinceMs: [Int64?]
+        /// The backoff deadlines asked for with the claim, in order (Unix ms), if any.
+        public var backoffUntilMs: [Int64?]
     }
 
-    /// For each item, in order: msgID already recorded ⇒ `.duplicate`; token recorded invalid with
-    /// `invalidSince ≥ tokenUpdatedAt` (or no `tokenUpdatedAt`) ⇒ `.knownInvalid`; else `.fresh`
-    /// (a token re-registered after it was declared dead is valid again, as APNs' 410 timestamp
-    /// rule asks). One round trip.
-    public func check(_ items: [CheckItem]) throws(RedisError) -> [CheckResult] {
-        if items.isEmpty { return [] }
-        return try Self.checkResults(items, execute(Self.checkCommands(items)))
+    /// Claims every item atomically per bucket (one Lua script call per group of keys; a group is
+    /// the whole batch on a standalone Redis, one bucket on a Cluster), reads the items'
+    /// invalid-token records and the given provider backoffs: all in ONE pipelined round trip.
+    ///
+    /// Per item the script answers: recorded as sent ⇒ ``ClaimReply/alreadySent``; claimed by
+    /// another owner whose lease has not ended ⇒ ``ClaimReply/claimedElsewhere`` (nothing changed);
+    /// otherwise the claim is (re)written for `owner` until `nowMs + leaseMs` ⇒
+    /// ``ClaimReply/claimed`` (or ``ClaimReply/alreadyOurs`` when `owner` held it: a renewal).
+    public func claim(_ items: [ClaimItem], nowMs: Int64, leaseMs: Int64,
+                      backoffs: [(appID: String, provider: String)] = []) throws(RedisError) -> ClaimAnswers {
+        if items.isEmpty && backoffs.isEmpty { return ClaimAnswers(replies: [], invalidSinceMs: [], backoffUntilMs: []) }
+        var commands: [[RedisArgument]] = []
+        let groups = Self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
+        for group in groups {
+            commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs))
+        }
+        let invalidStart = commands.count
+        let invalidCommands = Self.mgetCommands(items.map {
+            RedisKeys.invalidToken(appID: $0.appID, platform: $0.platform, tokenHash: $0.tokenHash)
+        })
+        commands += invalidCommands
+        let backoffStart = commands.count
+        commands += Self.backoffQueries(backoffs)
+        let replies = try execute(commands)
+        try Self.expectCount(replies, commands.count)
+
+        var answers = [ClaimReply](repeating: .claimedElsewhere, count: items.count)
+        for (position, group) in groups.enumerated() {
+            let reply = replies[position]
+            try Self.throwIfError(reply)
+            guard case .array(let codes) = reply, codes.count == group.count else {
+                throw RedisError("the claim script answered \(reply) for \(group.count) items")
+            }
+            for (offset, index) in group.enumerated() {
+                guard let raw = codes[offset].integerValue, let code = ClaimReply(rawValue: Int(raw)) else {
+                    throw RedisError("the claim script answered \(codes[offset])")
+                }
+                answers[index] = code
+            }
+        }
+        var invalid: [Int64?] = []
+        invalid.reserveCapacity(items.count)
+        for reply in replies[invalidStart..<backoffStart] {
+            try Self.throwIfError(reply)
+            guard case .array(let values) = reply else { throw RedisError("MGET answered \(reply) instead of an array") }
+            for value in values {
+                try Self.throwIfError(value)
+                invalid.append(value.integerValue)
+            }
+        }
+        try Self.expectCount(invalid, items.count)
+        let backoffUntil = try Self.backoffResults(Array(replies[backoffStart...]))
+        return ClaimAnswers(replies: answers, invalidSinceMs: invalid, backoffUntilMs: backoffUntil)
     }
 
-    /// Async ``check(_:)``.
-    public func check(_ items: [CheckItem]) async throws(RedisError) -> [CheckResult] {
-        if items.isEmpty { return [] }
-        return try Self.checkResults(items, await execute(Self.checkCommands(items)))
+    /// One outcome to record.
+    public struct RecordEntry: Sendable, Equatable {
+        public var appID: String
+        public var campaignID: String
+        public var key: DedupKey
+        /// The processing that claimed it: its claim (and only its claim) is removed.
+        public var owner: String
+        /// Sent: remember it for this long (``DedupRetention``). Nil: nothing was sent (a final
+        /// result other than `sent`, or a hand-off to the retry topic): the claim is released.
+        public var sentRetentionMs: Int64?
+
+        public init(appID: String, campaignID: String, key: DedupKey, owner: String, sentRetentionMs: Int64?) {
+            self.appID = appID; self.campaignID = campaignID; self.key = key; self.owner = owner
+            self.sentRetentionMs = sentRetentionMs
+        }
     }
 
-    /// Keys per `MGET`: bounds one command's size (and Redis's time inside it) for huge jobs.
-    static let checkKeysPerCommand = 1000
+    /// Records outcomes and dead tokens in one pipelined round trip: a sent msgId joins its
+    /// bucket's set (whose TTL becomes at least the entry's retention) and loses its claim; a
+    /// release only removes the owner's claim. Invalid tokens keep the larger `invalidSince`
+    /// (TTL `invalidTTL`, refreshed).
+    public func record(
+        _ entries: [RecordEntry],
+        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
+    ) throws(RedisError) {
+        var commands: [[RedisArgument]] = []
+        for group in Self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
+            commands.append(Self.recordCommand(entries, group))
+        }
+        for entry in invalid {
+            let key = RedisKeys.invalidToken(appID: entry.appID, platform: entry.platform, tokenHash: entry.tokenHash)
+            commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
+        }
+        if commands.isEmpty { return }
+        try Self.checkNoErrors(execute(commands))
+    }
 
-    /// Two keys per item (sent msgID, invalid token), fetched with `MGET`: one command per
-    /// ``checkKeysPerCommand`` keys instead of two `GET`s per recipient (the per-command
-    /// formatting, reply objects and Redis dispatch were most of the check's cost). A command
-    /// never mixes apps, so its keys share one hash tag (`{appID}`: one cluster slot).
-    static func checkCommands(_ items: [CheckItem]) -> [[RedisArgument]] {
+    /// Items per script call on a standalone Redis: bounds the time Redis spends in one script.
+    static let itemsPerScriptCall = 1000
+
+    /// Splits item indices into script calls. On a standalone Redis one call takes up to
+    /// ``itemsPerScriptCall`` items whatever their buckets; a Cluster needs every key of a script
+    /// in one slot, so there a call takes one bucket's items (its two keys share a hash tag).
+    private func groups(_ count: Int, _ bucket: (Int) -> (String, String, Int)) -> [[Int]] {
+        Self.groups(count, keysMustShareSlot: keysMustShareSlot, bucket)
+    }
+
+    static func groups(_ count: Int, keysMustShareSlot: Bool = false, _ bucket: (Int) -> (String, String, Int)) -> [[Int]] {
+        if count == 0 { return [] }
+        if !keysMustShareSlot {
+            return stride(from: 0, to: count, by: itemsPerScriptCall).map { Array($0..<min(count, $0 + itemsPerScriptCall)) }
+        }
+        var order: [BucketID] = []
+        var members: [BucketID: [Int]] = [:]
+        for index in 0..<count {
+            let (app, campaign, number) = bucket(index)
+            let id = BucketID(app: app, campaign: campaign, bucket: number)
+            if members[id] == nil { order.append(id) }
+            members[id, default: []].append(index)
+        }
+        return order.map { members[$0] ?? [] }
+    }
+
+    private struct BucketID: Hashable {
+        var app: String
+        var campaign: String
+        var bucket: Int
+    }
+
+    /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now, lease,
+    /// then per item: bucket position (1-based), member, owner.
+    private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64, leaseMs: Int64) -> [RedisArgument] {
+        var keys: [String] = []
+        var position: [BucketKey: Int] = [:]
+        var arguments: [RedisArgument] = [.int(nowMs), .int(leaseMs)]
+        arguments.reserveCapacity(2 + 3 * group.count)
+        for index in group {
+            let item = items[index]
+            let bucketKey = BucketKey(app: item.appID, campaign: item.campaignID, bucket: item.key.bucket)
+            let slot: Int
+            if let known = position[bucketKey] { slot = known } else {
+                keys.append(RedisKeys.dedupSent(appID: item.appID, campaignID: item.campaignID, bucket: item.key))
+                keys.append(RedisKeys.dedupClaims(appID: item.appID, campaignID: item.campaignID, bucket: item.key))
+                slot = keys.count / 2
+                position[bucketKey] = slot
+            }
+            arguments.append(.int(Int64(slot)))
+            arguments.append(.string(item.key.member))
+            arguments.append(.string(item.owner))
+        }
+        return claimScript.invocation(keys: keys, arguments: arguments)
+    }
+
+    /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
+    /// (0: release only).
+    private static func recordCommand(_ entries: [RecordEntry], _ group: [Int]) -> [RedisArgument] {
+        var keys: [String] = []
+        var position: [BucketKey: Int] = [:]
+        var arguments: [RedisArgument] = []
+        arguments.reserveCapacity(4 * group.count)
+        for index in group {
+            let entry = entries[index]
+            let bucketKey = BucketKey(app: entry.appID, campaign: entry.campaignID, bucket: entry.key.bucket)
+            let slot: Int
+            if let known = position[bucketKey] { slot = known } else {
+                keys.append(RedisKeys.dedupSent(appID: entry.appID, campaignID: entry.campaignID, bucket: entry.key))
+                keys.append(RedisKeys.dedupClaims(appID: entry.appID, campaignID: entry.campaignID, bucket: entry.key))
+                slot = keys.count / 2
+                position[bucketKey] = slot
+            }
+            arguments.append(.int(Int64(slot)))
+            arguments.append(.string(entry.key.member))
+            arguments.append(.string(entry.owner))
+            arguments.append(.int(max(0, entry.sentRetentionMs ?? 0)))
+        }
+        return recordScript.invocation(keys: keys, arguments: arguments)
+    }
+
+    private struct BucketKey: Hashable {
+        var app: String
+        var campaign: String
+        var bucket: Int
+    }
+
+    /// `MGET`s of at most ``checkKeysPerCommand`` keys each.
+    static func mgetCommands(_ keys: [String]) -> [[RedisArgument]] {
         var commands: [[RedisArgument]] = []
         var current: [RedisArgument] = []
-        var currentApp: String?
-        for item in items {
-            if current.count > checkKeysPerCommand || (currentApp != nil && currentApp != item.appID) {
+        for key in keys {
+            if current.isEmpty {
+                current.reserveCapacity(1 + min(checkKeysPerCommand, keys.count))
+                current.append("MGET")
+            }
+            current.append(.string(key))
+            if current.count > checkKeysPerCommand {
                 commands.append(current)
                 current = []
             }
-            if current.isEmpty {
-                current.reserveCapacity(1 + min(checkKeysPerCommand + 1, 2 * items.count))
-                current.append("MGET")
-            }
-            currentApp = item.appID
-            current.append(.string(RedisKeys.sent(appID: item.appID, msgID: item.msgID)))
-            current.append(.string(RedisKeys.invalidToken(appID: item.appID, platform: item.platform, tokenHash: item.tokenHash)))
         }
         if !current.isEmpty { commands.append(current) }
         return commands
     }
 
-    static func checkResults(_ items: [CheckItem], _ replies: [RedisReply]) throws(RedisError) -> [CheckResult] {
-        var values: [RedisReply] = []
-        values.reserveCapacity(items.count * 2)
-        for reply in replies {
-            try throwIfError(reply)
-            guard case .array(let elements) = reply else {
-                throw RedisError("MGET answered \(reply) instead of an array")
-            }
-            values.append(contentsOf: elements)
-        }
-        try expectCount(values, items.count * 2)
-        var results: [CheckResult] = []
-        results.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            let sent = values[2 * index], invalid = values[2 * index + 1]
-            try throwIfError(sent)
-            try throwIfError(invalid)
-            if !sent.isNull {
-                results.append(.duplicate)
-            } else if let invalidSince = invalid.integerValue, item.tokenUpdatedAtMs.map({ invalidSince >= $0 }) ?? true {
-                results.append(.knownInvalid(invalidSinceMs: invalidSince))
-            } else {
-                results.append(.fresh)
-            }
-        }
-        return results
-    }
-
-    /// Records sent msgIDs (TTL `sentTTL`) and invalid tokens (TTL `invalidTTL`, keeping the larger
-    /// `invalidSince` when a token is reported again, atomically) in one round trip.
-    public func record(
-        sent: [(appID: String, msgID: String)] = [],
-        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
-    ) throws(RedisError) {
-        let commands = recordCommands(sent: sent, invalid: invalid)
-        if commands.isEmpty { return }
-        try Self.checkNoErrors(execute(commands))
-    }
-
-    /// Async ``record(sent:invalid:)``.
-    public func record(
-        sent: [(appID: String, msgID: String)] = [],
-        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
-    ) async throws(RedisError) {
-        let commands = recordCommands(sent: sent, invalid: invalid)
-        if commands.isEmpty { return }
-        try Self.checkNoErrors(await execute(commands))
-    }
-
-    private func recordCommands(
-        sent: [(appID: String, msgID: String)],
-        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]
-    ) -> [[RedisArgument]] {
-        var commands: [[RedisArgument]] = []
-        commands.reserveCapacity(sent.count / Self.checkKeysPerCommand + 1 + invalid.count)
-        // Sent msgIDs: one `setAll` script call per app and per 1,000 keys instead of a SET per
-        // recipient (the same reasoning as check's MGET; the script is one atomic SET PX each).
-        var keys: [String] = []
-        var keysApp: String?
-        func flush() {
-            if !keys.isEmpty { commands.append(Self.setAll.invocation(keys: keys, arguments: ["1", .int(sentTTLMs)])) }
-            keys.removeAll(keepingCapacity: true)
-        }
-        for entry in sent {
-            if keys.count >= Self.checkKeysPerCommand || (keysApp != nil && keysApp != entry.appID) { flush() }
-            keysApp = entry.appID
-            keys.append(RedisKeys.sent(appID: entry.appID, msgID: entry.msgID))
-        }
-        flush()
-        for entry in invalid {
-            let key = RedisKeys.invalidToken(appID: entry.appID, platform: entry.platform, tokenHash: entry.tokenHash)
-            commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
-        }
-        return commands
-    }
+    /// Keys per `MGET`: bounds one command's size (and Redis's time inside it) for huge jobs.
+    static let checkKeysPerCommand = 1000
 
     // MARK: - Token buckets
 
@@ -337,7 +417,7 @@ public final class DeliveryStateStore: Sendable {
         return command
     }
 
-    private static func expectCount(_ replies: [RedisReply], _ count: Int) throws(RedisError) {
+    private static func expectCount<T>(_ replies: [T], _ count: Int) throws(RedisError) {
         if replies.count != count { throw RedisError("expected \(count) replies, got \(replies.count)") }
     }
 
@@ -360,14 +440,66 @@ public final class DeliveryStateStore: Sendable {
     /// ARGV[2] = `px` (ARGV[3] = TTL ms) or `at` (expire at the kept value + ARGV[3] ms).
     /// Returns the kept value.
     /// Every script the store runs (preloaded, and known to the `NOSCRIPT` fallback).
-    static let scripts = [setAll, keepMax, tokenBucket]
+    static let scripts = [claimScript, recordScript, keepMax, tokenBucket]
 
-    /// `SET key ARGV[1] PX ARGV[2]` for every key. Returns the number of keys set.
-    static let setAll = RedisScript("""
-        for i = 1, #KEYS do redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2]) end
-        return #KEYS
+    /// The claim (DESIGN §8 "Claims"). KEYS: per bucket its sent set (an intset of members) and
+    /// its claims hash (member → `owner:leaseEndMs`). ARGV: now ms, lease ms, then per item:
+    /// bucket position, member, owner. Replies one code per item (``ClaimReply``). The claims
+    /// hash lives at least two leases past its last claim, so a dead worker's claims vanish.
+    static let claimScript = RedisScript("""
+        local now, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
+        local out, touched = {}, {}
+        for i = 3, #ARGV, 3 do
+          local b, m, owner = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
+          local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
+          if redis.call('SISMEMBER', sent, m) == 1 then
+            out[#out + 1] = 1
+          else
+            local code = 0
+            local held = redis.call('HGET', claims, m)
+            if held then
+              local sep = string.find(held, ':', 1, true)
+              local holder = string.sub(held, 1, sep - 1)
+              if holder == owner then code = 3
+              elseif tonumber(string.sub(held, sep + 1)) > now then code = 2 end
+            end
+            if code ~= 2 then
+              redis.call('HSET', claims, m, owner .. ':' .. string.format('%d', now + lease))
+              touched[claims] = true
+            end
+            out[#out + 1] = code
+          end
+        end
+        for claims in pairs(touched) do
+          if redis.call('PTTL', claims) < 2 * lease then redis.call('PEXPIRE', claims, 2 * lease) end
+        end
+        return out
         """)
 
+    /// The record. KEYS as for claim. ARGV per entry: bucket position, member, owner, retention
+    /// ms (> 0: sent, kept that long at least; 0: release). A claim is removed only when `owner`
+    /// holds it (a processing whose lease ran out never removes its successor's claim).
+    static let recordScript = RedisScript("""
+        local keep = {}
+        for i = 1, #ARGV, 4 do
+          local b, m, owner, retention = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+          local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
+          if retention > 0 then
+            redis.call('SADD', sent, m)
+            if (keep[sent] or 0) < retention then keep[sent] = retention end
+          end
+          local held = redis.call('HGET', claims, m)
+          if held and string.sub(held, 1, #owner + 1) == owner .. ':' then redis.call('HDEL', claims, m) end
+        end
+        for sent, retention in pairs(keep) do
+          if redis.call('PTTL', sent) < retention then redis.call('PEXPIRE', sent, retention) end
+        end
+        return #ARGV / 4
+        """)
+
+    /// Keeps the larger of the stored integer and ARGV[1], atomically, and sets the TTL:
+    /// ARGV[2] = `px` (ARGV[3] = TTL ms) or `at` (expire at the kept value + ARGV[3] ms).
+    /// Returns the kept value.
     static let keepMax = RedisScript("""
         local new = tonumber(ARGV[1])
         local raw = redis.call('GET', KEYS[1])

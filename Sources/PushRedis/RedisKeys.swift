@@ -1,15 +1,22 @@
+import PushCore
+
 /// Every Redis key pushworker writes, built here and nowhere else.
 ///
-/// Layout `pw:{<appId>}:<kind>:…`: the `{appId}` hash tag keeps all of an app's keys on one
-/// Redis Cluster slot, so one app's batch can be pipelined (and scripted) on one node.
 /// Components are escaped (`%`, `:`, `{`, `}` percent-encoded) so no input can forge another
-/// key's structure or move a key to another app's slot. Every key is written with a TTL (see
-/// `docs/redis.md`).
+/// key's structure or move a key to another slot. Every key is written with a TTL (see
+/// `docs/redis.md`, "Keys", for the layout and why).
+///
+/// - De-duplication state is spread over the slots of a Redis Cluster: one campaign's msgIds fall
+///   into 4,096 buckets (``DedupKey``), each bucket one hash tag `{app:campaign:bucket}` holding
+///   two keys that the claim and record scripts touch together.
+/// - Invalid tokens carry no hash tag: each lands where its own name hashes.
+/// - Rate buckets, backoffs and tracking counters are one key each, tagged `{appId}`.
 ///
 /// | key | value | TTL |
 /// |---|---|---|
-/// | `pw:{app}:sent:<msgId>` | `1` | sentTTL (7 d) |
-/// | `pw:{app}:inv:<platform>:<tokenHash>` | invalidSince ms | invalidTTL (90 d) |
+/// | `pw:{app:campaign:bbb}:s` | set (intset) of the bucket's sent msgId fingerprints | the longest job retention it holds (`DedupRetention`, ≤ 7 d) |
+/// | `pw:{app:campaign:bbb}:c` | hash fingerprint → `owner:leaseEndMs` of claims in flight | two leases after the last claim |
+/// | `pw:inv:<app>:<platform>:<tokenHash>` | invalidSince ms | invalidTTL (90 d) |
 /// | `pw:{app}:tb:<provider>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:tb:cmp:<campaignId>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:backoff:<provider>` | deadline ms | until deadline + 60 s |
@@ -18,14 +25,24 @@
 /// | `pw:{app}:ev:uq:<campaignId>:<type>` | HyperLogLog of msgIds | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:v:<variant>:<type>` | HyperLogLog of msgIds | event counter TTL |
 public enum RedisKeys {
-    /// De-duplication marker of a sent message.
-    public static func sent(appID: String, msgID: String) -> String {
-        "\(prefix(appID))sent:\(escape(msgID))"
+    /// The sent fingerprints of one bucket of a campaign (a set).
+    public static func dedupSent(appID: String, campaignID: String, bucket: DedupKey) -> String {
+        "\(dedupPrefix(appID, campaignID, bucket))s"
     }
 
-    /// A token the provider declared invalid; `tokenHash` is computed by the caller.
+    /// The claims in flight of one bucket of a campaign (a hash), same hash tag as its sent set.
+    public static func dedupClaims(appID: String, campaignID: String, bucket: DedupKey) -> String {
+        "\(dedupPrefix(appID, campaignID, bucket))c"
+    }
+
+    private static func dedupPrefix(_ appID: String, _ campaignID: String, _ key: DedupKey) -> String {
+        "pw:{\(escape(appID)):\(escape(campaignID)):\(key.bucketHex)}:"
+    }
+
+    /// A token the provider declared invalid; `tokenHash` is computed by the caller. No hash tag:
+    /// an app's dead tokens spread over a Cluster's slots.
     public static func invalidToken(appID: String, platform: String, tokenHash: String) -> String {
-        "\(prefix(appID))inv:\(escape(platform)):\(escape(tokenHash))"
+        "pw:inv:\(escape(appID)):\(escape(platform)):\(escape(tokenHash))"
     }
 
     /// The fleet-wide token bucket of an app at one provider.

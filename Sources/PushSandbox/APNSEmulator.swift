@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 
 /// APNs provider API emulation (`POST /3/device/<token>`), with Apple's status codes and reason strings
@@ -54,7 +55,7 @@ extension SandboxRouter {
         guard request.bodyLength > 0 else { return reject(400, "PayloadEmpty") }
         guard request.bodyLength <= Self.apnsMaximumPayload else { return reject(413, "PayloadTooLarge") }
         // Apple documents no reason for a body that is not a JSON object; the sandbox says BadPayload.
-        guard let payload = JSONValue.parse(request.body), payload.objectMembers != nil else { return reject(400, "BadPayload") }
+        guard let payload = JSONValue.parse(request.body), payload.objectValue != nil else { return reject(400, "BadPayload") }
 
         if isUnregistered(token) {
             let timestamp = Int(clock() * 1000)

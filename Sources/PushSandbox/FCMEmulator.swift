@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 
 /// FCM HTTP v1 emulation: the OAuth 2.0 JWT-bearer grant at `token_uri` (RFC 7523) and
@@ -13,7 +14,7 @@ extension SandboxRouter {
     func handleFCMToken(_ request: SandboxRequest) -> SandboxResponse {
         state.countTokenRequest()
         func grantError(_ error: String, _ description: String) -> SandboxResponse {
-            .json(400, JSONText.object([("error", JSONText.quote(error)), ("error_description", JSONText.quote(description))]), isProviderResponse: false)
+            .json(400, JSONWriter.object { w in w.member("error", error); w.member("error_description", description) }.text, isProviderResponse: false)
         }
         guard request.method == "POST" else { return .json(405, #"{"error":"invalid_request","error_description":"POST required"}"#, isProviderResponse: false) }
         let form = Self.parseForm(request.body)
@@ -46,11 +47,22 @@ extension SandboxRouter {
 
     /// Google's error body: `{"error":{"code","message","status","details":[FcmError]}}`.
     static func fcmError(_ code: Int, _ status: String, _ message: String, errorCode: String?) -> String {
-        var members: [(String, String)] = [("code", "\(code)"), ("message", JSONText.quote(message)), ("status", JSONText.quote(status))]
-        if let errorCode {
-            members.append(("details", "[{\"@type\":\"type.googleapis.com/google.firebase.fcm.v1.FcmError\",\"errorCode\":\(JSONText.quote(errorCode))}]"))
-        }
-        return JSONText.object([("error", JSONText.object(members))])
+        JSONWriter.object { w in
+            w.member("error") { e in
+                e.member("code", code)
+                e.member("message", message)
+                e.member("status", status)
+                if let errorCode {
+                    e.key("details")
+                    e.beginArray()
+                    e.beginObject()
+                    e.member("@type", "type.googleapis.com/google.firebase.fcm.v1.FcmError")
+                    e.member("errorCode", errorCode)
+                    e.endObject()
+                    e.endArray()
+                }
+            }
+        }.text
     }
 
     func handleFCMSend(_ request: SandboxRequest) -> SandboxResponse {
@@ -83,7 +95,7 @@ extension SandboxRouter {
         }
         func invalid(_ message: String) -> SandboxResponse { reply(400, "INVALID_ARGUMENT", message, errorCode: "INVALID_ARGUMENT") }
         guard request.bodyLength <= Self.fcmMaximumMessage else { return invalid("Message is too big") }
-        guard let body = JSONValue.parse(request.body), let message = body["message"], message.objectMembers != nil else {
+        guard let body = JSONValue.parse(request.body), let message = body["message"], message.objectValue != nil else {
             return invalid("Invalid JSON payload received. Unknown name or missing \"message\".")
         }
         guard let token = message["token"]?.stringValue, !token.isEmpty else {
@@ -93,7 +105,7 @@ extension SandboxRouter {
         guard Self.isRegistrationToken(token) else { return invalid("The registration token is not a valid FCM registration token") }
         var msgID: String?
         if let data = message["data"] {
-            guard let members = data.objectMembers else { return invalid("Invalid value at 'message.data' (type.googleapis.com/google.firebase.fcm.v1.Message.DataEntry), expected a map of strings") }
+            guard let members = data.objectValue?.members else { return invalid("Invalid value at 'message.data' (type.googleapis.com/google.firebase.fcm.v1.Message.DataEntry), expected a map of strings") }
             var size = 0
             for (key, value) in members {
                 guard let text = value.stringValue else {
@@ -124,7 +136,7 @@ extension SandboxRouter {
         case nil: break
         }
         let name = "projects/\(project)/messages/0:\(Int(clock() * 1000))\(String(random.next() % 1_000_000))"
-        return finish(.json(200, "{\"name\":\(JSONText.quote(name))}"), platform: "android", request: request, msgID: msgID,
+        return finish(.json(200, JSONWriter.object { w in w.member("name", name) }.text), platform: "android", request: request, msgID: msgID,
                       bodyJSON: Self.recordBody(request.body, parsed: body))
     }
 

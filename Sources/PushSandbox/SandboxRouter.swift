@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 #if canImport(Glibc)
 import Glibc
@@ -117,9 +118,7 @@ final class SandboxRouter {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         // FNV-1a leaves the top bits nearly unchanged by the last bytes: finish with a SplitMix64 mix.
-        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
-        hash ^= hash >> 31
+        hash = SplitMix64.mix(hash)
         return Double(hash >> 11) / Double(1 << 53) < faults.unregisteredShare
     }
 
@@ -149,29 +148,20 @@ final class SandboxRouter {
     func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?) -> SandboxResponse {
         var line: [UInt8]?
         if (200..<300).contains(response.status), state.isRecording {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(256 + request.path.utf8.count + (bodyJSON?.count ?? 0))
-            bytes.append(contentsOf: #"{"platform":"#.utf8)
-            JSONText.appendQuoted(platform, to: &bytes)
-            bytes.append(contentsOf: #","msgId":"#.utf8)
-            if let msgID { JSONText.appendQuoted(msgID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
-            bytes.append(contentsOf: #","path":"#.utf8)
-            JSONText.appendQuoted(request.path, to: &bytes)
-            bytes.append(contentsOf: #","headers":{"#.utf8)
-            var isFirst = true
-            for (index, header) in request.headers.enumerated() where header.name != "authorization" {
-                // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
-                if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
-                if !isFirst { bytes.append(UInt8(ascii: ",")) }
-                isFirst = false
-                JSONText.appendQuoted(header.name, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                JSONText.appendQuoted(header.value, to: &bytes)
-            }
-            bytes.append(contentsOf: #"},"body":"#.utf8)
-            if let bodyJSON { bytes.append(contentsOf: bodyJSON) } else { bytes.append(contentsOf: "null".utf8) }
-            bytes.append(UInt8(ascii: "}"))
-            line = bytes
+            line = JSONWriter.object(capacity: 256 + request.path.utf8.count + (bodyJSON?.count ?? 0)) { w in
+                w.member("platform", platform)
+                w.member("msgId", orNull: msgID)
+                w.member("path", request.path)
+                w.member("headers") { h in
+                    for (index, header) in request.headers.enumerated() where header.name != "authorization" {
+                        // Repeated headers: the first one wins, as for `SandboxRequest.header(_:)`.
+                        if request.headers[..<index].contains(where: { $0.name == header.name }) { continue }
+                        h.member(header.name, header.value)
+                    }
+                }
+                w.key("body")
+                if let bodyJSON { w.raw(bodyJSON) } else { w.null() }
+            }.bytes
         }
         state.count(status: response.status, platform: platform, msgID: msgID, line: line)
         if (200..<300).contains(response.status) {
@@ -192,23 +182,6 @@ final class SandboxRouter {
     /// `bytes` as JSON text for a record: the bytes themselves when they are valid JSON, else a JSON string.
     static func recordBody(_ bytes: [UInt8], parsed: JSONValue?) -> [UInt8] {
         if parsed != nil { return bytes }
-        var quoted: [UInt8] = []
-        JSONText.appendQuoted(String(decoding: bytes, as: UTF8.self), to: &quoted)
-        return quoted
+        return JSONWriter.quoted(String(decoding: bytes, as: UTF8.self))
     }
-}
-
-/// A small, fast pseudo-random generator (SplitMix64) for fault draws and ids; not for secrets.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// A uniform double in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -1,3 +1,4 @@
+import PushCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -23,17 +24,17 @@ struct SandboxFaults: Sendable, Equatable {
     var fcmUnauthenticatedOnce = false
 
     var json: String {
-        JSONText.object([
-            ("unregisteredShare", "\(unregisteredShare)"), ("throttleShare", "\(throttleShare)"),
-            ("retryAfter", "\(retryAfterSeconds)"), ("errorShare", "\(errorShare)"), ("latencyMs", "\(latencyMilliseconds)"),
-            ("expireProviderTokensIssuedBefore", "\(expireProviderTokensIssuedBefore)"),
-            ("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce ? "true" : "false"),
-        ])
+        JSONWriter.object { w in
+            w.member("unregisteredShare", unregisteredShare); w.member("throttleShare", throttleShare)
+            w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
+            w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
+            w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
+        }.text
     }
 
     /// Applies the members present in a `POST /_sandbox/faults` body; nil if a value is invalid.
     func updated(with body: JSONValue) -> SandboxFaults? {
-        guard let members = body.objectMembers else { return nil }
+        guard let members = body.objectValue?.members else { return nil }
         var faults = self
         for (key, value) in members {
             if key == "fcmUnauthenticatedOnce" {
@@ -184,13 +185,17 @@ final class SandboxState: Sendable {
     func statsJSON() -> String {
         inner.withLock { state in
             let counters = state.counters
-            let accepted = JSONText.object(["ios", "android", "web"].map { ($0, "\(counters.accepted[$0, default: 0])") })
-            let responses = JSONText.object(counters.responses.keys.sorted().map { ("\($0)", "\(counters.responses[$0, default: 0])") })
-            return JSONText.object([
-                ("accepted", accepted), ("responses", responses), ("requests", "\(counters.requests)"),
-                ("distinctMsgIds", "\(counters.msgIDCounts.count)"), ("duplicateMsgIds", "\(counters.duplicateMsgIDs)"),
-                ("tokenRequests", "\(counters.tokenRequests)"), ("droppedRecords", "\(counters.droppedRecords)"),
-            ])
+            return JSONWriter.object { w in
+                w.member("accepted") { a in
+                    for platform in ["ios", "android", "web"] { a.member(platform, counters.accepted[platform, default: 0]) }
+                }
+                w.member("responses") { r in
+                    for status in counters.responses.keys.sorted() { r.member("\(status)", counters.responses[status, default: 0]) }
+                }
+                w.member("requests", counters.requests)
+                w.member("distinctMsgIds", counters.msgIDCounts.count); w.member("duplicateMsgIds", counters.duplicateMsgIDs)
+                w.member("tokenRequests", counters.tokenRequests); w.member("droppedRecords", counters.droppedRecords)
+            }.text
         }
     }
 

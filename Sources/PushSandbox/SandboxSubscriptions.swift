@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 
 /// Deterministic Web Push subscriptions: the keys of subscription `id` derive from a seed, so
@@ -29,17 +30,19 @@ public enum SandboxSubscriptions {
     }
 
     /// The subscription JSON (as the browser's `PushSubscription.toJSON()`) for `id` at `origin`.
-    static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
+    package static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
         let keys = try keys(seed: seed, id: id)
-        let keysJSON = JSONText.object([
-            ("p256dh", JSONText.quote(Base64URL.encode(keys.privateKey.publicKey.uncompressed))),
-            ("auth", JSONText.quote(Base64URL.encode(keys.auth))),
-        ])
-        return JSONText.object([("endpoint", JSONText.quote("\(origin)/wp/\(id)")), ("keys", keysJSON)])
+        return JSONWriter.object { w in
+            w.member("endpoint", "\(origin)/wp/\(id)")
+            w.member("keys") { k in
+                k.member("p256dh", Base64URL.encode(keys.privateKey.publicKey.uncompressed))
+                k.member("auth", Base64URL.encode(keys.auth))
+            }
+        }.text
     }
 
     /// Whether `id` may name a subscription: 1–128 characters of `[A-Za-z0-9_-]`.
-    static func isValidID(_ id: Substring) -> Bool {
+    package static func isValidID(_ id: Substring) -> Bool {
         !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")

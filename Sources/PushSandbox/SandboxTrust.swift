@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushCrypto
 
 /// An APNs signing key the sandbox accepts provider tokens from.
@@ -51,11 +52,11 @@ enum SandboxCredentials {
             let teamID = randomID(10)
             let keyID = randomID(10)
             let topic = "com.example.\(appID)"
-            let apns = JSONText.object([
-                ("teamId", JSONText.quote(teamID)), ("keyId", JSONText.quote(keyID)),
-                ("privateKey", JSONText.quote(try apnsKey.pkcs8PEM())), ("topic", JSONText.quote(topic)),
-                ("endpoint", JSONText.quote(origin)),
-            ])
+            let apnsPEM = try apnsKey.pkcs8PEM()
+            let apns = JSONWriter.object { w in
+                w.member("teamId", teamID); w.member("keyId", keyID); w.member("privateKey", apnsPEM)
+                w.member("topic", topic); w.member("endpoint", origin)
+            }.text
             trust.add(APNSTrustedKey(appID: appID, teamID: teamID, keyID: keyID, topic: topic, publicKey: apnsKey.publicKey))
 
             let rsaKey = try RSAPrivateKey.generate(bits: 2048)
@@ -63,22 +64,23 @@ enum SandboxCredentials {
             let clientEmail = "pushworker@\(projectID).iam.gserviceaccount.com"
             let privateKeyID = randomHex(20)
             let tokenURI = origin + "/token"
-            let fcm = JSONText.object([
-                ("type", JSONText.quote("service_account")), ("project_id", JSONText.quote(projectID)),
-                ("private_key_id", JSONText.quote(privateKeyID)), ("private_key", JSONText.quote(try rsaKey.pkcs8PEM())),
-                ("client_email", JSONText.quote(clientEmail)), ("client_id", JSONText.quote(String(UInt64.random(in: 100_000_000_000...999_999_999_999)))),
-                ("auth_uri", JSONText.quote("https://accounts.google.com/o/oauth2/auth")),
-                ("token_uri", JSONText.quote(tokenURI)), ("endpoint", JSONText.quote(origin)),
-            ])
+            let rsaPEM = try rsaKey.pkcs8PEM()
+            let fcm = JSONWriter.object { w in
+                w.member("type", "service_account"); w.member("project_id", projectID)
+                w.member("private_key_id", privateKeyID); w.member("private_key", rsaPEM)
+                w.member("client_email", clientEmail); w.member("client_id", String(UInt64.random(in: 100_000_000_000...999_999_999_999)))
+                w.member("auth_uri", "https://accounts.google.com/o/oauth2/auth")
+                w.member("token_uri", tokenURI); w.member("endpoint", origin)
+            }.text
             trust.add(FCMTrustedAccount(appID: appID, projectID: projectID, clientEmail: clientEmail,
                                         privateKeyID: privateKeyID, tokenURI: tokenURI, publicKey: rsaKey.publicKey))
 
             let vapidKey = try P256PrivateKey.generate()
-            let webpush = JSONText.object([
-                ("subject", JSONText.quote("mailto:ops@example.com")),
-                ("publicKey", JSONText.quote(Base64URL.encode(vapidKey.publicKey.uncompressed))),
-                ("privateKey", JSONText.quote(Base64URL.encode(vapidKey.rawScalar))),
-            ])
+            let webpush = JSONWriter.object { w in
+                w.member("subject", "mailto:ops@example.com")
+                w.member("publicKey", Base64URL.encode(vapidKey.publicKey.uncompressed))
+                w.member("privateKey", Base64URL.encode(vapidKey.rawScalar))
+            }.text
             try writeAtomically(apns, to: (folder as NSString).appendingPathComponent("apns.json"))
             try writeAtomically(fcm, to: (folder as NSString).appendingPathComponent("fcm.json"))
             try writeAtomically(webpush, to: (folder as NSString).appendingPathComponent("webpush.json"))

@@ -1,3 +1,4 @@
+import PushCore
 import PushCrypto
 
 /// Web Push service emulation (`POST /wp/<id>`): RFC 8030 delivery, RFC 8292 VAPID, RFC 8291/8188 aes128gcm.
@@ -10,8 +11,10 @@ extension SandboxRouter {
 
     func handleWebPush(_ request: SandboxRequest) -> SandboxResponse {
         func reply(_ status: Int, _ error: String, _ message: String) -> SandboxResponse {
-            let body = JSONText.object([("code", "\(status)"), ("errno", "\(status == 410 ? 106 : 0)"),
-                                        ("error", JSONText.quote(error)), ("message", JSONText.quote(message))])
+            let body = JSONWriter.object { w in
+                w.member("code", status); w.member("errno", status == 410 ? 106 : 0)
+                w.member("error", error); w.member("message", message)
+            }.text
             return finish(.json(status, body), platform: "web", request: request, msgID: nil, bodyJSON: nil)
         }
         let id = request.pathWithoutQuery.dropFirst("/wp/".count)
@@ -85,7 +88,7 @@ extension SandboxRouter {
             if trimmed.hasPrefix("t=") { token = String(trimmed.dropFirst(2)) }
             if trimmed.hasPrefix("k=") { key = String(trimmed.dropFirst(2)) }
         }
-        guard let token, let key, let keyBytes = Base64URL.decode(key), let publicKey = try? P256PublicKey(uncompressed: keyBytes) else { return .malformed }
+        guard let token, let key, let keyBytes = Base64URL.decode(key, .lenient), let publicKey = try? P256PublicKey(uncompressed: keyBytes) else { return .malformed }
         guard let parts = JWT.parse(token), let header = JSONValue.parse(parts.header), let claims = JSONValue.parse(parts.claims) else { return .malformed }
         guard header["alg"]?.stringValue == "ES256", JWT.verifyES256(token, key: publicKey) else { return .rejected("VAPID signature does not verify with k") }
         guard let audience = claims["aud"]?.stringValue, audience == configuration.origin else {

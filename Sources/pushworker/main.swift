@@ -1,5 +1,4 @@
 import CMalloc
-import PushRuntime
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -80,3 +80,63 @@ struct JSONWriterTests {
         #expect(json == #"{"b":"x","c":[1],"d":["p","q"],"e":0.5}"#)
     }
 }
+
+/// The one JSON quoting (``JSONWriter``): the log, Kafka-log, VAPID, sandbox and `JSONValue`
+/// writers each had their own until they moved here; these pin what they now share.
+@Suite("JSON quoting")
+struct JSONQuotingTests {
+    @Test("every control character: the short escapes where JSON has them, \\u00XX otherwise")
+    func controlCharacters() {
+        let short: [UInt8: String] = [0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"]
+        let hex = Array("0123456789abcdef")
+        for byte in UInt8(0)..<0x20 {
+            let expected = short[byte] ?? "\\u00\(hex[Int(byte >> 4)])\(hex[Int(byte & 0xF)])"
+            #expect(JSONWriter.quotedString(String(UnicodeScalar(byte))) == "\"\(expected)\"")
+        }
+        #expect(JSONWriter.quotedString("\u{7F}") == "\"\u{7F}\"")
+    }
+
+    @Test("U+2028 and U+2029 pass through raw (valid JSON) and round-trip")
+    func lineSeparators() throws {
+        let text = "a\u{2028}b\u{2029}c"
+        #expect(JSONWriter.quoted(text) == Array("\"\(text)\"".utf8))
+        #expect(try JSONParser.parse(JSONWriter.quoted(text)) == .string(text))
+    }
+
+    @Test("bytes that are not UTF-8 arrive as U+FFFD (String(decoding:)) and are written as UTF-8")
+    func invalidUTF8() throws {
+        let text = String(decoding: [0x61, 0xFF, 0x62, 0xC3, 0x28], as: UTF8.self)
+        #expect(text == "a\u{FFFD}b\u{FFFD}(")
+        let quoted = JSONWriter.quoted(text)
+        #expect(quoted == [0x22, 0x61, 0xEF, 0xBF, 0xBD, 0x62, 0xEF, 0xBF, 0xBD, 0x28, 0x22])
+        #expect(try JSONParser.parse(quoted) == .string(text))
+    }
+
+    @Test("JSONValue is written with the same quoting as JSONWriter", arguments: [
+        "", "plain", "\u{0}\u{8}\u{C}\u{1F}", "\"\\/", "\u{2028}", "é 모든 🇺🇿",
+    ])
+    func valueQuoting(text: String) {
+        #expect(JSONValue.string(text).jsonBytes() == JSONWriter.quoted(text))
+    }
+
+    @Test("a parsed document is written back as it came (member order, number literals)")
+    func valueDocument() throws {
+        let document = try JSONParser.parse(#"{"k":[1.50e3,true,null,"x"],"n":{}}"#)
+        var writer = JSONWriter()
+        writer.value(document)
+        #expect(writer.text == #"{"k":[1.50e3,true,null,"x"],"n":{}}"#)
+        #expect(document.jsonString() == writer.text)
+    }
+
+    @Test("object builders, nested objects and nullable members")
+    func builders() {
+        let json = JSONWriter.object { w in
+            w.member("a", orNull: nil)
+            w.member("b", orNull: "x")
+            w.member("c") { inner in inner.member("d", 1); inner.key("e"); inner.int(orNull: nil) }
+            w.key("f"); w.string(orNull: "y")
+        }.text
+        #expect(json == #"{"a":null,"b":"x","c":{"d":1,"e":null},"f":"y"}"#)
+    }
+}
+

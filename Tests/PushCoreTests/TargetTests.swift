@@ -143,7 +143,7 @@ struct TargetTests {
         #expect(subscription.browser == expected)
         #expect(subscription.endpoint == endpoint)
         #expect(subscription.p256dh.count == 65 && subscription.p256dh[0] == 0x04)
-        #expect(subscription.auth == Base64URLCodec.decode(JobFixtures.auth))
+        #expect(subscription.auth == Base64URL.decode(JobFixtures.auth, .strict))
     }
 
     @Test("private and loopback addresses are recognised", arguments: [

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import Testing
 @testable import PushCrypto
 

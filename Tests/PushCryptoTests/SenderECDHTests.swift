@@ -11,7 +11,7 @@ enum P256Constants {
         + "4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
 }
 
-@Suite("Sender-side ECDH (pw_ssl_p256_ecdh)")
+@Suite("Sender-side ECDH (pw_crypto_p256_ecdh)")
 struct SenderECDHTests {
     @Test("the RFC 8291 §5 keys give the RFC's ECDH secret and the application server's public key")
     func rfcVector() throws {

@@ -1,3 +1,4 @@
+import PushCore
 @testable import PushCrypto
 
 func hex(_ text: String) -> [UInt8] {
@@ -18,5 +19,5 @@ func hex(_ text: String) -> [UInt8] {
 
 /// Decodes a base64url fixture; an empty array if the fixture itself is broken (the test then fails on it).
 func b64(_ text: String) -> [UInt8] {
-    Base64URL.decode(text) ?? []
+    Base64URL.decode(text, .lenient) ?? []
 }

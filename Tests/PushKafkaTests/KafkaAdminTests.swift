@@ -1,5 +1,6 @@
 import Foundation
 @testable import PushKafka
+import PushKafkaMock
 import PushTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushKafka
+import PushKafkaMock
 import PushTestSupport
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import PushKafka
+import PushKafkaMock
 import Testing
 
 /// `KafkaMockCluster.setBrokersDown` — the broker outage of the chaos drills (docs/reliability.md).

@@ -1,9 +1,24 @@
 import Foundation
+import PushCore
 import PushTestSupport
 import Testing
 @testable import PushRedis
 
-private typealias Item = DeliveryStateStore.CheckItem
+private typealias Item = DeliveryStateStore.ClaimItem
+private typealias Entry = DeliveryStateStore.RecordEntry
+
+/// An item of app `app`, campaign `cmp`, the msgId `m<n>`.
+private func item(_ n: Int, owner: String = "o1", app: String = "app", campaign: String = "cmp", platform: String = "ios", token: String? = nil) -> Item {
+    Item(appID: app, campaignID: campaign, key: DedupKey(msgID: "m\(n)"), owner: owner, platform: platform, tokenHash: token ?? "h\(n)")
+}
+
+private func sent(_ item: Item, retentionMs: Int64 = 3_600_000) -> Entry {
+    Entry(appID: item.appID, campaignID: item.campaignID, key: item.key, owner: item.owner, sentRetentionMs: retentionMs)
+}
+
+private func release(_ item: Item) -> Entry {
+    Entry(appID: item.appID, campaignID: item.campaignID, key: item.key, owner: item.owner, sentRetentionMs: nil)
+}
 
 @Suite("DeliveryStateStore against a real redis-server")
 struct DeliveryStateStoreTests {
@@ -17,134 +32,129 @@ struct DeliveryStateStoreTests {
         store = DeliveryStateStore(client: client)
     }
 
-    // MARK: check / record
+    // MARK: claims / record (DESIGN §8 "Claims", "Memory")
 
-    @Test("unknown recipients are fresh; recorded msgIDs are duplicates; one round trip per batch")
-    func duplicates() throws {
-        let items = (0..<500).map { Item(appID: "app", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
-        try store.preloadScripts() // recording runs a script: loaded, it is one round trip
+    @Test("a batch is claimed in one round trip; another owner waits; the same owner renews; once sent, everyone gets alreadySent")
+    func claimProtocol() throws {
+        try store.preloadScripts()
+        let mine = (0..<500).map { item($0) }
         var trips = client.roundTripCount
-        #expect(try store.check(items) == Array(repeating: .fresh, count: 500))
+        let first = try store.claim(mine, nowMs: 1_000, leaseMs: 30_000)
         #expect(client.roundTripCount == trips + 1)
+        #expect(first.replies == Array(repeating: .claimed, count: 500))
+        #expect(first.invalidSinceMs == Array(repeating: nil, count: 500))
+
+        let theirs = (0..<500).map { item($0, owner: "o2") }
+        #expect(try store.claim(theirs, nowMs: 2_000, leaseMs: 30_000).replies == Array(repeating: .claimedElsewhere, count: 500))
+        #expect(try store.claim(Array(mine.prefix(3)), nowMs: 2_000, leaseMs: 30_000).replies == [.alreadyOurs, .alreadyOurs, .alreadyOurs])
 
         trips = client.roundTripCount
-        try store.record(sent: items.prefix(250).map { (appID: $0.appID, msgID: $0.msgID) })
+        try store.record(mine.prefix(250).map { sent($0) } + mine.suffix(250).map { release($0) })
         #expect(client.roundTripCount == trips + 1)
-
-        let results = try store.check(items)
-        #expect(results.prefix(250).allSatisfy { $0 == .duplicate })
-        #expect(results.suffix(250).allSatisfy { $0 == .fresh })
-        // Same msgID in another app is another message.
-        #expect(try store.check([Item(appID: "other", msgID: "m0", platform: "ios", tokenHash: "h0")]) == [.fresh])
+        let after = try store.claim(theirs, nowMs: 3_000, leaseMs: 30_000)
+        #expect(after.replies.prefix(250).allSatisfy { $0 == .alreadySent })
+        #expect(after.replies.suffix(250).allSatisfy { $0 == .claimed })  // released: taken at once
+        // The same msgId in another campaign or app is another message.
+        #expect(try store.claim([item(0, campaign: "other"), item(0, app: "other")], nowMs: 3_000, leaseMs: 30_000).replies == [.claimed, .claimed])
     }
 
-    @Test("check uses MGET: one command per app and per 1,000 keys, answers in item order, still one round trip")
-    func checkBatchesWithMGET() throws {
-        // 1,300 items over two apps, interleaved in runs: app a (700), app b (300), app a (300).
-        let items = (0..<700).map { Item(appID: "a", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
-            + (0..<300).map { Item(appID: "b", msgID: "m\($0)", platform: "web", tokenHash: "h\($0)") }
-            + (700..<1000).map { Item(appID: "a", msgID: "m\($0)", platform: "ios", tokenHash: "h\($0)") }
-        let commands = DeliveryStateStore.checkCommands(items)
-        #expect(commands.allSatisfy { $0.first == "MGET" && $0.count - 1 <= DeliveryStateStore.checkKeysPerCommand })
-        #expect(commands.map { $0.count - 1 }.reduce(0, +) == 2 * items.count)
-        #expect(commands.map { $0.count - 1 } == [1000, 400, 600, 600]) // a, a, b, a
+    @Test("a lease that ran out (a dead worker) is taken over; a live one is not")
+    func leaseExpiry() throws {
+        let dead = item(7, owner: "dead")
+        #expect(try store.claim([dead], nowMs: 10_000, leaseMs: 5_000).replies == [.claimed])
+        #expect(try store.claim([item(7, owner: "next")], nowMs: 14_999, leaseMs: 5_000).replies == [.claimedElsewhere])
+        #expect(try store.claim([item(7, owner: "next")], nowMs: 15_001, leaseMs: 5_000).replies == [.claimed])
+        // The late owner's release or record does not remove its successor's claim.
+        try store.record([release(dead)])
+        #expect(try store.claim([item(7, owner: "third")], nowMs: 16_000, leaseMs: 5_000).replies == [.claimedElsewhere])
+        // Its sent record still counts: the message was sent.
+        try store.record([sent(dead)])
+        #expect(try store.claim([item(7, owner: "third")], nowMs: 16_000, leaseMs: 5_000).replies == [.alreadySent])
+    }
 
-        try store.record(sent: [(appID: "a", msgID: "m699"), (appID: "b", msgID: "m0"), (appID: "a", msgID: "m999")])
-        try store.record(invalid: [(appID: "b", platform: "web", tokenHash: "h5", invalidSinceMs: 1_000)])
+    @Test("standalone: one script call per 1,000 items whatever the buckets; cluster mode: one per bucket, same answers")
+    func scriptGroups() throws {
+        let many = (0..<2_500).map { item($0) }
+        let standalone = DeliveryStateStore.groups(many.count) { (many[$0].appID, many[$0].campaignID, many[$0].key.bucket) }
+        #expect(standalone.map(\.count) == [1000, 1000, 500])
+        let cluster = DeliveryStateStore.groups(many.count, keysMustShareSlot: true) { (many[$0].appID, many[$0].campaignID, many[$0].key.bucket) }
+        #expect(cluster.count == Set(many.map(\.key.bucket)).count)
+        #expect(cluster.allSatisfy { group in Set(group.map { many[$0].key.bucket }).count == 1 })
+        #expect(cluster.flatMap { $0 }.sorted() == Array(0..<2_500))
+
+        let clusterStore = DeliveryStateStore(client: client, keysMustShareSlot: true)
+        try clusterStore.preloadScripts()
         let trips = client.roundTripCount
-        let results = try store.check(items)
+        #expect(try clusterStore.claim(Array(many.prefix(100)), nowMs: 0, leaseMs: 1_000).replies == Array(repeating: .claimed, count: 100))
         #expect(client.roundTripCount == trips + 1)
-        #expect(results.count == items.count)
-        #expect(results[699] == .duplicate)
-        #expect(results[700] == .duplicate)          // b/m0
-        #expect(results[705] == .knownInvalid(invalidSinceMs: 1_000)) // b/h5
-        #expect(results[999] == .fresh)              // b/m299
-        #expect(results[1299] == .duplicate)         // a/m999
-        #expect(results.filter { $0 == .fresh }.count == items.count - 4)
+        try clusterStore.record(many.prefix(100).map { sent($0) })
+        #expect(try store.claim(Array(many.prefix(100)), nowMs: 0, leaseMs: 1_000).replies == Array(repeating: .alreadySent, count: 100))
     }
 
-    @Test("record: sent msgIDs of several apps, more than one script call's worth, in one round trip, each with its TTL")
-    func recordManySent() throws {
-        let sent = (0..<1_500).map { (appID: "a", msgID: "m\($0)") } + (0..<20).map { (appID: "b", msgID: "m\($0)") }
-        try store.preloadScripts() // as the worker does at start-up (else NOSCRIPT ⇒ EVAL: a second trip)
+    @Test("dead-token records and provider backoffs ride along in the claim's round trip")
+    func claimReadsInvalidAndBackoffs() throws {
+        try store.preloadScripts()
+        try store.record([], invalid: [(appID: "app", platform: "ios", tokenHash: "h5", invalidSinceMs: 1_000)])
+        let until = nowMs() + 60_000
+        try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
         let trips = client.roundTripCount
-        try store.record(sent: sent)
+        let answers = try store.claim((0..<10).map { item($0) }, nowMs: 0, leaseMs: 1_000,
+                                      backoffs: [(appID: "app", provider: "fcm"), (appID: "app", provider: "apns")])
         #expect(client.roundTripCount == trips + 1)
-        let items = sent.map { Item(appID: $0.appID, msgID: $0.msgID, platform: "ios", tokenHash: "h") }
-        #expect(try store.check(items).allSatisfy { $0 == .duplicate })
-        #expect(try store.check([Item(appID: "b", msgID: "m20", platform: "ios", tokenHash: "h")]) == [.fresh])
-        let ttl = try client.command("PTTL", .string(RedisKeys.sent(appID: "a", msgID: "m1499"))).integerValue ?? -1
-        #expect(ttl > 0 && ttl <= 7 * 86_400_000)
-        #expect(try client.command("GET", .string(RedisKeys.sent(appID: "b", msgID: "m0"))).text == "1")
-    }
-
-    @Test("a reply that is not an array, or one with the wrong count, is an error, not a guess")
-    func checkRefusesMalformedReplies() {
-        let items = [Item(appID: "a", msgID: "m", platform: "ios", tokenHash: "h")]
-        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.integer(1)]) }
-        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.array([.null])]) }
-        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.error("WRONGTYPE")]) }
-        #expect(throws: RedisError.self) { try DeliveryStateStore.checkResults(items, [.array([.null, .error("ERR")])]) }
-        #expect((try? DeliveryStateStore.checkResults(items, [.array([.null, .integer(5)])])) == [.knownInvalid(invalidSinceMs: 5)])
-    }
-
-    @Test("re-registration: a dead token is skipped only if invalidSince ≥ tokenUpdatedAt", arguments: [
-        (Int64?.none, DeliveryStateStore.CheckResult.knownInvalid(invalidSinceMs: 1_000)),
-        (Int64?.some(500), .knownInvalid(invalidSinceMs: 1_000)),
-        (Int64?.some(1_000), .knownInvalid(invalidSinceMs: 1_000)),
-        (Int64?.some(1_001), .fresh),
-        (Int64?.some(9_999), .fresh),
-    ])
-    func reRegistration(tokenUpdatedAt: Int64?, expected: DeliveryStateStore.CheckResult) throws {
-        try store.record(invalid: [(appID: "app", platform: "android", tokenHash: "dead", invalidSinceMs: 1_000)])
-        let item = Item(appID: "app", msgID: "m", platform: "android", tokenHash: "dead", tokenUpdatedAtMs: tokenUpdatedAt)
-        #expect(try store.check([item]) == [expected])
+        #expect(answers.invalidSinceMs[5] == 1_000)
+        #expect(answers.invalidSinceMs.enumerated().allSatisfy { $0.offset == 5 || $0.element == nil })
+        #expect(answers.backoffUntilMs == [until, nil])
         // Invalid tokens are per platform.
-        #expect(try store.check([Item(appID: "app", msgID: "m", platform: "ios", tokenHash: "dead")]) == [.fresh])
+        #expect(try store.claim([item(99, platform: "android", token: "h5")], nowMs: 0, leaseMs: 1_000).invalidSinceMs == [nil])
+        // More than one MGET's worth keeps item order.
+        let big = (0..<2_300).map { item($0, campaign: "big", token: $0 == 2_299 ? "h5" : "x\($0)") }
+        #expect(try store.claim(big, nowMs: 0, leaseMs: 1_000).invalidSinceMs.last == 1_000)
+    }
+
+    @Test("a sent bucket stays a compact intset and lives as long as the longest retention recorded into it")
+    func compactSentState() throws {
+        let items = (0..<2_000).map { item($0, campaign: "compact") }
+        _ = try store.claim(items, nowMs: 0, leaseMs: 60_000)
+        try store.record(items.map { sent($0, retentionMs: 3_600_000) })
+        let key = RedisKeys.dedupSent(appID: "app", campaignID: "compact", bucket: items[0].key)
+        #expect(try client.command("OBJECT", "ENCODING", .string(key)).text == "intset")
+        #expect((3_590_000...3_600_000) ~= (try client.command("PTTL", .string(key)).integerValue ?? 0))
+        // A longer retention lengthens it; a shorter one never shortens it.
+        try store.record([sent(items[0], retentionMs: 7_200_000)])
+        try store.record([sent(items[0], retentionMs: 60_000)])
+        #expect((7_190_000...7_200_000) ~= (try client.command("PTTL", .string(key)).integerValue ?? 0))
+        // Claims are gone once recorded: the claims hashes are empty (so deleted).
+        let claims = RedisKeys.dedupClaims(appID: "app", campaignID: "compact", bucket: items[0].key)
+        #expect(try client.command("EXISTS", .string(claims)).integerValue == 0)
+    }
+
+    @Test("a reply that is not one code per item is an error, not a guess")
+    func claimRefusesMalformedReplies() throws {
+        // A key of the wrong type makes the script fail: an error reply, thrown.
+        let victim = item(1, campaign: "wrongtype")
+        try client.command("SET", .string(RedisKeys.dedupSent(appID: "app", campaignID: "wrongtype", bucket: victim.key)), "x")
+        #expect(throws: RedisError.self) { try store.claim([victim], nowMs: 0, leaseMs: 1_000) }
     }
 
     @Test("recording an invalid token again keeps the larger invalidSince")
     func keepLargerInvalidSince() throws {
         let key = RedisKeys.invalidToken(appID: "app", platform: "web", tokenHash: "t")
-        try store.record(invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 2_000)])
-        try store.record(invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 1_000)])
+        try store.record([], invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 2_000)])
+        try store.record([], invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 1_000)])
         #expect(try client.command("GET", .string(key)).integerValue == 2_000)
-        #expect(try store.check([Item(appID: "app", msgID: "m", platform: "web", tokenHash: "t", tokenUpdatedAtMs: 1_500)])
-            == [.knownInvalid(invalidSinceMs: 2_000)])
-        try store.record(invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 3_000)])
+        #expect(try store.claim([item(1, platform: "web", token: "t")], nowMs: 0, leaseMs: 1_000).invalidSinceMs == [2_000])
+        try store.record([], invalid: [(appID: "app", platform: "web", tokenHash: "t", invalidSinceMs: 3_000)])
         #expect(try client.command("GET", .string(key)).integerValue == 3_000)
         // Both in one batch: still the larger.
-        try store.record(invalid: [
+        try store.record([], invalid: [
             (appID: "app", platform: "web", tokenHash: "u", invalidSinceMs: 7_000),
             (appID: "app", platform: "web", tokenHash: "u", invalidSinceMs: 5_000),
         ])
         #expect(try client.command("GET", .string(RedisKeys.invalidToken(appID: "app", platform: "web", tokenHash: "u"))).integerValue == 7_000)
     }
 
-    @Test("a duplicate wins over a dead token, and sent + invalid are recorded in one round trip")
-    func duplicateBeforeInvalid() throws {
-        try store.preloadScripts()
-        let trips = client.roundTripCount
-        try store.record(
-            sent: [(appID: "app", msgID: "m1")],
-            invalid: [(appID: "app", platform: "ios", tokenHash: "x", invalidSinceMs: 10)]
-        )
-        #expect(client.roundTripCount == trips + 1)
-        let results = try store.check([
-            Item(appID: "app", msgID: "m1", platform: "ios", tokenHash: "x"),
-            Item(appID: "app", msgID: "m2", platform: "ios", tokenHash: "x"),
-            Item(appID: "app", msgID: "m3", platform: "ios", tokenHash: "y"),
-        ])
-        #expect(results == [.duplicate, .knownInvalid(invalidSinceMs: 10), .fresh])
-    }
-
     @Test("the async variants agree with the blocking ones")
     func asyncVariants() async throws {
-        try await store.record(sent: [(appID: "a", msgID: "m")], invalid: [(appID: "a", platform: "ios", tokenHash: "t", invalidSinceMs: 5)])
-        #expect(try await store.check([
-            Item(appID: "a", msgID: "m", platform: "ios", tokenHash: "z"),
-            Item(appID: "a", msgID: "n", platform: "ios", tokenHash: "t"),
-        ]) == [.duplicate, .knownInvalid(invalidSinceMs: 5)])
         let bucket = DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: "a", provider: "fcm"), ratePerSecond: 1, burst: 2)
         #expect(try await store.acquire(count: 3, from: [bucket], nowMs: 0) == (granted: 2, retryAfterMs: 1_000))
         let until = nowMs() + 10_000
@@ -235,10 +245,15 @@ struct DeliveryStateStoreTests {
 
         try client.command("SCRIPT", "FLUSH")
         trips = client.roundTripCount
-        try store.record(sent: [(appID: "app", msgID: "s")], invalid: [(appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 9)])
+        let s = item(1, token: "u")
+        #expect(try store.claim([s], nowMs: 0, leaseMs: 1_000).replies == [.claimed])
         #expect(client.roundTripCount == trips + 2)
-        #expect(try store.check([Item(appID: "app", msgID: "x", platform: "ios", tokenHash: "t")]) == [.knownInvalid(invalidSinceMs: 9)])
-        #expect(try store.check([Item(appID: "app", msgID: "s", platform: "ios", tokenHash: "u")]) == [.duplicate])
+        try client.command("SCRIPT", "FLUSH")
+        trips = client.roundTripCount
+        try store.record([sent(s)], invalid: [(appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 9)])
+        #expect(client.roundTripCount == trips + 2)
+        #expect(try store.claim([item(2, token: "t"), s], nowMs: 0, leaseMs: 1_000) == .init(
+            replies: [.claimed, .alreadySent], invalidSinceMs: [9, nil], backoffUntilMs: []))
         try client.command("SCRIPT", "FLUSH")
         let until = nowMs() + 5_000
         try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
@@ -248,7 +263,7 @@ struct DeliveryStateStoreTests {
         #expect(client.roundTripCount == trips + 1)
     }
 
-    @Test("script names are the SHA-1 Redis computes", arguments: [DeliveryStateStore.keepMax, DeliveryStateStore.tokenBucket, DeliveryStateStore.setAll])
+    @Test("script names are the SHA-1 Redis computes", arguments: DeliveryStateStore.scripts)
     func scriptSHA(script: RedisScript) throws {
         #expect(try client.command("SCRIPT", "LOAD", .string(script.source)).text == script.sha1)
     }
@@ -284,8 +299,10 @@ struct DeliveryStateStoreTests {
 
     @Test("every key written has a TTL")
     func everyKeyHasTTL() throws {
+        let one = item(1), two = item(2, app: "b")
+        _ = try store.claim([one, two, item(3)], nowMs: nowMs(), leaseMs: 30_000)  // item 3 stays claimed
         try store.record(
-            sent: [(appID: "app", msgID: "m1"), (appID: "b", msgID: "m2")],
+            [sent(one, retentionMs: 7 * 86_400_000), sent(two)],
             invalid: [(appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 1), (appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 0)]
         )
         _ = try store.acquire(count: 2, from: [
@@ -299,33 +316,36 @@ struct DeliveryStateStoreTests {
             Issue.record("KEYS did not answer an array")
             return
         }
-        #expect(keys.count == 6)
+        #expect(keys.count == 7)
         var ttls: [String: Int64] = [:]
         for key in keys.compactMap(\.text) {
             ttls[key] = try client.command("PTTL", .string(key)).integerValue
         }
         #expect(ttls.values.allSatisfy { $0 > 0 }, "keys without TTL: \(ttls.filter { $0.value <= 0 })")
         let day: Int64 = 86_400_000
-        #expect((7 * day - 60_000)...(7 * day) ~= ttls[RedisKeys.sent(appID: "app", msgID: "m1")] ?? 0)
+        #expect((7 * day - 60_000)...(7 * day) ~= ttls[RedisKeys.dedupSent(appID: "app", campaignID: "cmp", bucket: one.key)] ?? 0)
+        #expect((50_000...60_000) ~= ttls[RedisKeys.dedupClaims(appID: "app", campaignID: "cmp", bucket: item(3).key)] ?? 0)
         #expect((90 * day - 60_000)...(90 * day) ~= ttls[RedisKeys.invalidToken(appID: "app", platform: "ios", tokenHash: "t")] ?? 0)
         #expect((1_000...3_000) ~= ttls[RedisKeys.providerBucket(appID: "app", provider: "apns")] ?? 0)
     }
 
     @Test("custom TTLs are used")
     func customTTLs() throws {
-        let short = DeliveryStateStore(client: client, sentTTL: .seconds(60), invalidTTL: .milliseconds(1_500))
-        try short.record(sent: [(appID: "a", msgID: "m")], invalid: [(appID: "a", platform: "ios", tokenHash: "t", invalidSinceMs: 1)])
-        #expect((59_000...60_000) ~= (try client.command("PTTL", .string(RedisKeys.sent(appID: "a", msgID: "m"))).integerValue ?? 0))
+        let short = DeliveryStateStore(client: client, invalidTTL: .milliseconds(1_500))
+        try short.record([], invalid: [(appID: "a", platform: "ios", tokenHash: "t", invalidSinceMs: 1)])
         #expect((1...1_500) ~= (try client.command("PTTL", .string(RedisKeys.invalidToken(appID: "a", platform: "ios", tokenHash: "t"))).integerValue ?? 0))
     }
 
     @Test("Redis down surfaces as a connection error from the store, and it works again after a restart")
     func storeRedisDown() throws {
-        let item = Item(appID: "app", msgID: "m", platform: "ios", tokenHash: "t")
-        try store.record(sent: [(appID: "app", msgID: "m")])
+        let one = item(1)
+        _ = try store.claim([one], nowMs: 0, leaseMs: 1_000)
+        try store.record([sent(one)])
         crash(server.process)
-        let checkError = #expect(throws: RedisError.self) { try store.check([item]) }
-        #expect(checkError?.isConnectionError == true)
+        let claimError = #expect(throws: RedisError.self) { try store.claim([one], nowMs: 0, leaseMs: 1_000) }
+        #expect(claimError?.isConnectionError == true)
+        let recordError = #expect(throws: RedisError.self) { try store.record([sent(one)]) }
+        #expect(recordError?.isConnectionError == true)
         let acquireError = #expect(throws: RedisError.self) {
             try store.acquire(count: 1, from: [.init(key: "k", ratePerSecond: 1, burst: 1)], nowMs: 0)
         }
@@ -333,15 +353,16 @@ struct DeliveryStateStoreTests {
         let restarted = try startRedis(port: server.port)
         defer { crash(restarted) }
         // A fresh server lost the data (no persistence in tests): the state is advisory, nothing hangs.
-        #expect(try store.check([item]) == [.fresh])
+        #expect(try store.claim([one], nowMs: 0, leaseMs: 1_000).replies == [.claimed])
     }
 }
 
 @Suite("RedisKeys")
 struct RedisKeysTests {
-    @Test("key layout with the app as hash tag", arguments: [
-        (RedisKeys.sent(appID: "app_demo", msgID: "AbC-_1"), "pw:{app_demo}:sent:AbC-_1"),
-        (RedisKeys.invalidToken(appID: "app_demo", platform: "ios", tokenHash: "9f86d081"), "pw:{app_demo}:inv:ios:9f86d081"),
+    @Test("key layout: de-duplication tagged by campaign bucket, dead tokens untagged, the rest by app", arguments: [
+        (RedisKeys.dedupSent(appID: "app_demo", campaignID: "cmp_42", bucket: DedupKey(fingerprint: 0xABC0_0000_0000_0001)), "pw:{app_demo:cmp_42:abc}:s"),
+        (RedisKeys.dedupClaims(appID: "app_demo", campaignID: "cmp_42", bucket: DedupKey(fingerprint: 0x0010_0000_0000_0000)), "pw:{app_demo:cmp_42:001}:c"),
+        (RedisKeys.invalidToken(appID: "app_demo", platform: "ios", tokenHash: "9f86d081"), "pw:inv:app_demo:ios:9f86d081"),
         (RedisKeys.providerBucket(appID: "app_demo", provider: "apns"), "pw:{app_demo}:tb:apns"),
         (RedisKeys.campaignBucket(appID: "app_demo", campaignID: "cmp_42"), "pw:{app_demo}:tb:cmp:cmp_42"),
         (RedisKeys.backoff(appID: "app_demo", provider: "fcm"), "pw:{app_demo}:backoff:fcm"),
@@ -352,8 +373,10 @@ struct RedisKeysTests {
 
     @Test("structural characters in components are escaped, so keys cannot collide or change slot")
     func escaping() {
-        #expect(RedisKeys.sent(appID: "a}b", msgID: "x:y") == "pw:{a%7Db}:sent:x%3Ay")
-        #expect(RedisKeys.sent(appID: "a{b", msgID: "100%") == "pw:{a%7Bb}:sent:100%25")
+        let key = DedupKey(fingerprint: 0)
+        #expect(RedisKeys.dedupSent(appID: "a}b", campaignID: "x:y", bucket: key) == "pw:{a%7Db:x%3Ay:000}:s")
+        #expect(RedisKeys.dedupSent(appID: "a{b", campaignID: "100%", bucket: key) == "pw:{a%7Bb:100%25:000}:s")
+        #expect(RedisKeys.dedupSent(appID: "a:b", campaignID: "c", bucket: key) != RedisKeys.dedupSent(appID: "a", campaignID: "b:c", bucket: key))
         #expect(RedisKeys.invalidToken(appID: "a", platform: "i:os", tokenHash: "h") != RedisKeys.invalidToken(appID: "a", platform: "i", tokenHash: "os:h"))
     }
 

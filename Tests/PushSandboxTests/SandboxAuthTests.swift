@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushCrypto
 import Testing
 @testable import PushSandbox

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushCrypto
 import PushTestSupport
 import Testing
@@ -56,8 +57,8 @@ struct SandboxProcessTests {
         #expect((fcm["private_key"] as? String)?.contains("BEGIN PRIVATE KEY") == true)
         let webpush = try Self.readJSON(server.credentialsPath + "/app1/webpush.json")
         #expect(webpush["subject"] as? String == "mailto:ops@example.com")
-        #expect(Base64URL.decode(webpush["publicKey"] as? String ?? "")?.count == 65)
-        #expect(Base64URL.decode(webpush["privateKey"] as? String ?? "")?.count == 32)
+        #expect(Base64URL.decode(webpush["publicKey"] as? String ?? "", .lenient)?.count == 65)
+        #expect(Base64URL.decode(webpush["privateKey"] as? String ?? "", .lenient)?.count == 32)
         #expect(FileManager.default.fileExists(atPath: server.credentialsPath + "/app1/app.json"))
 
         let stats = try server.stats()
@@ -116,11 +117,11 @@ struct SandboxProcessTests {
         let endpoint = try #require(subscription["endpoint"] as? String)
         #expect(endpoint == server.origin + "/wp/sub2")
         let keys = try #require(subscription["keys"] as? [String: String])
-        let p256dh = try #require(Base64URL.decode(keys["p256dh"] ?? ""))
-        let auth = try #require(Base64URL.decode(keys["auth"] ?? ""))
+        let p256dh = try #require(Base64URL.decode(keys["p256dh"] ?? "", .lenient))
+        let auth = try #require(Base64URL.decode(keys["auth"] ?? "", .lenient))
 
         let webpush = try Self.readJSON(server.credentialsPath + "/app3/webpush.json")
-        let vapidKey = try P256PrivateKey(rawScalar: try #require(Base64URL.decode(webpush["privateKey"] as? String ?? "")))
+        let vapidKey = try P256PrivateKey(rawScalar: try #require(Base64URL.decode(webpush["privateKey"] as? String ?? "", .lenient)))
         let authorization = try VAPID.authorization(audience: server.origin, subject: "mailto:ops@example.com",
                                                     expiresAt: Int(Date().timeIntervalSince1970) + 43200, key: vapidKey)
         let plaintext = Array(#"{"title":"Hello","body":"World","msgId":"web-1","data":{"url":"https://shop.example"}}"#.utf8)

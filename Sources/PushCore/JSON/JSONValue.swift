@@ -19,6 +19,12 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    /// The number's value when this is a number.
+    public var numberValue: Double? {
+        if case .number(let number) = self { return number.double }
+        return nil
+    }
+
     public var objectValue: JSONObject? {
         if case .object(let object) = self { return object }
         return nil

@@ -1,4 +1,6 @@
-/// Appends JSON text (RFC 8259) to a byte buffer by hand: the payload hot path.
+/// Appends JSON text (RFC 8259) to a byte buffer by hand: the one JSON writer of the code base
+/// (payloads, results, tokens, events, log lines, JWT headers and claims, CLI output, the sandbox's
+/// answers and records). ``quoted(_:)`` / ``quotedString(_:)`` are its string quoting alone.
 ///
 /// No `JSONSerialization`, no `JSONEncoder` (DESIGN §14: ≈ 2 µs for a 1 KB payload by hand
 /// against ≈ 10–77 µs). The writer places the commas itself: call ``key(_:)`` before each
@@ -6,7 +8,9 @@
 ///
 /// Strings are escaped per RFC 8259 §7: `"` and `\` are backslash-escaped; the control
 /// characters U+0000…U+001F are written `\b \f \n \r \t` or `\u00XX`; everything else,
-/// non-ASCII included, passes through as UTF-8 (Swift strings are always valid UTF-8).
+/// non-ASCII included (U+2028 and U+2029 too, which JSON allows raw), passes through as UTF-8.
+/// Swift strings are always valid UTF-8: bytes decoded with `String(decoding:as:)` have had any
+/// invalid sequence replaced by U+FFFD before they get here.
 /// Doubles are written in their shortest round-trip form (`0.8`, not `0.80000000000000004`);
 /// NaN and infinities, which JSON cannot represent, are written `null`.
 public struct JSONWriter: Sendable {
@@ -91,6 +95,51 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// `value` as a string, or `null` when nil.
+    public mutating func string(orNull value: String?) {
+        if let value { string(value) } else { null() }
+    }
+
+    /// `value` as a number, or `null` when nil.
+    public mutating func int(orNull value: Int?) {
+        if let value { int(value) } else { null() }
+    }
+
+    /// An RFC 3339 UTC timestamp string, `"2026-11-30T10:00:01.234Z"` (``RFC3339Timestamp``),
+    /// written straight into the buffer.
+    public mutating func timestamp(unixMillis: Int64, milliseconds: Bool = true) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339Timestamp.append(unixMillis: unixMillis, milliseconds: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A parsed document, written back compactly: members in order, numbers as their original
+    /// literal (``JSONValue/jsonBytes()``).
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .number(let number):
+            separate()
+            bytes.append(contentsOf: number.literal.utf8)
+            needsComma = true
+        case .string(let text): string(text)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let object):
+            beginObject()
+            for member in object.members {
+                key(member.key)
+                self.value(member.value)
+            }
+            endObject()
+        }
+    }
+
     /// Appends `json`, already valid JSON text, as one value (e.g. a pre-rendered fragment).
     public mutating func raw(_ json: [UInt8]) {
         separate()
@@ -108,6 +157,17 @@ public struct JSONWriter: Sendable {
     /// Writes the member only when `value` is non-nil.
     public mutating func member(_ name: String, ifPresent value: String?) {
         if let value { key(name); string(value) }
+    }
+
+    /// Writes `name: value`, `name: null` when nil.
+    public mutating func member(_ name: String, orNull value: String?) { key(name); string(orNull: value) }
+
+    /// Writes `name: {…}`, `build` writing the inner object's members.
+    public mutating func member<E: Error>(_ name: String, object build: (inout JSONWriter) throws(E) -> Void) throws(E) {
+        key(name)
+        beginObject()
+        try build(&self)
+        endObject()
     }
 
     /// Writes `name: [strings…]`.
@@ -144,6 +204,23 @@ public struct JSONWriter: Sendable {
         var writer = JSONWriter(capacity: value.utf8.count + 2)
         writer.string(value)
         return writer.bytes
+    }
+
+    /// ``quoted(_:)`` as a `String`, for JSON assembled around it.
+    public static func quotedString(_ value: String) -> String { String(decoding: quoted(value), as: UTF8.self) }
+
+    // MARK: Whole documents
+
+    /// The JSON text written so far as a `String`.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// A writer holding one object; `build` writes its members.
+    public static func object<E: Error>(capacity: Int = 512, _ build: (inout JSONWriter) throws(E) -> Void) throws(E) -> JSONWriter {
+        var writer = JSONWriter(capacity: capacity)
+        writer.beginObject()
+        try build(&writer)
+        writer.endObject()
+        return writer
     }
 
     // MARK: Internals

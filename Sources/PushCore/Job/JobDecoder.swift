@@ -265,7 +265,7 @@ public enum JobDecoder {
             guard !topic.isEmpty, topic.unicodeScalars.count <= maxTopicLength else {
                 throw web.error("topic", "must be 1 to \(maxTopicLength) characters")
             }
-            guard topic.utf8.allSatisfy(Base64URLCodec.isAlphabetByte) else {
+            guard topic.utf8.allSatisfy(Base64URL.isAlphabetByte) else {
                 throw web.error("topic", "must use only the base64url alphabet [A-Za-z0-9_-]")
             }
             options.topic = topic

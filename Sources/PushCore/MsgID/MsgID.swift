@@ -44,7 +44,7 @@ public enum MsgID {
         appendOptional(fields.variant, to: &bytes)
         let tag = entry.hmac.authenticationCode(for: bytes)
         bytes.append(contentsOf: tag[0..<tagBytes])
-        return Base64URLCodec.encode(bytes)
+        return Base64URL.encode(bytes)
     }
 
     /// The fields when `msgID` is well-formed and its tag verifies under the key it names.
@@ -69,7 +69,7 @@ public enum MsgID {
     }
 
     private static func decodeParts(_ msgID: String) -> Parts? {
-        guard msgID.utf8.count <= maximumLength, let bytes = Base64URLCodec.decode(msgID),
+        guard msgID.utf8.count <= maximumLength, let bytes = Base64URL.decode(msgID, .strict),
               bytes.count > 1 + tagBytes, bytes[0] == version else { return nil }
         let signedEnd = bytes.count - tagBytes
         var reader = FieldReader(bytes: bytes[0..<signedEnd], index: 1)

@@ -35,13 +35,13 @@ public struct MsgIDKeyring: Sendable, CustomStringConvertible {
             let keyID = String(part[..<colon])
             let encodedKey = String(part[part.index(after: colon)...])
             guard !keyID.isEmpty, keyID.count <= Self.maximumKeyIDLength,
-                  keyID.utf8.allSatisfy(Base64URLCodec.isAlphabetByte) else {
+                  keyID.utf8.allSatisfy(Base64URL.isAlphabetByte) else {
                 throw MsgIDKeyringError("entry \(number): key id must be 1 to \(Self.maximumKeyIDLength) characters of [A-Za-z0-9_-]")
             }
             guard !entries.contains(where: { $0.keyID == keyID }) else {
                 throw MsgIDKeyringError("entry \(number): duplicate key id \"\(keyID)\"")
             }
-            guard let key = Base64URLCodec.decode(encodedKey, lenient: true) else {
+            guard let key = Base64URL.decode(encodedKey, .lenient) else {
                 throw MsgIDKeyringError("entry \(number) (kid \"\(keyID)\"): key is not valid base64")
             }
             guard key.count >= Self.minimumKeyBytes else {
@@ -55,7 +55,7 @@ public struct MsgIDKeyring: Sendable, CustomStringConvertible {
 
     /// A keyring from raw keys (tests, tools): `(kid, key)` pairs, first signs.
     public init(keys: [(keyID: String, key: [UInt8])]) throws(MsgIDKeyringError) {
-        try self.init(parsing: keys.map { "\($0.keyID):\(Base64URLCodec.encode($0.key))" }.joined(separator: ","))
+        try self.init(parsing: keys.map { "\($0.keyID):\(Base64URL.encode($0.key))" }.joined(separator: ","))
     }
 
     func entry(for keyID: String) -> Entry? { entries.first { $0.keyID == keyID } }

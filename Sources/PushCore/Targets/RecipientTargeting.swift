@@ -73,9 +73,9 @@ public enum RecipientTargeting {
             return .failure(.badSubscription)
         }
         guard parsed.scheme == "https", policy.allows(host: parsed.host) else { return .failure(.endpointNotAllowed) }
-        guard let p256dhText = subscription.p256dh, let p256dh = Base64URLCodec.decode(p256dhText, lenient: true),
+        guard let p256dhText = subscription.p256dh, let p256dh = Base64URL.decode(p256dhText, .lenient),
               p256dh.count == 65, p256dh[0] == 0x04,
-              let authText = subscription.auth, let auth = Base64URLCodec.decode(authText, lenient: true),
+              let authText = subscription.auth, let auth = Base64URL.decode(authText, .lenient),
               auth.count == 16 else {
             return .failure(.badSubscription)
         }

@@ -1,6 +1,8 @@
 import COpenSSL
 
-/// Owns one `EVP_PKEY`.
+/// Owns one `EVP_PKEY`, made by the factories below (PEM, generation, raw P-256): each one
+/// builds the key first and wraps it last, so no error path frees a key an owner holds; the
+/// key is freed only in `deinit`.
 ///
 /// Thread safety: the key is never mutated after `init`; OpenSSL 3 allows a const
 /// `EVP_PKEY` to be used concurrently by sign/verify/derive operations as long as each
@@ -9,7 +11,8 @@ import COpenSSL
 final class EVPKey: @unchecked Sendable {
     let pointer: OpaquePointer
 
-    init(taking pointer: OpaquePointer) {
+    /// Takes ownership of `pointer`.
+    init(handle pointer: OpaquePointer) {
         self.pointer = pointer
     }
 
@@ -59,7 +62,7 @@ final class EVPKey: @unchecked Sendable {
             PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
         }
         guard let key else { throw OpenSSLErrors.error("not a readable unencrypted PEM private key") }
-        return EVPKey(taking: key)
+        return EVPKey(handle: key)
     }
 
     /// Reads a "PUBLIC KEY" (SubjectPublicKeyInfo) PEM.
@@ -68,7 +71,7 @@ final class EVPKey: @unchecked Sendable {
             PEM_read_bio_PUBKEY(bio, nil, { _, _, _, _ in 0 }, nil)
         }
         guard let key else { throw OpenSSLErrors.error("not a readable PEM public key") }
-        return EVPKey(taking: key)
+        return EVPKey(handle: key)
     }
 
     func pkcs8PEM() throws(CryptoError) -> String {
@@ -113,7 +116,7 @@ final class EVPKey: @unchecked Sendable {
 
     static func generateP256() throws(CryptoError) -> EVPKey {
         guard let key = pw_ssl_ec_gen(cString("P-256")) else { throw OpenSSLErrors.error("P-256 key generation failed") }
-        return EVPKey(taking: key)
+        return EVPKey(handle: key)
     }
 
     static func generateRSA(bits: Int) throws(CryptoError) -> EVPKey {
@@ -126,7 +129,7 @@ final class EVPKey: @unchecked Sendable {
               EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, Int32(bits)) == 1,
               EVP_PKEY_generate(ctx, &key) == 1, let key
         else { throw OpenSSLErrors.error("RSA-\(bits) key generation failed") }
-        return EVPKey(taking: key)
+        return EVPKey(handle: key)
     }
 
     // MARK: Raw P-256
@@ -162,7 +165,7 @@ final class EVPKey: @unchecked Sendable {
         guard EVP_PKEY_fromdata_init(ctx) == 1,
               EVP_PKEY_fromdata(ctx, &key, selection, params) == 1, let key
         else { throw OpenSSLErrors.error("invalid P-256 key") }
-        return EVPKey(taking: key)
+        return EVPKey(handle: key)
     }
 
     /// The uncompressed public point `d·G` for a private scalar, which must lie in [1, n−1].

@@ -304,13 +304,20 @@ final class SigningTemplate: @unchecked Sendable {
     private let template: OpaquePointer
     private let maximumSignatureLength: Int
 
-    init(key: EVPKey, maximumSignatureLength: Int) throws(CryptoError) {
+    /// The context first, then this owner around it, then the initialisation: a key OpenSSL
+    /// cannot sign with only throws, and `deinit` frees the context, once.
+    static func make(key: EVPKey, maximumSignatureLength: Int) throws(CryptoError) -> SigningTemplate {
         guard let md = EVP_MD_CTX_new() else { throw OpenSSLErrors.error("EVP_MD_CTX_new") }
+        let signer = SigningTemplate(handle: md, maximumSignatureLength: maximumSignatureLength)
         guard EVP_DigestSignInit(md, nil, FetchedSHA256.shared.pointer, nil, key.pointer) == 1 else {
-            EVP_MD_CTX_free(md)
             throw OpenSSLErrors.error("signature initialisation")
         }
-        self.template = md
+        return signer
+    }
+
+    /// Takes ownership of `handle`.
+    private init(handle: OpaquePointer, maximumSignatureLength: Int) {
+        template = handle
         self.maximumSignatureLength = maximumSignatureLength
     }
 

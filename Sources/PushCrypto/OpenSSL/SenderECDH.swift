@@ -1,8 +1,9 @@
 import COpenSSL
+import CPushCrypto
 
-/// The sender side of RFC 8291 §3.1 ECDH in one C call (`pw_ssl_p256_ecdh`): the
+/// The sender side of RFC 8291 §3.1 ECDH in one C call (`pw_crypto_p256_ecdh`, the CPushCrypto target): the
 /// application server's key pair and the shared secret, with no `EVP_PKEY` built for either
-/// key. Thread safety: stateless; the shim shares one read-only P-256 group.
+/// key. Thread safety: stateless; the C side shares one read-only P-256 group.
 enum SenderECDH {
     struct Agreement {
         /// 65 bytes, uncompressed: the application server's public key (the keyid).
@@ -24,16 +25,16 @@ enum SenderECDH {
         var secret = [UInt8](repeating: 0, count: 32)
         let result = userAgentPublicKey.withUnsafeBufferPointer { peer in
             if let scalar {
-                return scalar.withUnsafeBufferPointer { pw_ssl_p256_ecdh(peer.baseAddress, $0.baseAddress, &serverPublic, &secret) }
+                return scalar.withUnsafeBufferPointer { pw_crypto_p256_ecdh(peer.baseAddress, $0.baseAddress, &serverPublic, &secret) }
             }
-            return pw_ssl_p256_ecdh(peer.baseAddress, nil, &serverPublic, &secret)
+            return pw_crypto_p256_ecdh(peer.baseAddress, nil, &serverPublic, &secret)
         }
         switch result {
-        case PW_SSL_ECDH_OK:
+        case PW_CRYPTO_ECDH_OK:
             return Agreement(applicationServerPublicKey: serverPublic, secret: secret)
-        case PW_SSL_ECDH_BAD_PEER:
+        case PW_CRYPTO_ECDH_BAD_PEER:
             throw OpenSSLErrors.error("P-256 public key is not a point on the curve")
-        case PW_SSL_ECDH_BAD_SCALAR:
+        case PW_CRYPTO_ECDH_BAD_SCALAR:
             OpenSSLErrors.clear()
             throw CryptoError("P-256 private scalar out of range")
         default:

@@ -4,7 +4,9 @@ import Glibc
 import Synchronization
 #endif
 
-/// Owns one `CURLM *`.
+/// Owns one `CURLM *`. Built by ``make(maxConnectionsPerHost:maxTotalConnections:maxConcurrentStreams:)``:
+/// the handle first, then this owner around it (a non-throwing `init`), then the options; a
+/// refused option only throws, and `deinit` cleans the handle up, once.
 ///
 /// Thread safety: `wakeup()` may be called from any thread (`curl_multi_wakeup` is
 /// documented thread-safe); every other use of `handle` happens on the client's I/O thread.
@@ -13,21 +15,31 @@ import Synchronization
 final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
 
-    init(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int) throws(HTTPClientError) {
-        CurlGlobal.ensureInitialized()
-        guard let handle = curl_multi_init() else { throw HTTPClientError("curl_multi_init failed") }
-        self.handle = handle
-        let options: [(CURLMoption, Int, String)] = [
+    /// A multiplexing multi handle with the client's connection and stream limits.
+    static func make(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int) throws(HTTPClientError) -> CurlMulti {
+        try make(options: [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
             (CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
             (CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
             (CURLMOPT_MAXCONNECTS, maxTotalConnections, "CURLMOPT_MAXCONNECTS"),
             (CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
-        ]
+        ])
+    }
+
+    /// A multi handle with `options` (option, value, name for the error) set in order.
+    static func make(options: [(CURLMoption, Int, String)]) throws(HTTPClientError) -> CurlMulti {
+        CurlGlobal.ensureInitialized()
+        guard let handle = curl_multi_init() else { throw HTTPClientError("curl_multi_init failed") }
+        let multi = CurlMulti(handle: handle)
         for (option, value, name) in options where pw_curl_multi_setopt_long(handle, option, value) != CURLM_OK {
-            curl_multi_cleanup(handle)
             throw HTTPClientError("libcurl refused \(name)=\(value)")
         }
+        return multi
+    }
+
+    /// Takes ownership of `handle`.
+    private init(handle: UnsafeMutableRawPointer) {
+        self.handle = handle
     }
 
     /// Interrupts a `curl_multi_poll` in progress (or the next one). Any thread.

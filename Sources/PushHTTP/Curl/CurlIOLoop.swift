@@ -71,7 +71,7 @@ final class CurlIOLoop: @unchecked Sendable {
             transfer = reused
         } else {
             do {
-                transfer = try CurlTransfer(settings: settings)
+                transfer = try CurlTransfer.make(settings: settings)
             } catch {
                 done.append((submission.completion, .failure(error)))
                 return

@@ -53,19 +53,26 @@ final class CurlTransfer {
     private var postFieldsSet = false
     private var customRequestSet = false
 
-    /// Creates the easy handle and sets the client-wide options. Throws when libcurl refuses one
-    /// (out of memory, or a libcurl built without a protocol or feature the client needs).
-    init(settings: TransferSettings) throws(HTTPTransportError) {
+    /// Creates the easy handle, wraps it, then sets the client-wide options. Throws when libcurl
+    /// refuses one (out of memory, or a libcurl built without a protocol or feature the client
+    /// needs); the transfer is then released and `deinit` cleans the handle up, once.
+    static func make(settings: TransferSettings) throws(HTTPTransportError) -> CurlTransfer {
         CurlGlobal.ensureInitialized()
         guard let handle = curl_easy_init() else {
             throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
         }
+        let transfer = CurlTransfer(handle: handle, settings: settings)
+        try transfer.applyClientOptions()
+        return transfer
+    }
+
+    /// Takes ownership of `handle`.
+    private init(handle: UnsafeMutableRawPointer, settings: TransferSettings) {
         self.handle = handle
         self.settings = settings
         bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        try applyClientOptions()
     }
 
     deinit {

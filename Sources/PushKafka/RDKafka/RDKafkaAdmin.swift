@@ -76,41 +76,58 @@ enum RDKafkaAdmin {
         }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             rd_kafka_AdminOptions_destroy(options)
-            let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw RDKafkaErrors.error(err, "admin options: \(text)")
+            throw RDKafkaErrors.error(err, "admin options: \(errorText(errstr))")
         }
         return options
     }
 
-    /// Runs `start` (which issues the request on the queue), then waits for the result event.
-    /// The returned event must be destroyed by the caller.
-    private static func waitForResult(_ handle: OpaquePointer, timeout: Duration, what: String,
-                              _ start: (OpaquePointer) -> Void) throws(KafkaError) -> (event: OpaquePointer, queue: OpaquePointer) {
+    /// The signature the four `rd_kafka_<Request>` calls share: handle, request objects, their
+    /// count, options, the result queue.
+    private typealias Start = (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, Int, OpaquePointer?, OpaquePointer?) -> Void
+
+    /// One Admin request: builds its options, a result queue, starts the request with `objects`,
+    /// waits for the result event (librdkafka always posts one, on its own timeout at the
+    /// latest; the 5 s margin only guards against a lost event), takes the typed result off the
+    /// event (`result`; nil means an unexpected event type) and its per-object results
+    /// (`items`), converts those with `read` while the event still owns them, then destroys the
+    /// event, the queue and the options. `objects` stay the caller's to destroy.
+    private static func request<Value>(_ handle: OpaquePointer, _ what: String, _ op: rd_kafka_admin_op_t, timeout: Duration,
+                                       operationTimeout: Bool, broker: Int32?, objects: inout [OpaquePointer?], start: Start,
+                                       result: (OpaquePointer?) -> OpaquePointer?,
+                                       items: (OpaquePointer?, UnsafeMutablePointer<Int>?) -> UnsafeMutablePointer<OpaquePointer?>?,
+                                       read: ([OpaquePointer]) -> Value) throws(KafkaError) -> Value {
+        let options = try options(handle, op, timeout: timeout, operationTimeout: operationTimeout, broker: broker)
+        defer { rd_kafka_AdminOptions_destroy(options) }
         guard let queue = rd_kafka_queue_new(handle) else {
             throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_queue_new failed")
         }
-        start(queue)
-        // librdkafka always posts a result (on its own timeout at the latest); the margin only
-        // guards against a lost event.
+        defer { rd_kafka_queue_destroy(queue) }
+        objects.withUnsafeMutableBufferPointer { start(handle, $0.baseAddress, $0.count, options, queue) }
         let wait = timeout + .seconds(5)
         guard let event = rd_kafka_queue_poll(queue, wait.rdkafkaMilliseconds) else {
-            rd_kafka_queue_destroy(queue)
             throw KafkaError(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue, message: "\(what): no result within \(wait)")
         }
+        defer { rd_kafka_event_destroy(event) }
         let err = rd_kafka_event_error(event)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             let text = rd_kafka_event_error_string(event).map { String(cString: $0) } ?? RDKafkaErrors.describe(err.rawValue)
-            rd_kafka_event_destroy(event)
-            rd_kafka_queue_destroy(queue)
             throw KafkaError(code: err.rawValue, message: "\(what): \(text)")
         }
-        return (event, queue)
+        guard let typed = result(event) else {
+            throw KafkaError(code: KafkaError.invalidArgument, message: "\(what): unexpected event type \(rd_kafka_event_type(event))")
+        }
+        var count = 0
+        guard let list = items(typed, &count), count > 0 else { return read([]) }
+        return read((0..<count).compactMap { list[$0] })
     }
 
-    private static func topicResults(_ list: UnsafeMutablePointer<OpaquePointer?>?, _ count: Int) -> [TopicResult] {
-        guard let list, count > 0 else { return [] }
-        return (0..<count).compactMap { index in
-            guard let result = list[index] else { return nil }
+    /// The text librdkafka wrote into an `errstr` buffer.
+    private static func errorText(_ errstr: [CChar]) -> String {
+        String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func topicResults(_ list: [OpaquePointer]) -> [TopicResult] {
+        list.map { result in
             let name = rd_kafka_topic_result_name(result).map { String(cString: $0) } ?? ""
             let err = rd_kafka_topic_result_error(result)
             guard err != RD_KAFKA_RESP_ERR_NO_ERROR else { return TopicResult(topic: name, error: nil) }
@@ -127,8 +144,7 @@ enum RDKafkaAdmin {
             var errstr = [CChar](repeating: 0, count: 256)
             guard let newTopic = rd_kafka_NewTopic_new(topic.name, Int32(clamping: topic.partitions),
                                                        Int32(clamping: topic.replicationFactor), &errstr, errstr.count) else {
-                let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                throw KafkaError(code: KafkaError.invalidArgument, message: "topic \(topic.name): \(text)")
+                throw KafkaError(code: KafkaError.invalidArgument, message: "topic \(topic.name): \(errorText(errstr))")
             }
             newTopics.append(newTopic)
             for (name, value) in topic.config {
@@ -136,18 +152,9 @@ enum RDKafkaAdmin {
                 if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw RDKafkaErrors.error(err, "topic \(topic.name) config \(name)") }
             }
         }
-        let options = try options(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout: timeout, operationTimeout: true, broker: nil)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        let (event, queue) = try waitForResult(handle, timeout: timeout, what: "CreateTopics") { queue in
-            newTopics.withUnsafeMutableBufferPointer { rd_kafka_CreateTopics(handle, $0.baseAddress, $0.count, options, queue) }
-        }
-        defer { rd_kafka_event_destroy(event); rd_kafka_queue_destroy(queue) }
-        guard let result = rd_kafka_event_CreateTopics_result(event) else {
-            throw KafkaError(code: KafkaError.invalidArgument, message: "CreateTopics: unexpected event type \(rd_kafka_event_type(event))")
-        }
-        var count = 0
-        let list = rd_kafka_CreateTopics_result_topics(result, &count)
-        return topicResults(UnsafeMutablePointer(mutating: list), count)
+        return try request(handle, "CreateTopics", RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout: timeout, operationTimeout: true, broker: nil,
+                           objects: &newTopics, start: rd_kafka_CreateTopics, result: rd_kafka_event_CreateTopics_result,
+                           items: rd_kafka_CreateTopics_result_topics, read: topicResults)
     }
 
     static func createPartitions(_ handle: OpaquePointer, _ requests: [(topic: String, totalCount: Int)], timeout: Duration) throws(KafkaError) -> [TopicResult] {
@@ -157,29 +164,17 @@ enum RDKafkaAdmin {
         for request in requests {
             var errstr = [CChar](repeating: 0, count: 256)
             guard let item = rd_kafka_NewPartitions_new(request.topic, request.totalCount, &errstr, errstr.count) else {
-                let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                throw KafkaError(code: KafkaError.invalidArgument, message: "topic \(request.topic): \(text)")
+                throw KafkaError(code: KafkaError.invalidArgument, message: "topic \(request.topic): \(errorText(errstr))")
             }
             newPartitions.append(item)
         }
-        let options = try options(handle, RD_KAFKA_ADMIN_OP_CREATEPARTITIONS, timeout: timeout, operationTimeout: true, broker: nil)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        let (event, queue) = try waitForResult(handle, timeout: timeout, what: "CreatePartitions") { queue in
-            newPartitions.withUnsafeMutableBufferPointer { rd_kafka_CreatePartitions(handle, $0.baseAddress, $0.count, options, queue) }
-        }
-        defer { rd_kafka_event_destroy(event); rd_kafka_queue_destroy(queue) }
-        guard let result = rd_kafka_event_CreatePartitions_result(event) else {
-            throw KafkaError(code: KafkaError.invalidArgument, message: "CreatePartitions: unexpected event type \(rd_kafka_event_type(event))")
-        }
-        var count = 0
-        let list = rd_kafka_CreatePartitions_result_topics(result, &count)
-        return topicResults(UnsafeMutablePointer(mutating: list), count)
+        return try request(handle, "CreatePartitions", RD_KAFKA_ADMIN_OP_CREATEPARTITIONS, timeout: timeout, operationTimeout: true, broker: nil,
+                           objects: &newPartitions, start: rd_kafka_CreatePartitions, result: rd_kafka_event_CreatePartitions_result,
+                           items: rd_kafka_CreatePartitions_result_topics, read: topicResults)
     }
 
-    private static func configResults(_ list: UnsafeMutablePointer<OpaquePointer?>?, _ count: Int) -> [ConfigResult] {
-        guard let list, count > 0 else { return [] }
-        return (0..<count).compactMap { index in
-            guard let resource = list[index] else { return nil }
+    private static func configResults(_ list: [OpaquePointer]) -> [ConfigResult] {
+        list.map { resource in
             let name = rd_kafka_ConfigResource_name(resource).map { String(cString: $0) } ?? ""
             let err = rd_kafka_ConfigResource_error(resource)
             if err != RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -227,35 +222,17 @@ enum RDKafkaAdmin {
         guard !topics.isEmpty else { return [] }
         var resources = try configResources(topics.map { ($0, []) })
         defer { for resource in resources { rd_kafka_ConfigResource_destroy(resource) } }
-        let options = try options(handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeout: timeout, operationTimeout: false, broker: broker)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        let (event, queue) = try waitForResult(handle, timeout: timeout, what: "DescribeConfigs") { queue in
-            resources.withUnsafeMutableBufferPointer { rd_kafka_DescribeConfigs(handle, $0.baseAddress, $0.count, options, queue) }
-        }
-        defer { rd_kafka_event_destroy(event); rd_kafka_queue_destroy(queue) }
-        guard let result = rd_kafka_event_DescribeConfigs_result(event) else {
-            throw KafkaError(code: KafkaError.invalidArgument, message: "DescribeConfigs: unexpected event type \(rd_kafka_event_type(event))")
-        }
-        var count = 0
-        let list = rd_kafka_DescribeConfigs_result_resources(result, &count)
-        return configResults(UnsafeMutablePointer(mutating: list), count)
+        return try request(handle, "DescribeConfigs", RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeout: timeout, operationTimeout: false, broker: broker,
+                           objects: &resources, start: rd_kafka_DescribeConfigs, result: rd_kafka_event_DescribeConfigs_result,
+                           items: rd_kafka_DescribeConfigs_result_resources, read: configResults)
     }
 
     static func alterTopicConfigs(_ handle: OpaquePointer, _ items: [(topic: String, config: [(String, String)])], broker: Int32?, timeout: Duration) throws(KafkaError) -> [TopicResult] {
         guard !items.isEmpty else { return [] }
         var resources = try configResources(items)
         defer { for resource in resources { rd_kafka_ConfigResource_destroy(resource) } }
-        let options = try options(handle, RD_KAFKA_ADMIN_OP_ALTERCONFIGS, timeout: timeout, operationTimeout: false, broker: broker)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        let (event, queue) = try waitForResult(handle, timeout: timeout, what: "AlterConfigs") { queue in
-            resources.withUnsafeMutableBufferPointer { rd_kafka_AlterConfigs(handle, $0.baseAddress, $0.count, options, queue) }
-        }
-        defer { rd_kafka_event_destroy(event); rd_kafka_queue_destroy(queue) }
-        guard let result = rd_kafka_event_AlterConfigs_result(event) else {
-            throw KafkaError(code: KafkaError.invalidArgument, message: "AlterConfigs: unexpected event type \(rd_kafka_event_type(event))")
-        }
-        var count = 0
-        let list = rd_kafka_AlterConfigs_result_resources(result, &count)
-        return configResults(UnsafeMutablePointer(mutating: list), count).map { TopicResult(topic: $0.topic, error: $0.error) }
+        return try request(handle, "AlterConfigs", RD_KAFKA_ADMIN_OP_ALTERCONFIGS, timeout: timeout, operationTimeout: false, broker: broker,
+                           objects: &resources, start: rd_kafka_AlterConfigs, result: rd_kafka_event_AlterConfigs_result,
+                           items: rd_kafka_AlterConfigs_result_resources, read: { configResults($0).map { TopicResult(topic: $0.topic, error: $0.error) } })
     }
 }

@@ -80,28 +80,51 @@ private let errorCallback: @convention(c) (OpaquePointer?, Int32, UnsafePointer<
 
 /// An `rd_kafka_t` of consumer type subscribed to topics.
 ///
+/// Built by ``makeClient(properties:topics:)`` (swift-kafka-client's `RDKafkaClient.makeClient`):
+/// the handle first, then this owner around it (a non-throwing `init`), then the steps that
+/// can fail (subscribe). A failure only throws: the owner is released and its `deinit`
+/// destroys the handle, once. `close` is the one cleanup path (leave the group, destroy), run
+/// once, by the owner's `close()` or by `deinit`.
+///
 /// Thread safety: `handle` never changes after init and librdkafka's consumer calls are
 /// thread-safe; every use goes through `handleGuard`, and `close` destroys the handle only after
 /// the guard has shut out new users and waited for current ones. `context` outlives the handle
 /// (it is released only after `rd_kafka_destroy`), so the callbacks' unretained opaque stays valid.
 final class RDKafkaConsumerClient: @unchecked Sendable {
     private let handle: OpaquePointer
-    let context = RDKafkaConsumerContext()
+    let context: RDKafkaConsumerContext
     private let handleGuard = RDKafkaHandleGuard()
 
-    init(properties: [String: String], topics: [String]) throws(KafkaError) {
-        let conf = try RDKafkaConfig.make(properties)
-        rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(context).toOpaque())
-        rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
-        rd_kafka_conf_set_error_cb(conf, errorCallback)
-        handle = try RDKafkaConfig.newHandle(RD_KAFKA_CONSUMER, conf)
+    /// A consumer of `topics` (names, or regexes starting with `^`). Throws for a property
+    /// librdkafka refuses, a handle it cannot create, or a subscription it refuses (e.g. the
+    /// invalid regex `^[`).
+    static func makeClient(properties: [String: String], topics: [String]) throws(KafkaError) -> RDKafkaConsumerClient {
+        let context = RDKafkaConsumerContext()
+        let config = try RDKafkaConfig.make(properties)
+        config.configure { conf in
+            // Unretained: the client holds `context` for as long as the handle exists.
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(context).toOpaque())
+            rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
+            rd_kafka_conf_set_error_cb(conf, errorCallback)
+        }
+        let client = RDKafkaConsumerClient(handle: try config.makeHandle(RD_KAFKA_CONSUMER), context: context)
+        try client.subscribe(topics)
+        return client
+    }
+
+    /// Takes ownership of `handle`, whose configuration's opaque is `context`.
+    private init(handle: OpaquePointer, context: RDKafkaConsumerContext) {
+        self.handle = handle
+        self.context = context
         _ = rd_kafka_set_log_queue(handle, nil)
         _ = rd_kafka_poll_set_consumer(handle)
+    }
+
+    private func subscribe(_ topics: [String]) throws(KafkaError) {
         let list = RDKafkaTopicPartitionList.make(topics.map { (TopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA), nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
         let err = rd_kafka_subscribe(handle, list)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            rd_kafka_destroy(handle)
             throw RDKafkaErrors.error(err, "subscribe to \(topics.joined(separator: ","))")
         }
     }

@@ -7,13 +7,13 @@ import Synchronization
 /// Used by `KafkaProducer` and `KafkaMockCluster` (whose cluster lives in such a handle).
 ///
 /// Thread safety: `handle` and `mainQueue` never change after init; librdkafka handles are
-/// thread-safe for the calls made here. They are destroyed once, in `close`, after
+/// thread-safe for the calls made here. They are destroyed once, in `close` (idempotent), after
 /// `handleGuard` has stopped new users and waited for current ones, and after the poll thread
 /// has exited.
-final class RDKafkaEventClient: @unchecked Sendable {
-    let handle: OpaquePointer
+package final class RDKafkaEventClient: @unchecked Sendable {
+    package let handle: OpaquePointer
     private let mainQueue: OpaquePointer
-    let handleGuard = RDKafkaHandleGuard()
+    package let handleGuard = RDKafkaHandleGuard()
     private let running = Atomic<Bool>(true)
     private let pollThreadExited = DispatchSemaphore(value: 0)
     private let pollThread = Mutex<pthread_t?>(nil)
@@ -31,26 +31,34 @@ final class RDKafkaEventClient: @unchecked Sendable {
         }
     }
 
-    init(properties: [String: String], name: String) throws(KafkaError) {
-        let conf = try RDKafkaConfig.make(properties)
-        rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG)
-        let handle = try RDKafkaConfig.newHandle(RD_KAFKA_PRODUCER, conf)
-        self.handle = handle
-        self.name = name
+    /// A producer-type client named `name` (thread name, logs) whose poll thread is running.
+    /// Built as swift-kafka-client's `RDKafkaClient.makeClient`: the handle first, then this
+    /// owner around it; no error path destroys a handle an owner holds.
+    package static func makeClient(properties: [String: String], name: String) throws(KafkaError) -> RDKafkaEventClient {
+        let config = try RDKafkaConfig.make(properties)
+        config.configure { rd_kafka_conf_set_events($0, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_LOG) }
+        let handle = try config.makeHandle(RD_KAFKA_PRODUCER)
         // Logs (queued since rd_kafka_new because of log.queue=true) go to the main queue.
         _ = rd_kafka_set_log_queue(handle, nil)
         guard let queue = rd_kafka_queue_get_main(handle) else {
-            rd_kafka_destroy(handle)
+            rd_kafka_destroy(handle)  // no owner holds it yet
             throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_queue_get_main failed")
         }
-        mainQueue = queue
+        return RDKafkaEventClient(handle: handle, mainQueue: queue, name: name)
+    }
+
+    /// Takes ownership of `handle` and its `mainQueue` and starts the poll thread.
+    private init(handle: OpaquePointer, mainQueue: OpaquePointer, name: String) {
+        self.handle = handle
+        self.mainQueue = mainQueue
+        self.name = name
         let thread = Thread { [self] in self.pollLoop() }
         thread.name = "rdkafka-\(name)"
         thread.start()
     }
 
-    // No deinit: the poll thread keeps this object alive until `close`, which owners
-    // (`KafkaProducer`, `KafkaMockCluster`) call from their own deinit.
+    // No deinit: the poll thread keeps this object alive until `close`, the one cleanup path,
+    // which owners (`KafkaProducer`, `KafkaAdmin`, `KafkaMockCluster`) call from their own deinit.
 
     /// Whether the caller is this client's poll thread (i.e. inside a completion).
     private var isOnPollThread: Bool {
@@ -183,7 +191,7 @@ final class RDKafkaEventClient: @unchecked Sendable {
 
     /// Flushes up to `timeout`, purges what is left (its completions get `_PURGE_QUEUE` /
     /// `_PURGE_INFLIGHT`), stops the poll thread and destroys the handle. Idempotent.
-    func close(timeout: Duration) {
+    package func close(timeout: Duration) {
         if isOnPollThread {
             // Called from a completion: the poll thread cannot wait for itself.
             Thread { self.close(timeout: timeout) }.start()

@@ -12,7 +12,7 @@ func writeStderr(_ line: String) {
 }
 
 /// Error conversion from librdkafka codes, done once here.
-enum RDKafkaErrors {
+package enum RDKafkaErrors {
     static func name(_ code: Int32) -> String {
         String(cString: rd_kafka_err2name(rd_kafka_resp_err_t(rawValue: code)))
     }
@@ -21,7 +21,7 @@ enum RDKafkaErrors {
         String(cString: rd_kafka_err2str(rd_kafka_resp_err_t(rawValue: code)))
     }
 
-    static func error(_ err: rd_kafka_resp_err_t, _ context: String? = nil) -> KafkaError {
+    package static func error(_ err: rd_kafka_resp_err_t, _ context: String? = nil) -> KafkaError {
         let text = describe(err.rawValue)
         return KafkaError(code: err.rawValue, message: context.map { "\($0): \(text)" } ?? text)
     }
@@ -47,36 +47,61 @@ enum RDKafkaErrors {
     }
 }
 
-/// Builds an `rd_kafka_conf_t` from string properties. The caller owns the result until it is
-/// handed to `rd_kafka_new` successfully.
-enum RDKafkaConfig {
-    static func make(_ properties: [String: String]) throws(KafkaError) -> OpaquePointer {
-        guard let conf = rd_kafka_conf_new() else {
+/// Owns one `rd_kafka_conf_t` until `rd_kafka_new` takes it over, which it does on success
+/// only (librdkafka contract): built by ``make(_:)``, destroyed in `deinit` unless a handle
+/// was made from it. No error path destroys it, so nothing can destroy it twice.
+///
+/// Not thread-safe: a local of the client factory that builds a handle from it.
+final class RDKafkaConfig {
+    /// nil once `rd_kafka_new` owns the configuration.
+    private var pointer: OpaquePointer?
+
+    /// A configuration with `properties` (set in name order, so the first refused one is
+    /// reported deterministically) and the log callback.
+    static func make(_ properties: [String: String]) throws(KafkaError) -> RDKafkaConfig {
+        guard let pointer = rd_kafka_conf_new() else {
             throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_conf_new failed")
         }
-        // Sorted for deterministic error reporting.
+        let config = RDKafkaConfig(pointer: pointer)
         for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
             var errstr = [CChar](repeating: 0, count: 512)
-            let result = rd_kafka_conf_set(conf, name, value, &errstr, errstr.count)
-            if result != RD_KAFKA_CONF_OK {
-                rd_kafka_conf_destroy(conf)
-                let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                throw KafkaError(code: KafkaError.invalidArgument, message: "property \(name): \(text)")
+            if rd_kafka_conf_set(pointer, name, value, &errstr, errstr.count) != RD_KAFKA_CONF_OK {
+                throw KafkaError(code: KafkaError.invalidArgument, message: "property \(name): \(Self.text(errstr))")
             }
         }
-        rd_kafka_conf_set_log_cb(conf, rdkafkaLogCallback)
-        return conf
+        rd_kafka_conf_set_log_cb(pointer, rdkafkaLogCallback)
+        return config
     }
 
-    /// `rd_kafka_new`; destroys `conf` on failure (librdkafka leaves it to the caller then).
-    static func newHandle(_ type: rd_kafka_type_t, _ conf: OpaquePointer) throws(KafkaError) -> OpaquePointer {
-        var errstr = [CChar](repeating: 0, count: 512)
-        guard let handle = rd_kafka_new(type, conf, &errstr, errstr.count) else {
-            rd_kafka_conf_destroy(conf)
-            let text = String(decoding: errstr.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_new: \(text)")
+    private init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        if let pointer { rd_kafka_conf_destroy(pointer) }
+    }
+
+    /// Runs `body` on the configuration (callbacks, opaque, events) before a handle is made from it.
+    func configure(_ body: (OpaquePointer) -> Void) {
+        if let pointer { body(pointer) }
+    }
+
+    /// `rd_kafka_new`: on success the handle owns the configuration (this object then holds
+    /// nothing); on failure it is still this object's.
+    func makeHandle(_ type: rd_kafka_type_t) throws(KafkaError) -> OpaquePointer {
+        guard let pointer else {
+            throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_new: configuration already used")
         }
+        var errstr = [CChar](repeating: 0, count: 512)
+        guard let handle = rd_kafka_new(type, pointer, &errstr, errstr.count) else {
+            throw KafkaError(code: KafkaError.invalidArgument, message: "rd_kafka_new: \(Self.text(errstr))")
+        }
+        self.pointer = nil
         return handle
+    }
+
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 
@@ -156,7 +181,7 @@ enum RDKafkaMessageReader {
 
 /// Guards a C handle against use after destroy: calls `enter`/`leave` around each use;
 /// `closeAndWait` flips to closed and waits for current users to leave.
-final class RDKafkaHandleGuard: Sendable {
+package final class RDKafkaHandleGuard: Sendable {
     private struct State { var closed = false; var users = 0 }
     private let state = Mutex(State())
 
@@ -183,7 +208,7 @@ final class RDKafkaHandleGuard: Sendable {
         return true
     }
 
-    func with<T>(_ body: () -> T) -> T? {
+    package func with<T>(_ body: () -> T) -> T? {
         guard enter() else { return nil }
         defer { leave() }
         return body()

@@ -1,6 +1,8 @@
 import CHiredis
 
-/// One blocking-mode `redisContext`, freed in `deinit`.
+/// One blocking-mode `redisContext`, built by ``connect(_:timeoutMs:)`` (the context first, then
+/// this owner around it, then the connection check: a failed connect only throws) and freed
+/// only in `deinit`.
 ///
 /// The only type in PushRedis that touches hiredis pointers. Not thread-safe: it has one owner
 /// at a time (``RedisClient`` holds it inside its lock). Once hiredis reports an error on the
@@ -12,8 +14,9 @@ final class HiredisContext {
     private var lengths: [Int] = []
     private var offsets: [Int] = []
 
-    private init(_ context: UnsafeMutablePointer<redisContext>) {
-        self.context = context
+    /// Takes ownership of `handle`.
+    private init(handle: UnsafeMutablePointer<redisContext>) {
+        context = handle
     }
 
     deinit { redisFree(context) }
@@ -28,7 +31,7 @@ final class HiredisContext {
             raw = pw_redis_connect_unix(path, timeoutMs)
         }
         guard let raw else { throw RedisError("cannot allocate a hiredis context", isConnectionError: true) }
-        let context = HiredisContext(raw)
+        let context = HiredisContext(handle: raw)
         if pw_redis_error_code(raw) != 0 {
             throw RedisError("cannot connect to \(address): \(context.errorString)", isConnectionError: true)
         }

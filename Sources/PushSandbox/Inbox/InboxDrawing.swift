@@ -22,7 +22,7 @@ enum InboxDrawing {
     ///   them a msgId is decoded but not verified.
     static func draw(_ record: InboxRecord, keyring: MsgIDKeyring?) -> InboxMessage {
         var message = InboxMessage(record: record)
-        guard let payload = JSONValue.parse(record.body), payload.objectMembers != nil else {
+        guard let payload = JSONValue.parse(record.body), payload.objectValue != nil else {
             message.problem = "the body is not a JSON object"
             message.token = token(record, payload: nil)
             return message
@@ -53,11 +53,11 @@ enum InboxDrawing {
         message.campaign = custom?["c"]?.stringValue
         message.language = custom?["l"]?.stringValue
         message.url = custom?["u"]?.stringValue
-        if let data = custom?["a"]?.objectMembers {
+        if let data = custom?["a"]?.objectValue?.members {
             message.data = stringPairs(data)
-        } else if let members = payload.objectMembers {
+        } else if let members = payload.objectValue?.members {
             // additionalDataAtRoot (seeds 000–002): the root keys other than aps and custom.
-            message.data = stringPairs(members.filter { $0.0 != "aps" && $0.0 != "custom" })
+            message.data = stringPairs(members.filter { $0.key != "aps" && $0.key != "custom" })
         }
 
         var display = InboxDisplay(surface: "ios", label: "iOS")
@@ -118,7 +118,7 @@ enum InboxDrawing {
     // MARK: FCM
 
     private static func drawFCM(_ payload: JSONValue, into message: inout InboxMessage) {
-        guard let data = payload["message"]?["data"]?.objectMembers else {
+        guard let data = payload["message"]?["data"]?.objectValue?.members else {
             if payload["message"]?["notification"] != nil {
                 message.problem = "a notification message: drawn by the system, not by the SDK (pushworker sends data messages)"
             }
@@ -196,7 +196,7 @@ enum InboxDrawing {
         message.campaign = payload["campaignId"]?.stringValue
         message.language = payload["lang"]?.stringValue
         var buttonURLs: [String: String] = [:]
-        for (key, value) in payload["data"]?.objectMembers ?? [] {
+        for (key, value) in payload["data"]?.objectValue?.members ?? [] {
             guard let text = value.stringValue else { continue }
             if key == "url" {
                 message.url = text
@@ -297,7 +297,7 @@ enum InboxDrawing {
         return alpha == "FF" ? "#\(rgb)" : "#\(rgb)\(alpha)"
     }
 
-    static func stringPairs(_ members: [(String, JSONValue)]) -> [(key: String, value: String)] {
+    static func stringPairs(_ members: [(key: String, value: JSONValue)]) -> [(key: String, value: String)] {
         members.compactMap { key, value in value.stringValue.map { (key: key, value: $0) } }
     }
 }
@@ -313,8 +313,4 @@ extension InboxRecord {
         if let mark = path.firstIndex(of: "?") { return path[..<mark] }
         return path[...]
     }
-}
-
-extension JSONValue {
-    var arrayValue: [JSONValue]? { if case .array(let items) = self { return items }; return nil }
 }

@@ -129,28 +129,28 @@ struct InboxMessage: Sendable {
         json.member("id", id)
         json.member("receivedAt", RFC3339Timestamp.format(Date(milliseconds: record.receivedAtMilliseconds), milliseconds: true))
         json.member("platform", platform)
-        json.optional("app", app)
-        json.optional("campaign", campaign)
-        json.optional("token", token)
-        json.optional("language", language)
-        json.optional("msgId", msgID)
+        json.member("app", orNull: app)
+        json.member("campaign", orNull: campaign)
+        json.member("token", orNull: token)
+        json.member("language", orNull: language)
+        json.member("msgId", orNull: msgID)
         json.key("msgIdFields")
         if let decoded = decodedMsgID {
             json.beginObject()
             json.member("keyId", decoded.keyID)
             json.member("appId", decoded.fields.appID)
             json.member("campaignId", decoded.fields.campaignID)
-            json.optional("userId", decoded.fields.userID)
+            json.member("userId", orNull: decoded.fields.userID)
             json.member("subscriptionId", decoded.fields.subscriptionID)
             json.member("platform", decoded.fields.platform)
-            json.optional("variant", decoded.fields.variant)
+            json.member("variant", orNull: decoded.fields.variant)
             json.key("valid")
             if let valid = decoded.isValid { json.bool(valid) } else { json.null() }
             json.endObject()
         } else {
             json.null()
         }
-        json.optional("url", url)
+        json.member("url", orNull: url)
         json.key("data")
         json.beginObject()
         for pair in data { json.member(pair.key, pair.value) }
@@ -159,7 +159,7 @@ struct InboxMessage: Sendable {
         json.beginArray()
         for display in displays { display.write(to: &json) }
         json.endArray()
-        json.optional("problem", problem)
+        json.member("problem", orNull: problem)
         json.key("request")
         json.beginObject()
         json.member("method", record.method)
@@ -188,23 +188,23 @@ extension InboxDisplay {
         json.member("surface", surface)
         json.member("label", label)
         json.member("silent", isSilent)
-        json.optional("appName", appName)
-        json.optional("title", title)
-        json.optional("subtitle", subtitle)
-        json.optional("body", body)
-        json.optional("titleLocalization", titleLocalization)
-        json.optional("bodyLocalization", bodyLocalization)
-        json.optional("image", imageURL)
-        json.optional("icon", iconURL)
-        json.optional("smallIcon", smallIcon)
-        json.optional("accentColor", accentColor)
-        json.optional("badge", badge)
-        json.optional("sound", sound)
-        json.optional("group", group)
-        json.optional("groupMessage", groupMessage)
-        json.optional("channel", channel)
-        json.optional("category", category)
-        json.optional("interruptionLevel", interruptionLevel)
+        json.member("appName", orNull: appName)
+        json.member("title", orNull: title)
+        json.member("subtitle", orNull: subtitle)
+        json.member("body", orNull: body)
+        json.member("titleLocalization", orNull: titleLocalization)
+        json.member("bodyLocalization", orNull: bodyLocalization)
+        json.member("image", orNull: imageURL)
+        json.member("icon", orNull: iconURL)
+        json.member("smallIcon", orNull: smallIcon)
+        json.member("accentColor", orNull: accentColor)
+        json.member("badge", orNull: badge)
+        json.member("sound", orNull: sound)
+        json.member("group", orNull: group)
+        json.member("groupMessage", orNull: groupMessage)
+        json.member("channel", orNull: channel)
+        json.member("category", orNull: category)
+        json.member("interruptionLevel", orNull: interruptionLevel)
         for (name, buttons) in [("buttons", buttons), ("hiddenButtons", hiddenButtons)] {
             json.key(name)
             json.beginArray()
@@ -212,7 +212,7 @@ extension InboxDisplay {
                 json.beginObject()
                 json.member("id", button.id)
                 json.member("title", button.title)
-                json.optional("url", button.url)
+                json.member("url", orNull: button.url)
                 json.endObject()
             }
             json.endArray()
@@ -232,14 +232,6 @@ struct InboxFilter: Sendable, Equatable {
     init(platform: String? = nil, app: String? = nil, campaign: String? = nil, token: String? = nil) {
         func value(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         self.platform = value(platform); self.app = value(app); self.campaign = value(campaign); self.token = value(token)
-    }
-}
-
-extension JSONWriter {
-    /// `name: value`, or `name: null`.
-    mutating func optional(_ name: String, _ value: String?) {
-        key(name)
-        if let value { string(value) } else { null() }
     }
 }
 

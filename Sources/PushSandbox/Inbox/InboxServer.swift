@@ -140,7 +140,7 @@ final class InboxServer: Sendable {
         writer.beginObject()
         writer.member("id", id)
         writer.member("event", event.rawValue)
-        writer.optional("action", action)
+        writer.member("action", orNull: action)
         writer.key("press")
         Self.writeNormalizedPress(message, button: button, to: &writer)
         var queued = false
@@ -151,10 +151,10 @@ final class InboxServer: Sendable {
                 result.beginObject()
                 result.member("id", id)
                 result.member("event", event.rawValue)
-                result.optional("action", action)
+                result.member("action", orNull: action)
                 result.key("status")
                 if let status { result.int(status) } else { result.null() }
-                result.optional("error", error)
+                result.member("error", orNull: error)
                 result.endObject()
                 inbox.broadcast(Inbox.event("press", data: result.bytes))
             }
@@ -167,14 +167,14 @@ final class InboxServer: Sendable {
     /// What the SDK hands the app for this press (seed 003): `{url, data, actionId, msgId, campaignId}`.
     static func writeNormalizedPress(_ message: InboxMessage, button: InboxButton?, to writer: inout JSONWriter) {
         writer.beginObject()
-        writer.optional("url", button?.url ?? message.url)
+        writer.member("url", orNull: button?.url ?? message.url)
         writer.key("data")
         writer.beginObject()
         for pair in message.data { writer.member(pair.key, pair.value) }
         writer.endObject()
-        writer.optional("actionId", button?.id)
-        writer.optional("msgId", message.msgID)
-        writer.optional("campaignId", message.campaign)
+        writer.member("actionId", orNull: button?.id)
+        writer.member("msgId", orNull: message.msgID)
+        writer.member("campaignId", orNull: message.campaign)
         writer.endObject()
     }
 }

@@ -64,14 +64,26 @@ final class EventLoop: @unchecked Sendable {
         let response: SandboxResponse
     }
 
-    init(listenFD: Int32, tls: TLSServerContext, router: SandboxRouter) throws(SandboxSocketError) {
+    /// A loop serving the listening socket `listenFD` (closed when ``run()`` returns).
+    static func make(listenFD: Int32, tls: TLSServerContext, router: SandboxRouter) throws(SandboxSocketError) -> EventLoop {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollFD >= 0 else { throw SandboxSocketError("epoll_create1") }
+        let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeFD >= 0 else {
+            let error = SandboxSocketError("eventfd")
+            close(epollFD)  // not owned by a loop yet
+            throw error
+        }
+        return EventLoop(listenFD: listenFD, epollFD: epollFD, wakeFD: wakeFD, tls: tls, router: router)
+    }
+
+    /// Takes ownership of `epollFD` and `wakeFD` (closed in `deinit`).
+    private init(listenFD: Int32, epollFD: Int32, wakeFD: Int32, tls: TLSServerContext, router: SandboxRouter) {
         self.listenFD = listenFD
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
         self.tls = tls
         self.router = router
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw SandboxSocketError("epoll_create1") }
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        guard wakeFD >= 0 else { throw SandboxSocketError("eventfd") }
         readBuffer = .allocate(capacity: 64 * 1024)
         add(listenFD, events: EPOLLIN.rawValue)
         add(wakeFD, events: EPOLLIN.rawValue)
@@ -138,7 +150,7 @@ final class EventLoop: @unchecked Sendable {
             if fd < 0 { return }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let connection = HTTP2Connection(fd: fd, tls: tls, loop: self) else { close(fd); continue }
+            guard let connection = HTTP2Connection.make(fd: fd, tls: tls, loop: self) else { close(fd); continue }
             connections[fd] = connection
             add(fd, events: EPOLLIN.rawValue)
         }

@@ -27,13 +27,28 @@ final class HTTP2Connection {
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised (APNs advertises 1000 after authentication).
     static let maxConcurrentStreams: UInt32 = 1000
 
-    init?(fd: Int32, tls: TLSServerContext, loop: EventLoop) {
-        guard let ssl = SSL_new(tls.context) else { return nil }
+    /// A connection on the accepted socket `fd`, or nil if OpenSSL cannot make an `SSL` for it
+    /// (out of memory, or `SSL_set_fd` failing); the caller then still owns and closes `fd`.
+    static func make(fd: Int32, tls: TLSServerContext, loop: EventLoop) -> HTTP2Connection? {
+        guard let ssl = SSL_new(tls.context) else {
+            ERR_clear_error()
+            return nil
+        }
+        guard SSL_set_fd(ssl, fd) == 1 else {
+            // Nothing owns the SSL yet and it does not own the socket: free it alone.
+            SSL_free(ssl)
+            ERR_clear_error()
+            return nil
+        }
+        SSL_set_accept_state(ssl)
+        return HTTP2Connection(fd: fd, ssl: ssl, loop: loop)
+    }
+
+    /// Takes ownership of `ssl` and of the socket `fd` (closed in `close()` or `deinit`).
+    private init(fd: Int32, ssl: OpaquePointer, loop: EventLoop) {
         self.fd = fd
         self.ssl = ssl
         self.loop = loop
-        SSL_set_fd(ssl, fd)
-        SSL_set_accept_state(ssl)
     }
 
     deinit {

@@ -27,7 +27,7 @@ public struct SandboxCertificate: Sendable {
 
     /// A fresh self-signed P-256 certificate for `127.0.0.1` and `localhost` (SAN IP and DNS), valid 30 days.
     public static func selfSigned() throws(SandboxTLSError) -> SandboxCertificate {
-        guard let key = pw_tls_generate_p256() else { throw SandboxTLSError("P-256 key generation failed") }
+        guard let key = pw_ssl_ec_gen("P-256") else { throw SandboxTLSError("P-256 key generation failed") }
         defer { EVP_PKEY_free(key) }
         guard let cert = X509_new() else { throw SandboxTLSError("X509_new failed") }
         defer { X509_free(cert) }
@@ -52,7 +52,7 @@ public struct SandboxCertificate: Sendable {
             (NID_subject_key_identifier, "hash"),
             (NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost"),
         ]
-        for (nid, value) in extensions where pw_tls_add_extension(cert, nid, value) != 1 {
+        for (nid, value) in extensions where !addExtension(cert, nid, value) {
             throw SandboxTLSError("adding certificate extension \(value) failed")
         }
         guard X509_sign(cert, key, EVP_sha256()) > 0 else { throw SandboxTLSError("certificate signing failed") }
@@ -61,34 +61,54 @@ public struct SandboxCertificate: Sendable {
         return SandboxCertificate(certificatePEM: certPEM, privateKeyPEM: keyPEM)
     }
 
+    /// Adds a v3 extension given in openssl.cnf syntax (e.g. "IP:127.0.0.1,DNS:localhost"),
+    /// issuer = subject. A zeroed `X509V3_CTX` is what the `X509V3_set_ctx_nodb` macro leaves.
+    private static func addExtension(_ cert: OpaquePointer, _ nid: Int32, _ value: String) -> Bool {
+        var context = X509V3_CTX()
+        X509V3_set_ctx(&context, cert, cert, nil, nil, 0)
+        guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { return false }
+        defer { X509_EXTENSION_free(ext) }
+        return X509_add_ext(cert, ext, -1) == 1
+    }
+
     private static func pem(_ write: (OpaquePointer?) -> Int32) throws(SandboxTLSError) -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { throw SandboxTLSError("BIO_new failed") }
         defer { BIO_free(bio) }
         guard write(bio) == 1 else { throw SandboxTLSError("PEM encoding failed") }
         var data: UnsafePointer<CChar>?
-        let count = pw_tls_bio_mem_data(bio, &data)
+        let count = pw_ssl_bio_mem_data(bio, &data)
         guard let data, count > 0 else { throw SandboxTLSError("PEM encoding empty") }
         return String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
     }
 }
 
-/// An OpenSSL server `SSL_CTX` offering ALPN `h2` only.
+/// An OpenSSL server `SSL_CTX` offering ALPN `h2` only. Built by ``make(certificate:)``: the
+/// context first, owned from then on, then the certificate; freed only in `deinit`.
 ///
-/// Thread safety: the `SSL_CTX` is fully configured in `init` and never mutated afterwards;
+/// Thread safety: the `SSL_CTX` is fully configured in `make` and never mutated afterwards;
 /// OpenSSL allows creating `SSL` objects from one context on several threads.
 final class TLSServerContext: @unchecked Sendable {
     let context: OpaquePointer
     /// ALPN protocol the server selects (RFC 7301); HTTP/2 over TLS is "h2" (RFC 9113 §3.2).
     let alpnProtocol: [UInt8] = Array("h2".utf8)
 
-    init(certificate: SandboxCertificate) throws(SandboxTLSError) {
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
-        self.context = context
-        _ = pw_tls_ctx_min_tls12(context)
-        pw_tls_ctx_set_server_options(context)
-        _ = pw_tls_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
-        try Self.useCertificate(context, certificate)
-        SSL_CTX_set_alpn_select_cb(context, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
+    /// A context serving `certificate`; throws if OpenSSL cannot build one or refuses the
+    /// certificate or key (unreadable PEM, key not matching the certificate).
+    static func make(certificate: SandboxCertificate) throws(SandboxTLSError) -> TLSServerContext {
+        guard let handle = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
+        let server = TLSServerContext(handle: handle)
+        try useCertificate(handle, certificate)
+        return server
+    }
+
+    /// Takes ownership of `handle` and sets the options every context gets (none can fail).
+    private init(handle: OpaquePointer) {
+        context = handle
+        _ = pw_ssl_ctx_set_min_proto_tls12(handle)
+        pw_ssl_ctx_set_server_options(handle)
+        _ = pw_ssl_ctx_set_mode(handle, Int(SSL_MODE_ENABLE_PARTIAL_WRITE) | Int(SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) | Int(SSL_MODE_RELEASE_BUFFERS))
+        // Unretained: the context lives as long as this object (freed in deinit).
+        SSL_CTX_set_alpn_select_cb(handle, tlsSelectALPN, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { SSL_CTX_free(context) }

@@ -5,13 +5,13 @@ import Glibc
 #endif
 
 /// `http://HOST:PORT[/base]`: where the sandbox posts tracking events (`--events-url`).
-struct PlainHTTPURL: Sendable, Equatable {
-    var host: String
-    var port: UInt16
+public struct PlainHTTPURL: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
     /// The path prefix, without a trailing slash ("" for none).
-    var basePath: String
+    public var basePath: String
 
-    init?(_ text: String) {
+    public init?(_ text: String) {
         guard text.hasPrefix("http://") else { return nil }
         var rest = Substring(text.dropFirst("http://".count))
         var path = ""
@@ -40,7 +40,7 @@ struct PlainHTTPURL: Sendable, Equatable {
         basePath = path
     }
 
-    var description: String {
+    public var description: String {
         let shown = host.contains(":") ? "[\(host)]" : host
         return "http://\(shown):\(port)\(basePath)"
     }

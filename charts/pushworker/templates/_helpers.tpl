@@ -61,8 +61,148 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/*
+An image reference from {registry, repository, tag, digest}: global.imageRegistry wins over the
+image's registry, a digest wins over the tag (<registry>/<repository>@sha256:…), an empty tag
+is `default`. Call with (dict "image" <values> "global" .Values.global "default" <tag>).
+*/}}
+{{- define "pushworker.imageRef" -}}
+{{- $image := .image }}
+{{- $global := .global | default dict }}
+{{- $registry := $global.imageRegistry | default $image.registry | default "" }}
+{{- $ref := $image.repository }}
+{{- if $registry }}
+{{- $ref = printf "%s/%s" (trimSuffix "/" $registry) $image.repository }}
+{{- end }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $ref $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $ref (default .default (toString ($image.tag | default ""))) }}
+{{- end }}
+{{- end }}
+
 {{- define "pushworker.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion (toString .Values.image.tag)) }}
+{{- include "pushworker.imageRef" (dict "image" .Values.image "global" .Values.global "default" .Chart.AppVersion) }}
+{{- end }}
+
+{{/*
+imagePullSecrets of every pod: global.imagePullSecrets then imagePullSecrets, each a name or
+{name: …}, duplicates dropped. Renders nothing when there are none.
+*/}}
+{{- define "pushworker.imagePullSecrets" -}}
+{{- $names := list }}
+{{- $global := .Values.global | default dict }}
+{{- range concat ($global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) }}
+{{- if kindIs "string" . }}
+{{- $names = append $names . }}
+{{- else if and (kindIs "map" .) .name }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- end }}
+{{- with uniq $names }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Lowest replica count the fleet can have (0 when it may scale to zero). */}}
+{{- define "pushworker.minReplicas" -}}
+{{- if .Values.autoscaling.keda.enabled }}
+{{- .Values.autoscaling.keda.minReplicaCount | int }}
+{{- else if .Values.autoscaling.hpa.enabled }}
+{{- .Values.autoscaling.hpa.minReplicas | int }}
+{{- else }}
+{{- .Values.replicaCount | int }}
+{{- end }}
+{{- end }}
+
+{{/* Selector labels of the `helm test` pods (not matched by the NetworkPolicy's podSelector). */}}
+{{- define "pushworker.testSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "pushworker.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: helm-test
+{{- end }}
+
+{{/*
+The KEDA TriggerAuthentication generated from the Kafka properties, as JSON:
+{"name": <TriggerAuthentication>, "secret": <generated Secret>, "values": {param: value} (into
+the generated Secret), "refs": [{parameter, name, key}]}; "{}" when none is generated (KEDA off,
+an own authenticationRef, generation off, or no SASL/TLS). Fails on what KEDA cannot be given.
+*/}}
+{{- define "pushworker.kedaKafkaAuth" -}}
+{{- $keda := .Values.autoscaling.keda }}
+{{- $props := .Values.kafka.properties | default dict }}
+{{- $protocol := index $props "security.protocol" | default "" | toString | upper }}
+{{- $ta := $keda.triggerAuthentication | default dict }}
+{{- if and $keda.enabled (not $keda.authenticationRef) (ne (toString $ta.create) "false") (has $protocol (list "SASL_PLAINTEXT" "SASL_SSL" "SSL")) }}
+{{- $fullname := include "pushworker.fullname" . }}
+{{- $secretName := printf "%s-keda-kafka" $fullname | trunc 63 | trimSuffix "-" }}
+{{- $values := dict }}
+{{- $refs := list }}
+{{- $explicit := $ta.secretRefs | default dict }}
+{{- $fromSecret := dict }}
+{{- range .Values.kafka.secretProperties }}
+{{- $_ := set $fromSecret .property (dict "name" .secretName "key" .secretKey) }}
+{{- end }}
+{{- if hasPrefix "SASL_" $protocol }}
+{{- $mechanism := index $props "sasl.mechanisms" | default (index $props "sasl.mechanism") | default "GSSAPI" | toString | upper }}
+{{- $modes := dict "PLAIN" "plaintext" "SCRAM-SHA-256" "scram_sha256" "SCRAM-SHA-512" "scram_sha512" }}
+{{- if not (hasKey $modes $mechanism) }}
+{{- fail (printf "autoscaling.keda: sasl.mechanism %s cannot be mapped to a KEDA TriggerAuthentication (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 can): create your own and set autoscaling.keda.authenticationRef" $mechanism) }}
+{{- end }}
+{{- $_ := set $values "sasl" (index $modes $mechanism) }}
+{{- end }}
+{{- $_ := set $values "tls" (ternary "enable" "disable" (hasSuffix "SSL" $protocol)) }}
+{{- $params := list (list "username" "sasl.username") (list "password" "sasl.password") }}
+{{- if hasSuffix "SSL" $protocol }}
+{{- $params = concat $params (list (list "ca" "ssl.ca.pem") (list "cert" "ssl.certificate.pem") (list "key" "ssl.key.pem") (list "keyPassword" "ssl.key.password")) }}
+{{- end }}
+{{- range $params }}
+{{- $param := index . 0 }}
+{{- $property := index . 1 }}
+{{- if hasKey $explicit $param }}
+{{- $ref := index $explicit $param }}
+{{- $refs = append $refs (dict "parameter" $param "name" $ref.name "key" $ref.key) }}
+{{- else if hasKey $fromSecret $property }}
+{{- $ref := index $fromSecret $property }}
+{{- $refs = append $refs (dict "parameter" $param "name" $ref.name "key" $ref.key) }}
+{{- else if hasKey $props $property }}
+{{- $_ := set $values $param (index $props $property | toString) }}
+{{- end }}
+{{- end }}
+{{- $given := dict }}
+{{- range $refs }}{{ $_ := set $given .parameter true }}{{ end }}
+{{- range $k, $v := $values }}{{ $_ := set $given $k true }}{{ end }}
+{{- if hasKey $values "sasl" }}
+{{- if not (and (hasKey $given "username") (hasKey $given "password")) }}
+{{- fail "autoscaling.keda: SASL needs sasl.username and sasl.password for the TriggerAuthentication (kafka.properties / kafka.secretProperties, or autoscaling.keda.triggerAuthentication.secretRefs)" }}
+{{- end }}
+{{- end }}
+{{- range list (list "ca" "ssl.ca.location") (list "cert" "ssl.certificate.location") (list "key" "ssl.key.location") }}
+{{- if and (hasKey $props (index . 1)) (not (hasKey $given (index . 0))) }}
+{{- fail (printf "autoscaling.keda: kafka.properties sets %s, a file KEDA cannot read: give autoscaling.keda.triggerAuthentication.secretRefs.%s {name, key} (the Secret holding the PEM) or your own autoscaling.keda.authenticationRef" (index . 1) (index . 0)) }}
+{{- end }}
+{{- end }}
+{{- if ne (hasKey $given "cert") (hasKey $given "key") }}
+{{- fail "autoscaling.keda: a TLS client certificate needs both cert and key (ssl.certificate.pem and ssl.key.pem, or secretRefs.cert and secretRefs.key)" }}
+{{- end }}
+{{- range $k, $v := $values }}
+{{- $refs = append $refs (dict "parameter" $k "name" $secretName "key" $k) }}
+{{- end }}
+{{- dict "name" (printf "%s-kafka" $fullname | trunc 63 | trimSuffix "-") "secret" $secretName "values" $values "refs" $refs | toJson }}
+{{- else }}
+{{- "{}" }}
+{{- end }}
+{{- end }}
+
+{{/* Label matchers of the worker's / events pods' series in the PrometheusRule. */}}
+{{- define "pushworker.workerSelector" -}}
+{{- .Values.prometheusRule.workerSelector | default (printf "namespace=%q,job=%q" .Release.Namespace (include "pushworker.fullname" .)) }}
+{{- end }}
+{{- define "pushworker.eventsSelector" -}}
+{{- .Values.prometheusRule.eventsSelector | default (printf "namespace=%q,job=%q" .Release.Namespace (include "pushworker.eventsName" .)) }}
 {{- end }}
 
 {{/* terminationGracePeriodSeconds: explicit, or shutdownGraceSeconds + 15. */}}
@@ -82,8 +222,18 @@ worker Deployment so every render runs them.
 {{- if not .Values.kafka.brokers }}
 {{- fail "kafka.brokers is required (PUSHWORKER_KAFKA_BROKERS)" }}
 {{- end }}
-{{- if and (not .Values.redis.url) (not .Values.redis.existingSecret) }}
-{{- fail "redis.url or redis.existingSecret is required (PUSHWORKER_REDIS_URL)" }}
+{{- $redis := .Values.redis }}
+{{- if and $redis.existingSecretPasswordKey (not $redis.existingSecret) }}
+{{- fail "redis.existingSecretPasswordKey needs redis.existingSecret (the Secret holding the password)" }}
+{{- end }}
+{{- if and (not $redis.url) (or (not $redis.existingSecret) $redis.existingSecretPasswordKey) }}
+{{- fail "redis.url or redis.existingSecret is required (PUSHWORKER_REDIS_URL; with redis.existingSecretPasswordKey the URL still comes from redis.url)" }}
+{{- end }}
+{{- if regexMatch "^[a-z+]+://[^/@]*:[^/@]+@" ($redis.url | default "") }}
+{{- fail "redis.url carries a password, and it would land in a ConfigMap: put the password in a Secret (redis.existingSecret + redis.existingSecretPasswordKey) or the whole URL (redis.existingSecret + redis.existingSecretKey)" }}
+{{- end }}
+{{- if and .Values.events.ingress.enabled (not .Values.events.enabled) }}
+{{- fail "events.ingress.enabled needs events.enabled (the Ingress routes to the events Service)" }}
 {{- end }}
 {{- if not .Values.msgIdKeys.existingSecret }}
 {{- fail "msgIdKeys.existingSecret is required (PUSHWORKER_MSGID_KEYS comes from a Secret)" }}
@@ -118,6 +268,11 @@ worker Deployment so every render runs them.
 {{- end }}
 {{- end }}
 
+{{/* "true" when PUSHWORKER_REDIS_URL comes whole from redis.existingSecret. */}}
+{{- define "pushworker.redisUrlFromSecret" -}}
+{{- if and .Values.redis.existingSecret (not .Values.redis.existingSecretPasswordKey) }}true{{ end }}
+{{- end }}
+
 {{/* Environment shared by the worker and events containers. */}}
 {{- define "pushworker.env" -}}
 envFrom:
@@ -129,12 +284,20 @@ env:
       secretKeyRef:
         name: {{ .Values.msgIdKeys.existingSecret }}
         key: {{ .Values.msgIdKeys.key }}
-  {{- if .Values.redis.existingSecret }}
+  {{- if include "pushworker.redisUrlFromSecret" . }}
   - name: PUSHWORKER_REDIS_URL
     valueFrom:
       secretKeyRef:
         name: {{ .Values.redis.existingSecret }}
         key: {{ .Values.redis.existingSecretKey }}
+  {{- end }}
+  {{- if .Values.redis.existingSecretPasswordKey }}
+  # Overrides the password of PUSHWORKER_REDIS_URL.
+  - name: PUSHWORKER_REDIS_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ .Values.redis.existingSecret }}
+        key: {{ .Values.redis.existingSecretPasswordKey }}
   {{- end }}
   {{- range .Values.kafka.secretProperties }}
   - name: {{ printf "PUSHWORKER_RDKAFKA_%s" (.property | upper | replace "." "_" | replace "-" "_") }}

@@ -1,0 +1,34 @@
+#ifndef PW_CPUSHHTTPD_H
+#define PW_CPUSHHTTPD_H
+/* The libmicrohttpd glue of PushHTTPServer, prefixed pw_httpd_: starting a daemon with our
+ * options (MHD_start_daemon is variadic) and formatting a client's address. */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* Starts a daemon bound to the IPv4 address `ipv4` (dotted quad, e.g. "127.0.0.1" or
+ * "0.0.0.0") and `port` (0: the kernel picks one; read it with pw_mhd_bound_port), with an
+ * internal polling thread (epoll), or a pool of `threads` polling threads when threads > 1,
+ * at most 10000 connections and a 30 s per-connection idle timeout. `handler` is called with
+ * `context` on the polling thread(s). NULL if `ipv4` is not an IPv4 address or MHD cannot
+ * start (port in use, no permission, out of memory); stop a daemon with MHD_stop_daemon. */
+struct MHD_Daemon *pw_httpd_start(const char *ipv4, uint16_t port, unsigned int threads,
+                                  MHD_AccessHandlerCallback handler, void *context);
+
+/* pw_httpd_start with MHD_ALLOW_SUSPEND_RESUME (and so MHD_USE_ITC): the daemon's handlers may
+ * suspend a connection from a content reader and resume it from any thread (streamed responses:
+ * Server-Sent Events). Every suspended connection must be resumed before MHD_stop_daemon. */
+struct MHD_Daemon *pw_httpd_start_suspendable(const char *ipv4, uint16_t port, unsigned int threads,
+                                              MHD_AccessHandlerCallback handler, void *context);
+
+/* Writes the numeric address of an IPv4 or IPv6 socket address (inet_ntop: "192.0.2.1",
+ * "2001:db8::1", "::ffff:192.0.2.1") into `buffer` (NUL-terminated; 46 bytes hold any).
+ * 0 on success; -1 for NULL, another family, or a buffer too small (buffer then empty). */
+int pw_httpd_format_address(const struct sockaddr *address, char *buffer, size_t size);
+
+/* The client's address of `connection` as text (pw_httpd_format_address), for rate limiting
+ * and logs. 0 on success, -1 if MHD has no address for it. */
+int pw_httpd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
+#endif

@@ -1,0 +1,468 @@
+import Foundation
+import PushCore
+import PushKafkaMock
+import PushSandbox
+import PushKafka
+import PushRedis
+#if canImport(Glibc)
+import Glibc
+import PushWorker
+import PushEvents
+#endif
+
+/// `pushworker bench e2e`: the whole pipeline under load on this machine, beside `h2load`.
+///
+/// Starts (or uses) a Kafka broker, Redis and the provider sandbox, runs `workers` separate
+/// `pushworker run` processes in one consumer group, enqueues `notifications` recipients in jobs
+/// of `jobSize`, waits for every result on the results topic, and measures the workers' own CPU
+/// time (`/proc/<pid>/stat`), peak RSS (`VmHWM`), enqueue→result latency and throughput; then
+/// runs `h2load` against the same sandbox with the same connections × streams and an APNs
+/// request of the same size, measuring its CPU per request the same way (rusage of the reaped
+/// child). Writes a JSON report and an SVG chart of results per 100 ms.
+package struct BenchE2E: Benchmark {
+    package struct Options {
+        package var notifications = 50_000
+        package var jobSize = 500
+        package var partitions: Int?
+        package var mix = BenchWorkload.Mix()
+        package var deadShare = 0.05
+        package var workers = 1
+        package var workerCPUs: String?
+        package var sandboxCPUs: String?
+        package var sandboxThreads = 1
+        package var sandboxArguments: [String] = []
+        package var brokers: String?
+        package var redisURL: String?
+        package var h2loadRequests: Int?
+        package var backlog = false
+        package var report = "bench-report.json"
+        package var svg: String?
+        package var timeout = 600.0
+        package var keep = false
+        package var quiet = false
+        package var isDebugBuild = false
+
+        package init() {}
+    }
+
+    static let appID = "app_bench"
+    static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1"]
+
+    let options: Options
+
+    package init(options: Options) { self.options = options }
+
+    /// Partitions per topic: the mock keeps ~5 MiB / 100k messages per partition, so size for the run.
+    static func autoPartitions(notifications: Int, jobSize: Int) -> Int {
+        let budget = 3.5 * 1_048_576
+        let resultBytes = Double(notifications) * 520
+        let jobBytes = Double(notifications) * 420 + Double((notifications + jobSize - 1) / jobSize) * 3000
+        let bySize = Int((max(resultBytes, jobBytes) / budget).rounded(.up))
+        let byCount = (notifications + 79_999) / 80_000
+        return min(512, max(4, bySize, byCount))
+    }
+
+    /// `INFO memory` `used_memory` in bytes, nil if Redis does not answer.
+    static func usedMemory(_ client: RedisClient) -> Int64? {
+        guard let reply = try? client.pipeline([["INFO", "memory"]]).first, let text = reply.text else { return nil }
+        for line in text.components(separatedBy: "\r\n") where line.hasPrefix("used_memory:") {
+            return Int64(line.dropFirst("used_memory:".count))
+        }
+        return nil
+    }
+
+    // MARK: - Run
+
+    package func run() throws -> (report: [String: Any], ok: Bool) {
+        let options = self.options
+        let scratch = try makeScratch(prefix: "pushworker-bench")
+        defer { scratch.close() }
+        let runID = scratch.runID, folder = scratch.folder
+        let partitions = options.partitions ?? Self.autoPartitions(notifications: options.notifications, jobSize: options.jobSize)
+
+        // Services.
+        var cluster: KafkaMockCluster?
+        let bootstrap: String
+        if let brokers = options.brokers {
+            step("using Kafka at \(brokers) (topics must exist with enough partitions)")
+            bootstrap = brokers
+        } else {
+            step("starting Kafka (librdkafka mock cluster, in-process, \(partitions) partitions per topic)")
+            KafkaLogging.setLogHandler { _, _, _ in }
+            let mock = try KafkaMockCluster(brokers: 1)
+            for topic in Self.topics { try mock.createTopic(topic, partitions: Int32(partitions)) }
+            cluster = mock
+            bootstrap = mock.bootstrapServers
+        }
+        defer { cluster?.close() }
+        var redis: LocalRedis?
+        let redisURL: String
+        if let url = options.redisURL { redisURL = url } else {
+            step("starting Redis")
+            let local = try LocalRedis(folder: folder)
+            redis = local
+            redisURL = local.url
+        }
+        defer { redis?.child.stop() }
+        step("starting the provider sandbox (\(options.sandboxThreads) thread(s))")
+        let sandbox = try Sandbox(folder: folder, apps: [Self.appID], seed: "bench-\(runID)", extra: ["--threads", "\(options.sandboxThreads)"] + options.sandboxArguments)
+        defer { sandbox.child.stop() }
+        let sandboxPID = sandbox.child.process.processIdentifier
+        if let cpus = options.sandboxCPUs { try Self.pin(pid: sandboxPID, cpus: cpus) }
+
+        // Workload.
+        let webCount = BenchWorkload.webCount(notifications: options.notifications, mix: options.mix)
+        let liveWeb = webCount > 0 ? try sandbox.subscriptions(min(webCount, 256)) : []
+        let deadWeb = webCount > 0 && options.deadShare > 0 ? try sandbox.subscriptions(min(webCount, 64), prefix: "dead") : []
+        let workload = BenchWorkload(appID: Self.appID, runID: runID, notifications: options.notifications, jobSize: options.jobSize,
+                                     mix: options.mix, deadShare: options.deadShare, liveWeb: liveWeb, deadWeb: deadWeb)
+        step("generating \(workload.jobCount) jobs of up to \(options.jobSize) recipients (\(options.mix.description), dead share \(options.deadShare))")
+        let jobs = (0..<workload.jobCount).map { workload.job($0) }
+        let jobBytes = jobs.reduce(0) { $0 + $1.json.count }
+        // The h2load request is modelled on the first job's iOS recipients (none: no h2load).
+        let sample: BenchSampleRequest?
+        do { sample = try sampleRequest(jobs[0].json, sandbox: sandbox) } catch {
+            step("no h2load comparison: \(error)")
+            sample = nil
+        }
+
+        var keyBytes = [UInt8](repeating: 0, count: 32)
+        for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
+        let connections = Int(ProcessInfo.processInfo.environment["PUSHWORKER_HTTP_CONNECTIONS"] ?? "") ?? 2
+        let streams = Int(ProcessInfo.processInfo.environment["PUSHWORKER_HTTP_STREAMS"] ?? "") ?? 100
+        var environment = ProcessInfo.processInfo.environment
+        let overrides = [
+            "PUSHWORKER_KAFKA_BROKERS": bootstrap,
+            "PUSHWORKER_KAFKA_GROUP": "pushworker-bench-\(runID)",
+            "PUSHWORKER_REDIS_URL": redisURL,
+            "PUSHWORKER_CREDENTIALS_DIR": sandbox.credentialsDir,
+            "PUSHWORKER_MSGID_KEYS": "bench1:" + Data(keyBytes).base64EncodedString(),
+            "PUSHWORKER_CA_FILE": sandbox.certificate,
+            "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
+            "PUSHWORKER_HTTP_CONNECTIONS": "\(connections)",
+            "PUSHWORKER_HTTP_STREAMS": "\(streams)",
+            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "10",
+            "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000",
+            "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
+        ]
+        for (key, value) in overrides { environment[key] = value }
+        if environment["PUSHWORKER_LOG_LEVEL"] == nil { environment["PUSHWORKER_LOG_LEVEL"] = "warning" }
+
+        // The results reader joins first (it reads from the earliest offset anyway).
+        let reader = try KafkaConsumer(properties: ["bootstrap.servers": bootstrap, "group.id": "bench-results-\(runID)",
+                                                    "auto.offset.reset": "earliest", "session.timeout.ms": "6000",
+                                                    "fetch.max.bytes": "52428800"], topics: ["push.results.v1"])
+        defer { reader.close() }
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5"])
+        var enqueuedAtMs = [Int64](repeating: 0, count: jobs.count)
+        func enqueue() throws {
+            step("enqueueing \(jobs.count) jobs (\(options.notifications) recipients, \(jobBytes / 1024) KiB)")
+            for (index, job) in jobs.enumerated() {
+                enqueuedAtMs[index] = Self.nowMs()
+                producer.produce(topic: "push.jobs.v1", key: Array(job.id.utf8), value: job.json) { _ in }
+            }
+            try producer.flush(timeout: .seconds(120))
+        }
+        // De-duplication state: Redis memory before the campaign and after it (DESIGN §8 "Memory").
+        let stateRedis = try RedisClient(url: redisURL)
+        defer { stateRedis.close() }
+        let redisMemoryBefore = Self.usedMemory(stateRedis)
+        if options.backlog { try enqueue() }
+
+        // Workers.
+        var workers: [(child: ChildProcess, port: UInt16)] = []
+        let spawnedAt = Date()
+        for index in 0..<options.workers {
+            var env = environment
+            let port = ChildProcess.freePort()
+            env["PUSHWORKER_HTTP_ADDR"] = "127.0.0.1:\(port)"
+            let log = folder.appendingPathComponent("worker-\(index).log")
+            let child: ChildProcess
+            if let cpus = options.workerCPUs {
+                child = try ChildProcess("/usr/bin/taskset", ["-c", cpus, ChildProcess.selfPath, "run"], log: log, environment: env)
+            } else {
+                child = try ChildProcess(ChildProcess.selfPath, ["run"], log: log, environment: env)
+            }
+            workers.append((child, port))
+        }
+        defer { for worker in workers { worker.child.stop(grace: 15) } }
+        let workerPIDs = workers.map { $0.child.process.processIdentifier }
+        step("started \(options.workers) worker(s) (pid \(workerPIDs.map(String.init).joined(separator: ",")))")
+        if !options.backlog {
+            let ready = ChildProcess.waitFor(timeout: 60) { workers.allSatisfy { Self.isReady(port: $0.port) } || workers.contains { !$0.child.isRunning } }
+            guard ready, workers.allSatisfy({ $0.child.isRunning }) else {
+                throw DemoError("the workers did not become ready: \(workers.first?.child.log().suffix(1500) ?? "")")
+            }
+            try enqueue()
+        }
+        let sandboxCPUAtStart = ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0
+        let redisPID = redis?.child.process.processIdentifier
+        let redisCPUAtStart = redisPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0
+        let benchCPUAtStart = ProcessStats.selfCPUSeconds()
+
+        // Read results until every recipient has one.
+        step("waiting for \(options.notifications) results")
+        var seen = [Bool](repeating: false, count: options.notifications)
+        var distinct = 0, received = 0, foreign = 0
+        var byStatus: [String: Int] = [:], byPlatform: [String: Int] = [:]
+        var latencies: [Double] = []
+        latencies.reserveCapacity(options.notifications)
+        var resultTimes: [Int64] = []
+        resultTimes.reserveCapacity(options.notifications)
+        // From a recipient's outcome (`at`: the provider's answer for a send) to its result read
+        // from push.results.v1 here (results stream: DESIGN §4).
+        var resultDelays: [Double] = []
+        resultDelays.reserveCapacity(options.notifications)
+        var samples: [(count: Int, cpu: Double)] = []
+        var lastSampleAt = Date.distantPast
+        let deadline = Date().addingTimeInterval(options.timeout)
+        let subscriptionPrefix = Array("s\(runID)-".utf8)
+        var lastProgress = Date()
+        while distinct < options.notifications && Date() < deadline {
+            if workers.allSatisfy({ !$0.child.isRunning }) { break }
+            for result in reader.pollBatch(max: 2000, timeout: .milliseconds(50)) {
+                guard case .success(let message) = result else { continue }
+                received += 1
+                let fields = BenchResultFields(message.value)
+                guard let number = fields.subscriptionNumber(prefix: subscriptionPrefix), number < seen.count else { foreign += 1; continue }
+                if seen[number] { continue }
+                seen[number] = true
+                distinct += 1
+                byStatus[fields.string("status") ?? "?", default: 0] += 1
+                byPlatform[fields.string("platform") ?? "?", default: 0] += 1
+                if let at = fields.string("at").flatMap(RFC3339Timestamp.parse) {
+                    let atMs = Int64((at.timeIntervalSince1970 * 1000).rounded())
+                    resultTimes.append(atMs)
+                    resultDelays.append(Double(Self.nowMs() - atMs))
+                    if let job = fields.jobIndex(), job < enqueuedAtMs.count { latencies.append(Double(atMs - enqueuedAtMs[job])) }
+                }
+            }
+            if Date().timeIntervalSince(lastSampleAt) >= 0.1 {
+                lastSampleAt = Date()
+                samples.append((distinct, workerPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +)))
+            }
+            if Date().timeIntervalSince(lastProgress) >= 2 {
+                lastProgress = Date()
+                step("  \(distinct)/\(options.notifications) results")
+            }
+        }
+        let finishedAt = Date()
+        // Recorded outcomes are in Redis before their results are produced: the state is complete.
+        let redisMemoryAfter = Self.usedMemory(stateRedis)
+        let workerCPU = workerPIDs.map { ProcessStats.cpuSeconds(pid: $0) ?? 0 }
+        let workerHWM = workerPIDs.map { ProcessStats.memoryBytes(pid: $0) ?? 0 }
+        let workerThreads = workerPIDs.first.map { ProcessStats.threadCPU(pid: $0) } ?? []
+        let sandboxCPUWorkerPhase = (ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0) - sandboxCPUAtStart
+        let redisCPU = redisPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - redisCPUAtStart }
+        let benchCPU = ProcessStats.selfCPUSeconds() - benchCPUAtStart
+        let workersAlive = workers.allSatisfy { $0.child.isRunning }
+        step("\(distinct)/\(options.notifications) results in \(String(format: "%.2f", finishedAt.timeIntervalSince(spawnedAt))) s; stopping the worker(s)")
+        for worker in workers { worker.child.stop(grace: 15) }
+
+        // h2load against the same sandbox.
+        let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
+        let references = try sample.map {
+            try measureReferences(requests: h2loadRequests, connections: connections, streams: streams, sample: $0,
+                                  folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID)
+        } ?? BenchReferences()
+
+        // Figures.
+        let expected = options.notifications
+        let times = resultTimes.sorted()
+        let activeSeconds = times.count > 1 ? Double(times[times.count - 1] - times[0]) / 1000 : 0
+        let totalCPU = workerCPU.reduce(0, +)
+        // Steady state: CPU between the samples where 10 % and 90 % of the results were in
+        // (startup, connection set-up and the tail are outside the window).
+        var steadyPerNotification: Double?
+        if let low = samples.first(where: { $0.count >= expected / 10 }),
+           let high = samples.first(where: { $0.count >= expected * 9 / 10 }), high.count - low.count >= max(1, expected / 4) {
+            steadyPerNotification = (high.cpu - low.cpu) / Double(high.count - low.count) * 1e6
+        }
+        let perNotification = steadyPerNotification ?? (distinct > 0 ? totalCPU / Double(distinct) * 1e6 : 0)
+        let sortedLatency = latencies.sorted()
+        func percentile(_ p: Double) -> Any {
+            guard !sortedLatency.isEmpty else { return NSNull() }
+            return sortedLatency[min(sortedLatency.count - 1, Int((Double(sortedLatency.count - 1) * p).rounded()))]
+        }
+        let sortedDelays = resultDelays.sorted()
+        func delayPercentile(_ p: Double) -> Any {
+            guard !sortedDelays.isEmpty else { return NSNull() }
+            return sortedDelays[min(sortedDelays.count - 1, Int((Double(sortedDelays.count - 1) * p).rounded()))]
+        }
+        let sentCount = byStatus["sent"] ?? 0
+        var redisState: [String: Any] = ["usedMemoryBefore": redisMemoryBefore ?? NSNull(), "usedMemoryAfter": redisMemoryAfter ?? NSNull()]
+        if let before = redisMemoryBefore, let after = redisMemoryAfter, sentCount > 0 {
+            redisState["bytesPerDeliveredRecipient"] = Self.round(Double(after - before) / Double(sentCount), 1)
+        }
+        let peakRSS = workerHWM.max() ?? 0
+        let ratio = references.h2loadCPUPerRequest.map { perNotification / $0 }
+        // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
+        let ioThreadCPU = workerThreads.first { $0.name == "pw-http-io" }.map { $0.cpuSeconds }
+        let ioThreadPerNotification = ioThreadCPU.flatMap { distinct > 0 && options.workers == 1 ? $0 / Double(distinct) * 1e6 : nil }
+        let origin = options.backlog ? Int64(spawnedAt.timeIntervalSince1970 * 1000) : (enqueuedAtMs.first ?? 0)
+        let buckets = Self.buckets(times, origin: origin, widthMs: 100)
+        let ok = distinct == expected && workersAlive
+
+        var report = scratch.reportHeader(schema: "pushworker-bench-e2e/1")
+        report.merge([
+            "startedAt": RFC3339Timestamp.format(spawnedAt, milliseconds: true),
+            "config": [
+                "notifications": expected, "jobSize": options.jobSize, "jobs": jobs.count, "partitions": partitions,
+                "mix": options.mix.description, "deadShare": options.deadShare, "workers": options.workers,
+                "workerCPUs": options.workerCPUs ?? NSNull(), "sandboxCPUs": options.sandboxCPUs ?? NSNull(),
+                "sandboxThreads": options.sandboxThreads, "sandboxArguments": options.sandboxArguments, "httpConnections": connections, "httpStreams": streams,
+                "mode": options.backlog ? "backlog" : "live", "broker": options.brokers == nil ? "in-process mock" : "external",
+                "averageJobBytes": jobs.isEmpty ? 0 : jobBytes / jobs.count, "sampleAPNsBodyBytes": sample?.body.count ?? NSNull(),
+                "averageAPNsBodyBytes": sample?.averageAPNsBody ?? NSNull(),
+            ] as [String: Any],
+            "results": [
+                "expected": expected, "distinct": distinct, "received": received, "foreign": foreign,
+                "byStatus": byStatus, "byPlatform": byPlatform, "complete": distinct == expected,
+            ] as [String: Any],
+            "worker": [
+                "wallSeconds": Self.round(finishedAt.timeIntervalSince(spawnedAt), 3),
+                "activeSeconds": Self.round(activeSeconds, 3),
+                "notificationsPerSecond": activeSeconds > 0 ? Self.round(Double(distinct) / activeSeconds, 0) : NSNull(),
+                "cpuSeconds": Self.round(totalCPU, 3),
+                "cpuMicrosPerNotification": Self.round(perNotification, 2),
+                "cpuWindow": steadyPerNotification == nil ? "whole run (too few samples for the 10-90 % window)" : "10 % to 90 % of the results",
+                "cpuMicrosPerNotificationInclStartup": distinct > 0 ? Self.round(totalCPU / Double(distinct) * 1e6, 2) : NSNull(),
+                "peakRSSBytes": peakRSS,
+                "perWorker": zip(workerCPU, workerHWM).map { ["cpuSeconds": Self.round($0.0, 3), "peakRSSBytes": $0.1] },
+                "exitedEarly": !workersAlive,
+                "ioThreadCPUMicrosPerNotification": ioThreadPerNotification.map { Self.round($0, 2) } ?? NSNull(),
+                "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
+            ] as [String: Any],
+            "resultDelayMs": ["p50": delayPercentile(0.5), "p99": delayPercentile(0.99), "max": sortedDelays.last ?? NSNull(),
+                              "what": "from a recipient's outcome (the provider's answer) to its result read from push.results.v1"] as [String: Any],
+            "redisState": redisState,
+            "latencyMs": ["p50": percentile(0.5), "p99": percentile(0.99), "max": sortedLatency.last ?? NSNull(),
+                          "from": "job produce call to the result's `at`"] as [String: Any],
+            "sandbox": ["cpuSecondsWorkerPhase": Self.round(sandboxCPUWorkerPhase, 3),
+                        "cpuMicrosPerNotification": distinct > 0 ? Self.round(sandboxCPUWorkerPhase / Double(distinct) * 1e6, 2) : NSNull()] as [String: Any],
+            "redis": ["cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull()] as [String: Any],
+            "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
+                             "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
+            "ratio": references.ratios(perNotification, toH2load: "workerCPUPerNotificationToH2loadCPUPerRequest", toCurlFloor: "workerToCurlFloor")
+                .merging(["ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, references.curlFloorCPUPerRequest)]) { _, new in new },
+            "targets": [
+                "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
+                "cpuRatioMet": ratio.map { $0 <= 2.0 } ?? NSNull(), "rssMet": peakRSS > 0 && peakRSS <= 150_000_000,
+            ] as [String: Any],
+            "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
+        ].merging(references.reportMembers) { _, new in new }) { _, new in new }
+        if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
+        return (report, ok)
+    }
+
+    // MARK: - Helpers
+
+    static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// `a ÷ b` rounded to 2 digits for a report, JSON null when either is missing or b is 0.
+    static func ratio(_ a: Double?, _ b: Double?) -> Any {
+        guard let a, let b, b > 0 else { return NSNull() }
+        return round(a / b, 2)
+    }
+
+    static func round(_ value: Double, _ digits: Int) -> Double {
+        let scale = pow(10, Double(digits))
+        return (value * scale).rounded() / scale
+    }
+
+    static func buckets(_ sortedTimes: [Int64], origin: Int64, widthMs: Int64) -> [Int] {
+        guard let last = sortedTimes.last else { return [] }
+        var counts = [Int](repeating: 0, count: Int(max(0, last - origin) / widthMs) + 1)
+        for time in sortedTimes { counts[min(counts.count - 1, Int(max(0, time - origin) / widthMs))] += 1 }
+        return counts
+    }
+
+    /// `taskset -a -p -c CPUS PID` (every existing thread of a running process).
+    static func pin(pid: Int32, cpus: String) throws {
+        let finished = try ProcessStats.runMeasured(["taskset", "-a", "-p", "-c", cpus, "\(pid)"], output: "/dev/null")
+        guard finished.status == 0 else { throw DemoError("taskset -a -p -c \(cpus) \(pid) failed") }
+    }
+
+    /// `GET /readyz` on the worker's listener answers 200.
+    static func isReady(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let request = Array("GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return false }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 12 else { return false }
+        return String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200") || String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.0 200")
+    }
+
+    /// The h2load request: a live iOS recipient of the first job, planned exactly as the worker
+    /// plans it, with a valid provider JWT minted from the sandbox-generated `apns.json`.
+    func sampleRequest(_ job: [UInt8], sandbox: Sandbox) throws -> BenchSampleRequest {
+        let credentials = AppCredentials.load(appID: Self.appID, folder: URL(fileURLWithPath: sandbox.credentialsDir).appendingPathComponent(Self.appID))
+        return try BenchSampleRequest.apns(job: job, credentials: credentials)
+    }
+}
+
+/// Cheap field extraction from a result line (keys in the contract's order, no escapes in the
+/// values we read): the reader must not compete with the worker for CPU.
+struct BenchResultFields {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The string value of `"name":"…"`, or nil.
+    func string(_ name: String) -> String? {
+        guard let range = valueRange(name) else { return nil }
+        return String(decoding: bytes[range], as: UTF8.self)
+    }
+
+    func valueRange(_ name: String) -> Range<Int>? {
+        let pattern = Array("\"\(name)\":\"".utf8)
+        guard bytes.count > pattern.count else { return nil }
+        var index = 0
+        outer: while index + pattern.count <= bytes.count {
+            for offset in 0..<pattern.count where bytes[index + offset] != pattern[offset] {
+                index += 1
+                continue outer
+            }
+            let start = index + pattern.count
+            var end = start
+            while end < bytes.count && bytes[end] != 0x22 { end += 1 }
+            return start..<end
+        }
+        return nil
+    }
+
+    /// `N` of a subscriptionId `s<run>-N`.
+    func subscriptionNumber(prefix: [UInt8]) -> Int? {
+        guard let range = valueRange("subscriptionId"), range.count > prefix.count,
+              bytes[range.lowerBound..<range.lowerBound + prefix.count].elementsEqual(prefix) else { return nil }
+        return Self.number(bytes[(range.lowerBound + prefix.count)..<range.upperBound])
+    }
+
+    /// `N` of a jobId `bench_<run>:N`.
+    func jobIndex() -> Int? {
+        guard let range = valueRange("jobId"), let colon = bytes[range].lastIndex(of: 0x3A) else { return nil }
+        return Self.number(bytes[(colon + 1)..<range.upperBound])
+    }
+
+    static func number(_ digits: ArraySlice<UInt8>) -> Int? {
+        guard !digits.isEmpty, digits.count < 18 else { return nil }
+        var value = 0
+        for digit in digits {
+            guard digit >= 0x30 && digit <= 0x39 else { return nil }
+            value = value * 10 + Int(digit - 0x30)
+        }
+        return value
+    }
+}

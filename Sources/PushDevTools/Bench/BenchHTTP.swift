@@ -1,0 +1,202 @@
+import Foundation
+import PushCore
+import PushKafkaMock
+import PushSandbox
+import PushCrypto
+import PushHTTP
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+import PushWorker
+import PushEvents
+#endif
+
+/// `pushworker bench http`: the HTTP/2 client alone, beside `h2load`.
+///
+/// Starts the provider sandbox (or uses `--url`), builds ONE realistic APNs request (a live iOS
+/// recipient of a bench job, planned as the worker plans it, with a provider JWT), and sends it
+/// `requests` times through one ``HTTP2Client`` with the worker's connections x streams, keeping
+/// every stream busy: each completion submits the next request. The bench process's own CPU
+/// (`getrusage(RUSAGE_SELF)`) over the measured phase, divided by the requests, is the client's
+/// cost per request; a warm-up phase first opens the connections (TLS handshakes) outside the
+/// measurement. Then `h2load` sends the same request with the same connections x streams.
+package struct BenchHTTP: Benchmark {
+    package struct Options {
+        package var requests = 100_000
+        package var warmup: Int?
+        /// Send to this origin instead of starting the sandbox (`https://host:port`, or `http://`
+        /// for h2c); the request is signed with a throwaway key, so expect 403s from real APNs.
+        package var url: String?
+        package var caFile: String?
+        package var h2loadRequests: Int?
+        package var report = "bench-http-report.json"
+        package var timeout = 300.0
+        package var keep = false
+        package var quiet = false
+        package var isDebugBuild = false
+
+        package init() {}
+    }
+
+    let options: Options
+
+    package init(options: Options) { self.options = options }
+
+    package func run() throws -> (report: [String: Any], ok: Bool) {
+        let options = self.options
+        let scratch = try makeScratch(prefix: "pushworker-bench-http")
+        defer { scratch.close() }
+        let runID = scratch.runID, folder = scratch.folder
+
+        var sandbox: Sandbox?
+        let credentials: AppCredentials
+        var caFile = options.caFile
+        if let url = options.url {
+            step("using \(url) (requests signed with a throwaway key)")
+            let apns = AppCredentials.APNS(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", key: try P256PrivateKey.generate(),
+                                           topic: "com.example.bench", endpoint: url)
+            credentials = AppCredentials(appID: BenchE2E.appID, apns: apns, fcm: nil, webPush: nil, additionalDataAtRoot: false,
+                                         ratePerSecond: nil, problems: [])
+        } else {
+            step("starting the provider sandbox")
+            let started = try Sandbox(folder: folder, apps: [BenchE2E.appID], seed: "bench-http-\(runID)")
+            sandbox = started
+            caFile = caFile ?? started.certificate
+            credentials = AppCredentials.load(appID: BenchE2E.appID,
+                                              folder: URL(fileURLWithPath: started.credentialsDir).appendingPathComponent(BenchE2E.appID))
+        }
+        defer { sandbox?.child.stop() }
+        let sandboxPID = sandbox?.child.process.processIdentifier
+
+        var mix = BenchWorkload.Mix()
+        mix.android = 0
+        mix.web = 0
+        let workload = BenchWorkload(appID: BenchE2E.appID, runID: runID, notifications: 50, jobSize: 50, mix: mix, deadShare: 0,
+                                     liveWeb: [], deadWeb: [])
+        let sample = try BenchSampleRequest.apns(job: workload.job(0).json, credentials: credentials)
+        let request = HTTPRequest(method: "POST", url: sample.url, headers: sample.headers.map { HTTPHeader(name: $0.name, value: $0.value) },
+                                  body: sample.body)
+
+        let environment = ProcessInfo.processInfo.environment
+        let connections = Int(environment["PUSHWORKER_HTTP_CONNECTIONS"] ?? "") ?? 2
+        let streams = Int(environment["PUSHWORKER_HTTP_STREAMS"] ?? "") ?? 100
+        var configuration = HTTPClientConfiguration()
+        configuration.caFile = caFile
+        configuration.maxConnectionsPerHost = connections
+        configuration.maxConcurrentStreams = streams
+        configuration.allowCleartextHTTP2 = sample.url.hasPrefix("http://")
+        let client = try HTTP2Client(configuration: configuration)
+        defer { client.shutdown(drainTimeout: .seconds(5)) }
+        let window = connections * streams
+        let warmup = options.warmup ?? min(options.requests, 2 * window)
+
+        step("warm-up: \(warmup) requests, \(connections) connection(s) x \(streams) streams, \(sample.body.count)-byte APNs body")
+        let warm = BenchHTTPDriver(client: client, request: request, total: warmup)
+        guard warm.run(window: window, timeout: options.timeout) else { throw DemoError("the warm-up did not finish in \(Int(options.timeout)) s") }
+
+        step("measuring: \(options.requests) requests")
+        let driver = BenchHTTPDriver(client: client, request: request, total: options.requests)
+        let sandboxBefore = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
+        let usageBefore = Self.usage()
+        let started = ContinuousClock.now
+        let finished = driver.run(window: window, timeout: options.timeout)
+        let wall = started.duration(to: .now)
+        let usageAfter = Self.usage()
+        let sandboxCPU = sandboxBefore.flatMap { before in sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - before } }
+        let tally = driver.tally()
+        let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let user = usageAfter.user - usageBefore.user, system = usageAfter.system - usageBefore.system
+        let completed = tally.completed
+        let perRequest = completed > 0 ? (user + system) / Double(completed) * 1e6 : nil
+        step("\(completed)/\(options.requests) in \(String(format: "%.2f", wallSeconds)) s")
+
+        let references = try measureReferences(requests: options.h2loadRequests ?? options.requests, connections: connections,
+                                               streams: streams, sample: sample, folder: folder, cpus: nil, sandboxPID: sandboxPID)
+
+        // Against the sandbox every answer must be 200; another server may refuse the throwaway JWT.
+        let ok = finished && completed == options.requests && tally.errors.isEmpty
+            && (options.url != nil || tally.statuses[200] == completed)
+        var report = scratch.reportHeader(schema: "pushworker-bench-http/1")
+        report.merge([
+            "config": [
+                "requests": options.requests, "warmupRequests": warmup, "httpConnections": connections, "httpStreams": streams,
+                "target": options.url == nil ? "sandbox" : "url", "url": sample.url, "bodyBytes": sample.body.count,
+                "headers": sample.headers.map(\.name), "libcurl": client.libcurl.version,
+            ] as [String: Any],
+            "client": [
+                "completed": completed, "byStatus": Dictionary(uniqueKeysWithValues: tally.statuses.enumerated().filter { $0.element > 0 }.map { ("\($0.offset)", $0.element) }),
+                "transportErrors": tally.errors, "wallSeconds": BenchE2E.round(wallSeconds, 3),
+                "requestsPerSecond": wallSeconds > 0 ? BenchE2E.round(Double(completed) / wallSeconds, 0) : NSNull(),
+                "cpuSeconds": BenchE2E.round(user + system, 3), "userSeconds": BenchE2E.round(user, 3), "systemSeconds": BenchE2E.round(system, 3),
+                "cpuMicrosPerRequest": perRequest.map { BenchE2E.round($0, 2) } ?? NSNull(),
+                "what": "this process (getrusage RUSAGE_SELF) over the measured phase: submitting thread + the client's I/O thread",
+            ] as [String: Any],
+            "sandbox": [
+                "cpuSeconds": sandboxCPU.map { BenchE2E.round($0, 3) } ?? NSNull(),
+                "cpuMicrosPerRequest": sandboxCPU.flatMap { completed > 0 ? BenchE2E.round($0 / Double(completed) * 1e6, 2) : nil } ?? NSNull(),
+            ] as [String: Any],
+            "ratio": references.ratios(perRequest, toH2load: "clientCPUPerRequestToH2loadCPUPerRequest", toCurlFloor: "clientToCurlFloor"),
+        ].merging(references.reportMembers) { _, new in new }) { _, new in new }
+        return (report, ok)
+    }
+
+    static func usage() -> (user: Double, system: Double) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return (ProcessStats.seconds(usage.ru_utime), ProcessStats.seconds(usage.ru_stime))
+    }
+}
+
+/// Sends one request `total` times with `window` in flight: each completion (on the client's
+/// I/O thread) submits the next, so the submitting side costs what a completion handler costs.
+final class BenchHTTPDriver: Sendable {
+    struct Tally {
+        var submitted = 0
+        var completed = 0
+        /// Responses by status code (index 0: a status outside 1...599).
+        var statuses = [Int](repeating: 0, count: 600)
+        var errors: [String: Int] = [:]
+    }
+
+    let client: HTTP2Client
+    let request: HTTPRequest
+    let total: Int
+    private let state = Mutex(Tally())
+    private let done = DispatchSemaphore(value: 0)
+
+    init(client: HTTP2Client, request: HTTPRequest, total: Int) {
+        self.client = client
+        self.request = request
+        self.total = total
+    }
+
+    /// Returns whether every request completed before `timeout` seconds.
+    func run(window: Int, timeout: Double) -> Bool {
+        guard total > 0 else { return true }
+        for _ in 0..<min(window, total) { submitNext() }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    func tally() -> Tally { state.withLock { $0 } }
+
+    private func submitNext() {
+        let go = state.withLock { tally -> Bool in
+            guard tally.submitted < total else { return false }
+            tally.submitted += 1
+            return true
+        }
+        if go { client.submit(request) { [self] result in completed(result) } }
+    }
+
+    private func completed(_ result: Result<HTTPResponse, HTTPTransportError>) {
+        let last = state.withLock { tally -> Bool in
+            switch result {
+            case .success(let response): tally.statuses[(1..<600).contains(response.status) ? response.status : 0] += 1
+            case .failure(let error): tally.errors["\(error)", default: 0] += 1
+            }
+            tally.completed += 1
+            return tally.completed == total
+        }
+        if last { done.signal() } else { submitNext() }
+    }
+}

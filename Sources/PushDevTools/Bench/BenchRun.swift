@@ -1,0 +1,112 @@
+import Foundation
+import PushCore
+import PushWorker
+
+/// What every `pushworker bench` run takes besides its own options: `--h2load-requests`,
+/// `--report`, `--timeout`, `--keep`, `--quiet`, and whether this binary is a debug build (its
+/// figures are then meaningless; the report says which build made it).
+package protocol BenchRunOptions {
+    var h2loadRequests: Int? { get set }
+    var report: String { get set }
+    var timeout: Double { get set }
+    var keep: Bool { get set }
+    var quiet: Bool { get set }
+    var isDebugBuild: Bool { get set }
+}
+
+extension BenchE2E.Options: BenchRunOptions {}
+extension BenchHTTP.Options: BenchRunOptions {}
+
+/// A benchmark: its options, progress on stderr, and its scratch space (``BenchScratch``).
+protocol Benchmark {
+    associatedtype Options: BenchRunOptions
+    var options: Options { get }
+}
+
+extension Benchmark {
+    /// One progress line on stderr, unless `--quiet`.
+    func step(_ text: String) { if !options.quiet { printError("▸ \(text)") } }
+
+    /// A fresh scratch folder named `<prefix>-<run id>` (``BenchScratch``).
+    func makeScratch(prefix: String) throws -> BenchScratch {
+        try BenchScratch(prefix: prefix, keep: options.keep, isDebugBuild: options.isDebugBuild)
+    }
+
+    /// The references a bench is compared with, one after the other on the same request:
+    /// `h2load` with `connections` x `streams`, then the libcurl floor (`pushworker-curl-floor`,
+    /// h2load's arguments). None when `requests` is 0.
+    func measureReferences(requests: Int, connections: Int, streams: Int, sample: BenchSampleRequest, folder: URL,
+                           cpus: String?, sandboxPID: Int32?) throws -> BenchReferences {
+        var references = BenchReferences()
+        guard requests > 0 else { return references }
+        step("h2load: \(requests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
+        let outcome = try BenchH2load.run(requests: requests, connections: connections, streams: streams, sample: sample,
+                                          folder: folder, cpus: cpus, sandboxPID: sandboxPID)
+        references.h2load = outcome.entry
+        references.h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
+        step("libcurl floor: pushworker-curl-floor with the same arguments")
+        let floor = try CurlFloorReference.run(requestArguments: outcome.requestArguments, requests: requests, cpus: cpus,
+                                               output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
+        references.curlFloor = floor.report
+        references.curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
+        return references
+    }
+}
+
+/// What ``Benchmark/measureReferences(requests:connections:streams:sample:folder:cpus:sandboxPID:)``
+/// measured: each reference's report entry and CPU µs per succeeded request (nil: not run).
+struct BenchReferences {
+    var h2load: [String: Any]?
+    var h2loadCPUPerRequest: Double?
+    var curlFloor: [String: Any]?
+    var curlFloorCPUPerRequest: Double?
+
+    /// The report members `h2load` and `curlFloor` (null when not run).
+    var reportMembers: [String: Any] { ["h2load": h2load ?? NSNull(), "curlFloor": curlFloor ?? NSNull()] }
+
+    /// The `ratio` members every bench reports: `mine` (the bench's CPU µs per request or
+    /// notification) to h2load's and to the libcurl floor's CPU µs per request, under the keys
+    /// given, and the floor's to h2load's (`curlFloorToH2load`); null where a side is missing.
+    func ratios(_ mine: Double?, toH2load: String, toCurlFloor: String) -> [String: Any] {
+        [
+            toH2load: BenchE2E.ratio(mine, h2loadCPUPerRequest),
+            toCurlFloor: BenchE2E.ratio(mine, curlFloorCPUPerRequest),
+            "curlFloorToH2load": BenchE2E.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
+        ]
+    }
+}
+
+/// One bench run's identity and scratch space: a random run id, a folder under the temporary
+/// directory (removed by ``close()`` unless `keep`), and the load average when it started.
+struct BenchScratch {
+    let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    let folder: URL
+    let keep: Bool
+    let isDebugBuild: Bool
+    private let loadBefore = ProcessStats.loadAverage()
+
+    init(prefix: String, keep: Bool, isDebugBuild: Bool) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(runID)")
+        self.keep = keep
+        self.isDebugBuild = isDebugBuild
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    /// Removes the folder, or says where it was kept.
+    func close() {
+        if keep { printError("kept \(folder.path)") } else { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// The report members every bench writes: `schema`, `build`, `machine` (CPUs, model, load
+    /// average before and after the run).
+    func reportHeader(schema: String) -> [String: Any] {
+        [
+            "schema": schema,
+            "build": isDebugBuild ? "debug" : "release",
+            "machine": [
+                "nproc": ProcessInfo.processInfo.activeProcessorCount, "cpuModel": ProcessStats.cpuModel(),
+                "loadAverageBefore": loadBefore, "loadAverageAfter": ProcessStats.loadAverage(),
+            ] as [String: Any],
+        ]
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import PushWorker
+import PushEvents
+import PushCore
+import PushKafkaMock
+import PushSandbox
+
+/// A child process the CLI started (demo, bench): stopped by PID when dropped.
+package final class ChildProcess: @unchecked Sendable {
+    // Thread safety: `process` is created in init and only used through Process's thread-safe
+    // calls (isRunning, terminate, processIdentifier) afterwards.
+    package let process = Process()
+    let logURL: URL
+
+    package init(_ executable: String, _ arguments: [String], log: URL, environment: [String: String]? = nil) throws {
+        logURL = log
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    package func log() -> String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    package func stop(grace: Double = 5) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop(grace: 2) }
+
+    /// The path of this executable (to start `pushworker sandbox` and friends).
+    package static var selfPath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// A free TCP port on 127.0.0.1.
+    package static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Waits until `condition` holds or `timeout` passes.
+    package static func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
+
+/// A throwaway `redis-server` on a free loopback port (demo and bench).
+package final class LocalRedis: Sendable {
+    let port: UInt16
+    package let child: ChildProcess
+    package var url: String { "redis://127.0.0.1:\(port)" }
+
+    package init(folder: URL) throws {
+        let port = ChildProcess.freePort()
+        self.port = port
+        let executable = ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/redis-server"
+        child = try ChildProcess(executable, ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                             "--dir", folder.path, "--daemonize", "no"],
+                                 log: folder.appendingPathComponent("redis.log"))
+        guard ChildProcess.waitFor(timeout: 10, { LocalRedis.answers(port: port) }) else {
+            throw DemoError("redis-server did not start: \(child.log().suffix(500))")
+        }
+    }
+
+    package static func answers(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

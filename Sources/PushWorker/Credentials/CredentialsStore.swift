@@ -1,0 +1,216 @@
+import Foundation
+import PushCore
+import PushCrypto
+import Synchronization
+
+/// One app's provider credentials, parsed from `<dir>/<appId>/` (DESIGN §9). Keys live only
+/// here, in memory; nothing in this type is ever logged.
+public struct AppCredentials: Sendable {
+    public struct APNS: Sendable {
+        public var teamID: String
+        public var keyID: String
+        public var key: P256PrivateKey
+        public var topic: String
+        public var endpoint: String
+
+        package init(teamID: String, keyID: String, key: P256PrivateKey, topic: String, endpoint: String) {
+            self.teamID = teamID; self.keyID = keyID; self.key = key; self.topic = topic; self.endpoint = endpoint
+        }
+    }
+    public struct FCM: Sendable {
+        public var projectID: String
+        public var clientEmail: String
+        public var privateKeyID: String?
+        public var key: RSAPrivateKey
+        public var tokenURI: String
+        public var endpoint: String
+    }
+    public struct WebPush: Sendable {
+        public var subject: String
+        public var key: P256PrivateKey
+        public var publicKey: String
+    }
+    /// `app.json` `webhook`: where `pushworker events` posts the app's tracking events
+    /// (an `https` URL) and the HMAC secret that signs them (docs/events.md).
+    public struct Webhook: Sendable {
+        public var url: String
+        public var secret: [UInt8]
+    }
+    public var appID: String
+    public var apns: APNS?
+    public var fcm: FCM?
+    public var webPush: WebPush?
+    public var additionalDataAtRoot: Bool
+    /// `app.json` `ratePerSecond`: the app's fleet-wide send budget per provider.
+    public var ratePerSecond: Double?
+    /// Files that exist but could not be used, with the reason (never the content).
+    public var problems: [String]
+    /// Extra files read besides the four JSON files (an APNs `privateKeyFile`), relative to the
+    /// app's folder: the store watches them for changes too.
+    var extraFiles: [String] = []
+    /// `app.json` `webhook` `{url, secret}` (tracking events), when configured and valid.
+    public var webhook: Webhook? = nil
+
+    package init(appID: String, apns: APNS?, fcm: FCM?, webPush: WebPush?, additionalDataAtRoot: Bool, ratePerSecond: Double?,
+                 problems: [String]) {
+        self.appID = appID; self.apns = apns; self.fcm = fcm; self.webPush = webPush
+        self.additionalDataAtRoot = additionalDataAtRoot; self.ratePerSecond = ratePerSecond; self.problems = problems
+    }
+
+    /// What payload builders need (no secrets).
+    public var profile: AppProfile {
+        AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) },
+                   fcm: fcm.map { AppProfile.FCM(projectID: $0.projectID, endpoint: $0.endpoint) },
+                   hasWebPush: webPush != nil, additionalDataAtRoot: additionalDataAtRoot)
+    }
+
+    /// Loads `folder` (one app). Missing files mean "no credentials for that platform".
+    public static func load(appID: String, folder: URL) -> AppCredentials {
+        var credentials = AppCredentials(appID: appID, apns: nil, fcm: nil, webPush: nil, additionalDataAtRoot: false,
+                                         ratePerSecond: nil, problems: [])
+        func object(_ name: String) -> [String: Any]? {
+            let url = folder.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+            guard let data = try? Data(contentsOf: url),
+                  let value = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                credentials.problems.append("\(appID)/\(name): not a JSON object")
+                return nil
+            }
+            return value
+        }
+        /// Reads `name` and builds that platform's credentials from it; a problem is recorded
+        /// (`<app>/<file>: why`) and leaves the platform without credentials.
+        func section<T>(_ name: String, _ build: ([String: Any]) throws -> T) -> T? {
+            guard let value = object(name) else { return nil }
+            do {
+                return try build(value)
+            } catch {
+                credentials.problems.append("\(appID)/\(name): \(error)")
+                return nil
+            }
+        }
+        credentials.apns = section("apns.json") { apns in
+            guard let teamID = apns["teamId"] as? String, let keyID = apns["keyId"] as? String,
+                  let topic = apns["topic"] as? String else {
+                throw CredentialsError("needs teamId, keyId and topic")
+            }
+            var pem = apns["privateKey"] as? String
+            if pem == nil, let file = apns["privateKeyFile"] as? String {
+                // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+                guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
+                    throw CredentialsError("privateKeyFile must be a path inside the app's folder")
+                }
+                credentials.extraFiles.append(file)
+                pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            }
+            guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
+            let key = try P256PrivateKey(pem: pem)
+            return APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
+                        endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
+        }
+        credentials.fcm = section("fcm.json") { fcm in
+            guard let projectID = fcm["project_id"] as? String, let email = fcm["client_email"] as? String,
+                  let pem = fcm["private_key"] as? String else {
+                throw CredentialsError("needs project_id, client_email and private_key (a Google service-account file)")
+            }
+            let key = try RSAPrivateKey(pem: pem)
+            return FCM(projectID: projectID, clientEmail: email, privateKeyID: fcm["private_key_id"] as? String,
+                       key: key, tokenURI: fcm["token_uri"] as? String ?? "https://oauth2.googleapis.com/token",
+                       endpoint: Self.trimSlash(fcm["endpoint"] as? String ?? "https://fcm.googleapis.com"))
+        }
+        credentials.webPush = section("webpush.json") { web in
+            guard let subject = web["subject"] as? String, let publicKey = web["publicKey"] as? String,
+                  let privateKey = web["privateKey"] as? String else {
+                throw CredentialsError("needs subject, publicKey and privateKey")
+            }
+            guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://") else {
+                throw CredentialsError("subject must be a mailto: or https: URL (RFC 8292 §2.1)")
+            }
+            guard let scalar = Base64URL.decode(privateKey, .lenient) else { throw CredentialsError("privateKey is not base64url") }
+            let key = try P256PrivateKey(rawScalar: scalar)
+            guard Base64URL.encode(key.publicKey.uncompressed) == publicKey.replacingOccurrences(of: "=", with: "") else {
+                throw CredentialsError("publicKey does not match privateKey")
+            }
+            return WebPush(subject: subject, key: key, publicKey: publicKey)
+        }
+        if let app = object("app.json") {
+            credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false
+            credentials.ratePerSecond = (app["ratePerSecond"] as? NSNumber)?.doubleValue
+            if let webhook = app["webhook"] {
+                if let object = webhook as? [String: Any], let url = object["url"] as? String, url.hasPrefix("https://"),
+                   let secret = object["secret"] as? String, !secret.isEmpty {
+                    credentials.webhook = Webhook(url: url, secret: Array(secret.utf8))
+                } else {
+                    credentials.problems.append("\(appID)/app.json: webhook needs an https url and a non-empty secret")
+                }
+            }
+        }
+        return credentials
+    }
+
+    static func trimSlash(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+}
+
+struct CredentialsError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Credentials of every app, loaded on first use and reloaded when the mounted files change
+/// (a Kubernetes Secret update swaps the `..data` symlink: we compare modification times).
+public final class CredentialsStore: Sendable {
+    private struct Entry { var credentials: AppCredentials; var stamp: [FileStamp]; var checkedAt: Double }
+    private let directory: URL?
+    private let entries = Mutex<[String: Entry]>([:])
+    private let recheckSeconds: Double
+    private let logger: Logger?
+
+    /// `directory` nil ⇒ no app has credentials. `recheckSeconds` (default 10): how long a loaded
+    /// app is used before its files are looked at again.
+    public init(directory: String?, recheckSeconds: Double = 10, logger: Logger? = nil) {
+        self.directory = directory.map { URL(fileURLWithPath: $0) }
+        self.recheckSeconds = recheckSeconds
+        self.logger = logger
+    }
+
+    public var hasDirectory: Bool { directory != nil }
+
+    /// The app's credentials (nil when the folder has none). `appID` was validated by the job
+    /// decoder (`[A-Za-z0-9._-]+`, not `.`/`..`), so it is a safe path component.
+    public func credentials(for appID: String, now: Double = Date().timeIntervalSince1970) -> AppCredentials? {
+        guard let directory else { return nil }
+        if let entry = entries.withLock({ $0[appID] }), now - entry.checkedAt < recheckSeconds {
+            return entry.credentials
+        }
+        let folder = directory.appendingPathComponent(appID)
+        let cached = entries.withLock { $0[appID] }
+        let stamp = Self.stamp(folder, extra: cached?.credentials.extraFiles ?? [])
+        if let entry = entries.withLock({ $0[appID] }), entry.stamp == stamp {
+            entries.withLock { $0[appID]?.checkedAt = now }
+            return entry.credentials
+        }
+        let credentials = AppCredentials.load(appID: appID, folder: folder)
+        // Stamp what this load read (a new privateKeyFile included).
+        let loadedStamp = credentials.extraFiles == cached?.credentials.extraFiles ?? [] ? stamp : Self.stamp(folder, extra: credentials.extraFiles)
+        for problem in credentials.problems { logger?.error("credentials unusable", ["problem": problem]) }
+        entries.withLock { $0[appID] = Entry(credentials: credentials, stamp: loadedStamp, checkedAt: now) }
+        return credentials
+    }
+
+    /// What identifies a file's version: `stat` following symbolic links (a Kubernetes Secret
+    /// update swaps the `..data` link, so the file a path resolves to changes), with the inode,
+    /// size and modification time in nanoseconds. A missing file has a stamp too.
+    struct FileStamp: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+        static let missing = FileStamp(device: 0, inode: 0, size: -1, seconds: 0, nanoseconds: 0)
+    }
+
+    static func stamp(_ folder: URL, extra: [String] = []) -> [FileStamp] {
+        (["apns.json", "fcm.json", "webpush.json", "app.json"] + extra).map { name in
+            var info = stat()
+            guard stat(folder.appendingPathComponent(name).path, &info) == 0 else { return .missing }
+            return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                             seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Synchronization
+
+/// Prometheus metrics of the worker (DESIGN §12; names start `pushworker_`, labels from small
+/// fixed sets only: never a token, campaign or app id). Created once, updated lock-free or under
+/// a short lock, rendered as Prometheus text by `/metrics`.
+public final class Metrics: Sendable {
+    /// Labels are kept raw (name, value, name, value, …) and rendered only by ``render()``:
+    /// updates sit on the per-notification path (docs/performance.md).
+    private struct Key: Hashable {
+        var name: String
+        var labels: [String]
+        init(name: String, labels: [(String, String)]) {
+            self.name = name
+            var flat: [String] = []
+            if !labels.isEmpty {
+                flat.reserveCapacity(labels.count * 2)
+                for (label, value) in labels { flat.append(label); flat.append(value) }
+            }
+            self.labels = flat
+        }
+        var rendered: String {
+            var pairs: [(String, String)] = []
+            var index = 0
+            while index + 1 < labels.count { pairs.append((labels[index], labels[index + 1])); index += 2 }
+            return Metrics.render(pairs)
+        }
+    }
+    private let counters = Mutex<[Key: Double]>([:])
+    private let gauges = Mutex<[Key: Double]>([:])
+    private let histograms = Mutex<[Key: Histogram]>([:])
+    /// Gauges read at scrape time (a value that changes per recipient, such as in-flight).
+    private let liveGauges = Mutex<[String: @Sendable () -> Double]>([:])
+    /// Every metric the worker exports: name ⇒ (Prometheus type, help text, label names).
+    /// docs/configuration.md lists the same table; a test keeps the two in step.
+    public static let catalogue: [String: (type: String, help: String, labels: [String])] = [
+        "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason.", ["platform", "status", "reason"]),
+        "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency.", ["provider"]),
+        "pushworker_provider_responses_total": ("counter", "Provider responses by provider and HTTP status.", ["provider", "status"]),
+        "pushworker_in_flight": ("gauge", "Recipients currently being delivered.", []),
+        "pushworker_jobs_total": ("counter", "Jobs consumed, by outcome.", ["outcome"]),
+        "pushworker_retries_total": ("counter", "Recipients handed to the retry topic.", []),
+        "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic.", []),
+        "pushworker_redis_errors_total": ("counter", "Redis errors.", []),
+        "pushworker_kafka_errors_total": ("counter", "Kafka client errors.", []),
+        "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
+        "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
+        "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
+        "pushworker_claims_total": ("counter", "Claim verdicts: send, duplicate, wait (claimed by another processing), known_invalid.", ["verdict"]),
+        "pushworker_claims_queued": ("gauge", "Recipients of accepted jobs waiting for their claim.", []),
+        "pushworker_claims_lost_total": ("counter", "Claims found taken over before their outcome was recorded (a lease ran out).", []),
+        "pushworker_redis_record_skipped_total": ("counter", "Outcomes not recorded because Redis was away (written again when it is back).", []),
+        "pushworker_result_delay_seconds": ("histogram", "From a recipient's outcome (the provider's answer) to its result being produced.", []),
+        "pushworker_job_seconds": ("histogram", "From a job's start to its last result acknowledged.", []),
+        "pushworker_kafka_produce_failures_total": ("counter", "Messages Kafka refused for good (not retried; copied to the dead-letter topic).", ["topic", "error"]),
+        // The tracking endpoint (`pushworker events`).
+        "pushworker_events_total": ("counter", "Tracking pings by event type and outcome (accepted, bad_msgid).", ["type", "outcome"]),
+        "pushworker_events_rate_limited_total": ("counter", "Tracking pings refused with 429 (per-IP EVENT_RATE_LIMIT).", []),
+        "pushworker_events_published_total": ("counter", "Events acknowledged by Kafka (ok) or failed (error).", ["outcome"]),
+        "pushworker_events_counter_flushes_total": ("counter", "Pipelined Redis counter flushes by outcome.", ["outcome"]),
+        "pushworker_events_counter_dropped_total": ("counter", "Events not counted in Redis (pending buffer full).", []),
+        "pushworker_webhook_deliveries_total": ("counter", "Webhook batch attempts by outcome (delivered, retried, rejected, failed).", ["outcome"]),
+        "pushworker_webhook_events_total": ("counter", "Events delivered to webhooks.", []),
+        "pushworker_webhook_dropped_total": ("counter", "Events dropped before webhook delivery (queue full or shutdown).", []),
+    ]
+
+    public init() {}
+
+    public func increment(_ name: String, _ labels: [(String, String)] = [], by amount: Double = 1) {
+        let key = Key(name: name, labels: labels)
+        counters.withLock { $0[key, default: 0] += amount }
+    }
+
+    public func set(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
+        let key = Key(name: name, labels: labels)
+        gauges.withLock { $0[key] = value }
+    }
+
+    /// A label-less gauge whose value `read` gives at each scrape (exact at that instant, and
+    /// nothing to update on the hot path).
+    public func gauge(_ name: String, read: @escaping @Sendable () -> Double) {
+        liveGauges.withLock { $0[name] = read }
+    }
+
+    public func observe(_ name: String, _ labels: [(String, String)] = [], seconds: Double) {
+        let key = Key(name: name, labels: labels)
+        histograms.withLock { $0[key, default: Histogram()].observe(seconds) }
+    }
+
+    /// The current value of a counter (tests, summaries).
+    public func counter(_ name: String, _ labels: [(String, String)] = []) -> Double {
+        counters.withLock { $0[Key(name: name, labels: labels)] ?? 0 }
+    }
+
+    /// Prometheus text exposition format 0.0.4: one `# HELP`/`# TYPE` block per metric name,
+    /// series sorted by their label set, histogram lines in bucket order (`le` ascending, then
+    /// `+Inf`, `_sum`, `_count`).
+    public func render() -> String {
+        var series: [String: [(labels: String, lines: [String])]] = [:]
+        for (key, value) in counters.withLock({ $0 }) {
+            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
+        }
+        for (key, value) in gauges.withLock({ $0 }) {
+            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
+        }
+        for (key, histogram) in histograms.withLock({ $0 }) {
+            series[key.name, default: []].append((key.rendered, histogram.lines(name: key.name, labels: key.rendered)))
+        }
+        for (name, read) in liveGauges.withLock({ $0 }) {
+            series[name] = [("", ["\(name) \(Self.number(read()))"])]
+        }
+        var out = ""
+        for name in series.keys.sorted() {
+            if let meta = Self.catalogue[name] { out += "# HELP \(name) \(meta.help)\n# TYPE \(name) \(meta.type)\n" }
+            for entry in series[name, default: []].sorted(by: { $0.labels < $1.labels }) {
+                for line in entry.lines { out += line + "\n" }
+            }
+        }
+        return out
+    }
+
+    static func render(_ labels: [(String, String)]) -> String {
+        guard !labels.isEmpty else { return "" }
+        return "{" + labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+    }
+
+    static func escape(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) else { return value }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// A sample value: integers without a fraction, `+Inf`/`-Inf`/`NaN` as Prometheus spells them.
+    static func number(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+/// A fixed-bucket latency histogram (seconds).
+struct Histogram: Sendable {
+    static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    var counts = [UInt64](repeating: 0, count: Histogram.bounds.count)
+    var sum = 0.0
+    var count: UInt64 = 0
+
+    mutating func observe(_ value: Double) {
+        for (index, bound) in Self.bounds.enumerated() where value <= bound { counts[index] += 1 }
+        sum += value
+        count += 1
+    }
+
+    func lines(name: String, labels: String) -> [String] {
+        let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
+        var lines = Self.bounds.enumerated().map { "\(name)_bucket{\(inner)le=\"\(Metrics.number($0.element))\"} \(counts[$0.offset])" }
+        lines.append("\(name)_bucket{\(inner)le=\"+Inf\"} \(count)")
+        lines.append("\(name)_sum\(labels) \(Metrics.number(sum))")
+        lines.append("\(name)_count\(labels) \(count)")
+        return lines
+    }
+}

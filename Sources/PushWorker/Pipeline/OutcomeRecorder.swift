@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushRedis
+import Synchronization
+
+/// Records outcomes as they arrive and publishes each recipient's result (DESIGN §4, §8
+/// "Claims"): outcomes gathered for a few milliseconds go to Redis in one pipelined round trip
+/// (sent msgIds join their bucket's set and lose their claim; other outcomes release their
+/// claim; dead tokens are recorded), then their results, token invalidations and retry
+/// hand-offs are produced at once.
+///
+/// The results path never waits on Redis retries: when the record fails, the worker is marked
+/// unready (no new claims) and the results still go out; the sent markers are written again
+/// when Redis is back (``Worker/reRecordSent()``), and until then a crash can repeat at most
+/// those sends.
+///
+/// Thread safety: `add` from any thread; flushes run on the worker's serial finisher queue.
+final class OutcomeRecorder: Sendable {
+    struct Entry: Sendable {
+        var run: JobRun
+        var index: Int
+        var outcome: RecipientOutcome
+        /// Counts in the worker's in-flight bound until recorded.
+        var holdsSlot: Bool
+    }
+
+    /// How long outcomes gather before one record round trip. Default: 2 ms.
+    let delay: DispatchTimeInterval
+    /// A batch this large is flushed at once.
+    let batchLimit: Int
+    private let queue: DispatchQueue
+    private struct Buffer {
+        var entries: [Entry] = []
+        /// A timed flush is on its way.
+        var isTimerSet = false
+        /// An immediate flush is on its way.
+        var isFlushQueued = false
+    }
+    private let buffer = Mutex(Buffer())
+    private let flushBody: @Sendable ([Entry]) -> Void
+
+    init(queue: DispatchQueue, delay: DispatchTimeInterval = .milliseconds(2), batchLimit: Int = 1000,
+         flush: @escaping @Sendable ([Entry]) -> Void) {
+        self.queue = queue
+        self.delay = delay
+        self.batchLimit = batchLimit
+        self.flushBody = flush
+    }
+
+    func add(_ entry: Entry) {
+        enum Wake { case none, timer, now }
+        let wake: Wake = buffer.withLock { state in
+            state.entries.append(entry)
+            if state.entries.count >= batchLimit {
+                guard !state.isFlushQueued else { return .none }
+                state.isFlushQueued = true
+                return .now
+            }
+            guard !state.isTimerSet else { return .none }
+            state.isTimerSet = true
+            return .timer
+        }
+        switch wake {
+        case .none: break
+        case .now: queue.async { [self] in flushNow() }
+        case .timer: queue.asyncAfter(deadline: .now() + delay) { [self] in flushNow() }
+        }
+    }
+
+    /// Takes what gathered and records it (finisher queue).
+    func flushNow() {
+        let entries: [Entry] = buffer.withLock { state in
+            state.isTimerSet = false
+            state.isFlushQueued = false
+            defer { state.entries.removeAll(keepingCapacity: true) }
+            return state.entries
+        }
+        if !entries.isEmpty { flushBody(entries) }
+    }
+
+    /// Entries waiting for their flush.
+    var pendingCount: Int { buffer.withLock { $0.entries.count } }
+}
+
+extension Worker {
+    /// One record round trip for `entries`, then their results (finisher queue).
+    func record(_ entries: [OutcomeRecorder.Entry]) {
+        var records: [DeliveryStateStore.RecordEntry] = []
+        var invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
+        records.reserveCapacity(entries.count)
+        for entry in entries {
+            let run = entry.run
+            switch entry.outcome {
+            case .final(_, let token, let isSent):
+                if run.noteClaimReleased(entry.index) || isSent, let record = run.recordEntry(entry.index, sent: isSent) {
+                    records.append(record)
+                }
+                if isSent { run.noteSent(entry.index) }
+                if let token { invalid.append((token.appID, token.platform, token.tokenHash, token.invalidSinceMs)) }
+            case .retry:
+                if run.noteClaimReleased(entry.index), let record = run.recordEntry(entry.index, sent: false) { records.append(record) }
+            }
+        }
+        if !records.isEmpty || !invalid.isEmpty {
+            if isRedisHealthy {
+                do {
+                    try state.record(records, invalid: invalid)
+                    let sent = records.filter { $0.sentRetentionMs != nil }
+                    if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
+                } catch {
+                    redisFailed(error, during: "record")
+                }
+            } else {
+                // Redis is away: the results go out anyway; the sent markers are written again
+                // when it is back (reRecordSent), and released claims expire with their lease.
+                metrics.increment("pushworker_redis_record_skipped_total", by: Double(records.count))
+            }
+        }
+        var released = 0
+        for entry in entries {
+            if entry.holdsSlot { released += 1 }
+            publish(entry)
+        }
+        if released > 0 { releaseSlots(released) }
+    }
+
+    /// Produces one recipient's result (and token invalidation), or adds it to its processing's
+    /// retry job.
+    private func publish(_ entry: OutcomeRecorder.Entry) {
+        let run = entry.run
+        switch entry.outcome {
+        case .final(let result, let token, _):
+            metrics.increment("pushworker_notifications_total",
+                              [("platform", result.platform), ("status", result.status.rawValue), ("reason", Self.reasonLabel(result.reason))])
+            // From the outcome (the provider's answer, for a send) to its result going out.
+            metrics.observe("pushworker_result_delay_seconds", [], seconds: max(0, Date().timeIntervalSince1970 - Double(result.atUnixMs) / 1000))
+            var produced = 1
+            producer.produceReliably(topic: configuration.topicResults, key: Array(result.subscriptionID.utf8), value: result.jsonBytes()) {
+                run.acknowledged()
+            }
+            if let token {
+                produced += 1
+                producer.produceReliably(topic: configuration.topicTokens, key: Array(token.subscriptionID.utf8), value: Array(token.json().utf8)) {
+                    run.acknowledged()
+                }
+            }
+            run.published(producedMessages: produced)
+        case .retry(let recipient, let attempts, let delay):
+            metrics.increment("pushworker_retries_total")
+            run.deferToRetry(recipient, attempts: attempts, delay: delay)
+        }
+    }
+
+    /// The retry job of one processing: its recipients to retry, the most attempts and the
+    /// longest wait of the group (DESIGN §15 "Retry messages").
+    func produceRetryJob(_ run: JobRun, _ retries: [(recipient: Recipient, attempts: Int, delay: Double)]) {
+        let attempts = retries.map(\.attempts).max() ?? 1
+        let delay = retries.map(\.delay).max() ?? 1
+        let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: Date().addingTimeInterval(delay))
+        producer.produceReliably(topic: configuration.topicRetry, key: Array(run.job.jobID.utf8), value: value) {
+            run.acknowledged()
+        }
+    }
+
+    /// Every result of `run` was acknowledged: its offset may be committed.
+    func finished(_ run: JobRun) {
+        activeRuns.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(run)) }
+        offsets.finish(run.partition, offset: run.offset)
+        let elapsed = Date().timeIntervalSince1970 - run.startedAt
+        metrics.observe("pushworker_job_seconds", [], seconds: elapsed)
+    }
+
+    /// Reasons become a label only from a small fixed set (provider strings are bounded lists).
+    static func reasonLabel(_ reason: String?) -> String {
+        guard let reason else { return "" }
+        return reason.count <= 40 && reason.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F })
+            ? reason : "other"
+    }
+}

@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushKafka
+
+/// Produces the worker's output (results, token invalidations, retry jobs, dead letters) so that
+/// every message ends exactly once in `acked`: after Kafka acknowledged it, or after a permanent
+/// failure was dealt with. Transient failures (brokers away, timeouts, a full queue) are retried
+/// after a pause for as long as they last — librdkafka already retries within
+/// `message.timeout.ms`; this covers longer outages. A permanent one (DESIGN §1 / issue "nothing
+/// wedges": too large, not authorized, no such topic) is never retried: it is logged loudly,
+/// counted in `pushworker_kafka_produce_failures_total{topic,error}`, and the message is copied
+/// to the dead-letter topic with its error (cut to fit); if that copy fails for good too, the
+/// message is given up. Either way its job's offset can move on.
+final class ReliableProducer: Sendable {
+    let producer: KafkaProducer
+    let dlqTopic: String
+    let metrics: Metrics
+    let logger: Logger
+    /// The largest value a DLQ copy may have (``Worker/deadLetterMaxBytes(_:)``).
+    let deadLetterMaxBytes: Int
+    private let retryQueue = DispatchQueue(label: "pushworker.produce-retry")
+
+    init(producer: KafkaProducer, dlqTopic: String, metrics: Metrics, logger: Logger, deadLetterMaxBytes: Int) {
+        self.producer = producer
+        self.dlqTopic = dlqTopic
+        self.metrics = metrics
+        self.logger = logger
+        self.deadLetterMaxBytes = deadLetterMaxBytes
+    }
+
+    /// librdkafka error codes that no retry can cure.
+    static let permanentCodes: Set<Int32> = [
+        2,    // CORRUPT_MESSAGE (INVALID_MSG)
+        10,   // MSG_SIZE_TOO_LARGE (also raised locally above message.max.bytes)
+        17,   // INVALID_TOPIC_EXCEPTION
+        18,   // RECORD_LIST_TOO_LARGE
+        29,   // TOPIC_AUTHORIZATION_FAILED
+        31,   // CLUSTER_AUTHORIZATION_FAILED
+        87,   // INVALID_RECORD
+        -186, // _INVALID_ARG
+        -188, // _UNKNOWN_TOPIC: the topic is not in the cluster's metadata
+        -190, // _UNKNOWN_PARTITION
+        -150, // _FATAL (idempotent producer fenced)
+    ]
+
+    static func isPermanent(_ error: KafkaError) -> Bool { error.isFatal || permanentCodes.contains(error.code) }
+
+    /// Produces until acknowledged or permanently failed and dead-lettered; `acked` runs once.
+    func produceReliably(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = [],
+                         acked: @escaping @Sendable () -> Void) {
+        producer.produce(topic: topic, key: key, value: value, headers: headers) { [self] result in
+            switch result {
+            case .success:
+                acked()
+            case .failure(let error) where Self.isPermanent(error):
+                metrics.increment("pushworker_kafka_produce_failures_total", [("topic", Self.topicLabel(topic, dlq: dlqTopic)), ("error", error.name)])
+                logger.error("produce failed permanently: not retried", [
+                    "kafka.topic": topic, "kafka.error": error.description, "kafka.value_bytes": "\(value.count)",
+                    "action": topic == dlqTopic ? "given up" : "copied to the dead-letter topic",
+                ])
+                if topic == dlqTopic {
+                    acked()
+                } else {
+                    deadLetter(topic: topic, key: key, value: value, headers: headers, error: error, acked: acked)
+                }
+            case .failure(let error):
+                metrics.increment("pushworker_kafka_errors_total")
+                logger.warning("produce failed, retrying", ["kafka.topic": topic, "kafka.error": error.description])
+                retryQueue.asyncAfter(deadline: .now() + 1) { [self] in
+                    produceReliably(topic: topic, key: key, value: value, headers: headers, acked: acked)
+                }
+            }
+        }
+    }
+
+    /// A copy of a message that could not be produced to `topic`, on the DLQ with the error.
+    private func deadLetter(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], error: KafkaError,
+                            acked: @escaping @Sendable () -> Void) {
+        var copyHeaders = headers
+        copyHeaders.append(KafkaHeader(name: "error", value: Array("produce to \(topic) failed: \(error.description)".prefix(1000).utf8)))
+        copyHeaders.append(KafkaHeader(name: "target-topic", value: Array(topic.utf8)))
+        copyHeaders.append(KafkaHeader(name: "failed-at", value: Array(RFC3339Timestamp.format(Date(), milliseconds: true).utf8)))
+        var copy = value
+        if copy.count > deadLetterMaxBytes {
+            copyHeaders.append(KafkaHeader(name: "truncated-from", value: Array("\(copy.count)".utf8)))
+            copy = Array(copy.prefix(deadLetterMaxBytes))
+        }
+        produceReliably(topic: dlqTopic, key: key, value: copy, headers: copyHeaders, acked: acked)
+    }
+
+    /// The topic as a metric label: one of the worker's own topics (a small fixed set).
+    static func topicLabel(_ topic: String, dlq: String) -> String { topic == dlq ? "dlq" : topic }
+}

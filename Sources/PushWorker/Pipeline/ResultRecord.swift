@@ -1,0 +1,80 @@
+import Foundation
+import PushCore
+
+/// A delivery result (DESIGN §4, contract), one per recipient, on `push.results.v1`.
+public struct ResultRecord: Sendable {
+    public var jobID: String
+    public var msgID: String?
+    public var appID: String
+    public var campaignID: String
+    public var variant: String?
+    public var userID: String?
+    public var subscriptionID: String
+    public var platform: String
+    public var status: DeliveryStatus
+    public var reason: String?
+    public var httpStatus: Int?
+    public var providerMessageID: String?
+    public var attempts: Int
+    public var latencyMs: Double?
+    public var atUnixMs: Int64
+
+    package init(jobID: String, msgID: String? = nil, appID: String, campaignID: String, variant: String? = nil, userID: String? = nil, subscriptionID: String, platform: String, status: DeliveryStatus, reason: String? = nil, httpStatus: Int? = nil, providerMessageID: String? = nil, attempts: Int, latencyMs: Double? = nil, atUnixMs: Int64) {
+        self.jobID = jobID; self.msgID = msgID; self.appID = appID; self.campaignID = campaignID; self.variant = variant; self.userID = userID; self.subscriptionID = subscriptionID; self.platform = platform; self.status = status; self.reason = reason; self.httpStatus = httpStatus; self.providerMessageID = providerMessageID; self.attempts = attempts; self.latencyMs = latencyMs; self.atUnixMs = atUnixMs
+    }
+
+    /// The JSON line (no trailing newline), keys in the contract's order.
+    public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
+
+    /// ``json()`` as UTF-8 bytes, written straight into one buffer (one per result: this is on
+    /// the per-notification path, docs/performance.md).
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 384)
+        writer.beginObject()
+        writer.member("schemaVersion", 1)
+        writer.member("jobId", jobID)
+        writer.member("msgId", orNull: msgID)
+        writer.member("appId", appID)
+        writer.member("campaignId", campaignID)
+        writer.member("variant", orNull: variant)
+        writer.member("userId", orNull: userID)
+        writer.member("subscriptionId", subscriptionID)
+        writer.member("platform", platform)
+        writer.member("status", status.rawValue)
+        writer.member("reason", orNull: reason)
+        writer.key("httpStatus"); writer.int(orNull: httpStatus)
+        writer.member("providerMessageId", orNull: providerMessageID)
+        writer.member("attempts", attempts)
+        writer.key("latencyMs")
+        if let latencyMs { writer.raw(Array(String(((latencyMs * 10).rounded()) / 10).utf8)) } else { writer.null() }
+        writer.key("at"); writer.timestamp(unixMillis: atUnixMs)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+/// A token invalidation (DESIGN §4), on the compacted `push.tokens.v1`, keyed by subscriptionId.
+public struct TokenRecord: Sendable {
+    public var appID: String
+    public var platform: String
+    public var subscriptionID: String
+    public var userID: String?
+    public var tokenHash: String
+    public var reason: String?
+    public var invalidSinceMs: Int64
+    public var atUnixMs: Int64
+
+    public func json() -> String {
+        JSONWriter.object(capacity: 320) { w in
+            w.member("schemaVersion", 1)
+            w.member("appId", appID)
+            w.member("platform", platform)
+            w.member("subscriptionId", subscriptionID)
+            w.member("userId", orNull: userID)
+            w.member("tokenHash", tokenHash)
+            w.member("reason", orNull: reason)
+            w.key("invalidSince"); w.timestamp(unixMillis: invalidSinceMs)
+            w.key("at"); w.timestamp(unixMillis: atUnixMs)
+        }.text
+    }
+}

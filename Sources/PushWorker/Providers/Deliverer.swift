@@ -1,0 +1,322 @@
+import Foundation
+import PushCore
+import PushCrypto
+import PushHTTP
+import Synchronization
+
+/// Sends one ``ProviderRequest`` with the app's credentials over the shared HTTP/2 client and
+/// classifies the answer. Adds the provider's authorization, encrypts Web Push bodies (a fresh
+/// ECDH key and salt per message, RFC 8291), and retries once after an expired-auth answer
+/// (the refresh counts as an attempt, DESIGN §15 `send`).
+public final class Deliverer: Sendable {
+    /// One delivery, as far as this process took it.
+    public struct Attempt: Sendable {
+        public var outcome: ProviderOutcome
+        public var httpStatus: Int?
+        public var latencyMs: Double
+        /// HTTP attempts made (2 after an auth refresh).
+        public var attempts: Int
+    }
+
+    public typealias Completion = @Sendable (Attempt) -> Void
+
+    let http: HTTP2Client
+    private let metrics: Metrics
+    private let logger: Logger
+    private let requestTimeout: Duration
+    private let apnsTokens: APNSTokenCache
+    private let fcmTokens: FCMTokenCache
+    private let vapid: VAPIDCache
+    private let clock: @Sendable () -> Double
+    private let webPushGuard: WebPushAddressGuard?
+    private let gate: OriginGate?
+
+    /// - Parameters:
+    ///   - maxInFlightPerOrigin: caps the requests handed to libcurl per origin (nil: no limit);
+    ///     use connections × streams. The excess waits in a Swift queue here rather than in
+    ///     libcurl's pending list, which every `curl_multi_remove_handle` walks
+    ///     (docs/performance.md).
+    ///   - webPushGuard: refuses Web Push endpoints that resolve to private/loopback addresses
+    ///     (DESIGN §7); nil skips the address check (the planner still matches names).
+    ///   - clock: Unix time in seconds, for provider token ages (injectable for tests).
+    public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration,
+                maxInFlightPerOrigin: Int? = nil, webPushGuard: WebPushAddressGuard? = nil,
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.http = http
+        gate = maxInFlightPerOrigin.map { OriginGate(limit: max(1, $0)) }
+        self.metrics = metrics
+        self.logger = logger
+        self.requestTimeout = requestTimeout
+        self.clock = clock
+        self.webPushGuard = webPushGuard
+        apnsTokens = APNSTokenCache(metrics: metrics)
+        fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
+        vapid = VAPIDCache(metrics: metrics)
+    }
+
+    /// Delivers `request`; `completion` runs on the HTTP I/O thread and must be cheap.
+    public func deliver(_ request: ProviderRequest, credentials: AppCredentials, completion: @escaping Completion) {
+        deliver(request, credentials: credentials, attempt: 1, completion: completion)
+    }
+
+    private func deliver(_ request: ProviderRequest, credentials: AppCredentials, attempt: Int, completion: @escaping Completion) {
+        let now = clock()
+        switch request.platform {
+        case .ios:
+            guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
+            let jwt: String
+            do { jwt = try apnsTokens.token(for: apns, now: now) } catch {
+                logger.error("cannot sign the APNs provider token", ["app.id": credentials.appID, "error": "\(error)"])
+                return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+            }
+            send(request, authorization: "bearer " + jwt, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
+                    deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
+                } else {
+                    completion(Self.finalizeAuth(result))
+                }
+            }
+        case .android:
+            guard let fcm = credentials.fcm else { return completion(Self.noCredentials(attempt)) }
+            fcmTokens.withToken(fcm, now: now) { [self] token in
+                switch token {
+                case .failure(let error):
+                    let outcome: ProviderOutcome = error.isRetryable
+                        ? .retry(reason: "auth_unavailable", retryAfterSeconds: nil, scope: .provider)
+                        : .rejected(reason: "auth_error")
+                    completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: 0, attempts: attempt))
+                case .success(let accessToken):
+                    send(request, authorization: "Bearer " + accessToken, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+                        if case .authExpired = result.outcome, attempt == 1 {
+                            fcmTokens.invalidate(fcm, token: accessToken)
+                            deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
+                        } else {
+                            completion(Self.finalizeAuth(result))
+                        }
+                    }
+                }
+            }
+        case .web:
+            guard let web = credentials.webPush, let subscription = request.webPush else {
+                return completion(Self.noCredentials(attempt))
+            }
+            guard let webPushGuard else {
+                return sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                                   completion: completion)
+            }
+            guard let host = URLComponents(string: subscription.endpoint)?.host else {
+                return completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+            }
+            webPushGuard.check(host: host) { [self] verdict in
+                switch verdict {
+                case .allowed:
+                    sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                                completion: completion)
+                case .refused(let address):
+                    logger.warning("Web Push endpoint refused: private or loopback address", ["webpush.host": host, "webpush.address": address])
+                    completion(Attempt(outcome: .rejected(reason: "endpoint_not_allowed"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+                case .unresolvable:
+                    completion(Attempt(outcome: .retry(reason: "dns_error", retryAfterSeconds: nil, scope: .recipient),
+                                       httpStatus: nil, latencyMs: 0, attempts: attempt))
+                }
+            }
+        }
+    }
+
+    private func sendWebPush(_ request: ProviderRequest, subscription: WebPushSubscription, web: AppCredentials.WebPush, appID: String,
+                             now: Double, attempt: Int, completion: @escaping Completion) {
+        do {
+            let audience = try Self.origin(of: subscription.endpoint)
+            let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
+            let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
+                                                     authSecret: subscription.auth)
+            send(request, authorization: authorization, body: body,
+                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], attempt: attempt) { result in
+                completion(Self.finalizeAuth(result))
+            }
+        } catch {
+            completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+        }
+    }
+
+    private func send(_ request: ProviderRequest, authorization: String, body: [UInt8], extraHeaders: [HTTPHeader],
+                      attempt: Int, completion: @escaping Completion) {
+        var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
+        headers.append(HTTPHeader(name: "authorization", value: authorization))
+        headers.append(contentsOf: extraHeaders)
+        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout)
+        let platform = request.platform
+        guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
+        let origin = OriginGate.origin(of: request.url)
+        gate.enter(origin) { [self] in
+            submit(httpRequest, platform: platform, attempt: attempt) { attempt in
+                gate.leave(origin)
+                completion(attempt)
+            }
+        }
+    }
+
+    private func submit(_ httpRequest: HTTPRequest, platform: Platform, attempt: Int, completion: @escaping Completion) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        http.submit(httpRequest) { [metrics] result in
+            let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            let provider = Self.providerLabel(platform)
+            metrics.observe("pushworker_provider_request_seconds", [("provider", provider)], seconds: latency)
+            let now = Date().timeIntervalSince1970
+            switch result {
+            case .success(let response):
+                metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "\(response.status)")])
+                let outcome = ResponseClassifier.classify(platform: platform, status: response.status,
+                                                          header: { response.header($0) }, body: response.body, nowUnix: now)
+                completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
+            case .failure(let error):
+                metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
+                let outcome = ResponseClassifier.classify(transport: Self.transportFailure(error))
+                completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt))
+            }
+        }
+    }
+
+    /// An auth answer that survived the one refresh is a credentials problem: loud, and final.
+    private static func finalizeAuth(_ attempt: Attempt) -> Attempt {
+        guard case .authExpired(let reason) = attempt.outcome else { return attempt }
+        var final = attempt
+        final.outcome = .retry(reason: reason, retryAfterSeconds: nil, scope: .provider)
+        return final
+    }
+
+    private static func noCredentials(_ attempt: Int) -> Attempt {
+        Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1)
+    }
+
+    package static func providerLabel(_ platform: Platform) -> String {
+        switch platform {
+        case .ios: "apns"
+        case .android: "fcm"
+        case .web: "webpush"
+        }
+    }
+
+    static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
+        switch error {
+        case .timeout: .timeout
+        case .connect: .connect
+        case .tls: .tls
+        case .protocolError: .protocolError
+        case .shutdown: .shutdown
+        case .invalidRequest: .invalidRequest
+        case .other: .other
+        }
+    }
+
+    /// `https://host[:port]` of a push endpoint: the VAPID `aud` (RFC 8292 §2).
+    static func origin(of endpoint: String) throws(CredentialsErrorBox) -> String {
+        guard let components = URLComponents(string: endpoint), let scheme = components.scheme, let host = components.host else {
+            throw CredentialsErrorBox()
+        }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return components.port.map { "\(scheme)://\(hostPart):\($0)" } ?? "\(scheme)://\(hostPart)"
+    }
+
+    struct CredentialsErrorBox: Error {}
+}
+
+/// Per-origin admission: at most `limit` requests of one origin are with libcurl at once; the
+/// rest wait here, first in, first out, and start as earlier ones complete.
+///
+/// Starting a request can complete it synchronously (a client that is shutting down fails it at
+/// once, and that completion calls ``leave(_:)``), so requests are started by one "drainer" per
+/// origin in a loop, never by recursion: whoever finds room while nobody drains becomes the
+/// drainer; the role is claimed and given up inside the same critical sections that inspect the
+/// queue, so no start is ever lost.
+final class OriginGate: Sendable {
+    typealias Start = @Sendable () -> Void
+
+    private struct Lane {
+        var active = 0
+        var draining = false
+        var waiting: [Start?] = []
+        var head = 0
+
+        var hasWaiting: Bool { head < waiting.count }
+
+        mutating func pop() -> Start? {
+            guard head < waiting.count else { return nil }
+            let next = waiting[head]
+            waiting[head] = nil
+            head += 1
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 && head * 2 >= waiting.count {
+                waiting.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
+
+        /// Claims a slot and the next start if there is room and one waits.
+        mutating func takeIfRoom(limit: Int) -> Start? {
+            guard active < limit, hasWaiting else { return nil }
+            active += 1
+            return pop()
+        }
+    }
+
+    let limit: Int
+    private let lanes = Mutex<[String: Lane]>([:])
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `start` when `origin` has room: now, on the caller's thread, or after a request ends.
+    func enter(_ origin: String, _ start: @escaping Start) {
+        let first: Start? = lanes.withLock { lanes in
+            lanes[origin, default: Lane()].waiting.append(start)
+            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+        }
+        drain(origin, first)
+    }
+
+    /// A request of `origin` ended: its slot goes to the next waiting one, if any.
+    func leave(_ origin: String) {
+        let first: Start? = lanes.withLock { lanes in
+            lanes[origin, default: Lane()].active -= 1
+            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+        }
+        drain(origin, first)
+    }
+
+    /// Becomes the drainer (returns the first start) unless someone else is draining.
+    private static func claim(_ lane: inout Lane, limit: Int) -> Start? {
+        guard !lane.draining, let next = lane.takeIfRoom(limit: limit) else { return nil }
+        lane.draining = true
+        return next
+    }
+
+    private func drain(_ origin: String, _ first: Start?) {
+        var next = first
+        while let start = next {
+            start()
+            next = lanes.withLock { lanes in
+                if let more = lanes[origin, default: Lane()].takeIfRoom(limit: limit) { return more }
+                lanes[origin, default: Lane()].draining = false
+                return nil
+            }
+        }
+    }
+
+    /// `scheme://authority` of `url` (everything before the path), without parsing the rest.
+    static func origin(of url: String) -> String {
+        var slashes = 0
+        var end = url.utf8.endIndex
+        var index = url.utf8.startIndex
+        while index < url.utf8.endIndex {
+            if url.utf8[index] == 0x2F {
+                slashes += 1
+                if slashes == 3 { end = index; break }
+            }
+            index = url.utf8.index(after: index)
+        }
+        return String(url[..<end])
+    }
+}

@@ -1,0 +1,74 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushHTTP
+import PushHTTPServer
+import PushKafka
+import Synchronization
+
+/// The `pushworker run` process: libcurl check, librdkafka logs, the worker, its
+/// metrics/health listener and the SIGTERM drain (DESIGN §1, §12). The CLI parses, this runs.
+public enum WorkerProcess {
+    /// Runs a worker until SIGTERM (or `stop` is set by the caller, for the demo).
+    public static func run(_ configuration: Configuration, installSignalHandlers: Bool, started: (@Sendable (Worker) -> Void)? = nil) -> Int32 {
+        let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
+        do {
+            let info = try LibcurlCheck.validate(allowCleartextHTTP2: false)
+            logger.info("libcurl", ["curl.version": info.version, "curl.ssl": info.sslVersion])
+        } catch {
+            logger.error("refusing to start", ["error": error.description])
+            return ExitCode.unavailable
+        }
+        KafkaLogging.setLogHandler { level, facility, message in
+            // syslog levels: ≤ 3 error, 4 warning, 5–6 info, 7 debug.
+            let mapped: Logger.Level = level <= 3 ? .error : level == 4 ? .warning : level <= 6 ? .info : .debug
+            logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
+        }
+        let metrics = Metrics()
+        let worker: Worker
+        do { worker = try Worker(configuration: configuration, logger: logger, metrics: metrics) } catch {
+            logger.error("cannot start the worker", ["error": "\(error)"])
+            return ExitCode.unavailable
+        }
+        var listener: HTTPListener?
+        if let address = HostPort(configuration.httpAddr) {
+            do {
+                listener = try HTTPListener(address: address,
+                                            handler: OperationsEndpoints.handler(metrics: metrics, isReady: { worker.isReady }))
+                logger.info("http listener", ["http.addr": configuration.httpAddr, "http.port": "\(listener?.port ?? 0)"])
+            } catch {
+                logger.error("cannot listen for metrics/health", ["http.addr": configuration.httpAddr, "error": "\(error)"])
+                return ExitCode.unavailable
+            }
+        }
+        var sources: [any DispatchSourceSignal] = []
+        if installSignalHandlers {
+            let signals = Signals()
+            for number in [SIGTERM, SIGINT] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    if signals.received() > 1 {
+                        logger.warning("second signal: exiting at once")
+                        _exit(1)
+                    }
+                    logger.info("signal received: draining", ["signal": "\(number)"])
+                    worker.requestStop()
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
+        started?(worker)
+        let status = worker.run()
+        listener?.stop()
+        _ = sources
+        return status
+    }
+}
+/// Counts signals received (the second one exits at once).
+public final class Signals: Sendable {
+    private let count = Atomic<Int>(0)
+    public init() {}
+    public func received() -> Int { count.add(1, ordering: .relaxed).newValue }
+}

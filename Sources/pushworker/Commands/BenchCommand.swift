@@ -1,0 +1,256 @@
+import Foundation
+import PushCore
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker bench`: benchmarks. `bench e2e` measures the whole pipeline on this machine
+/// beside `h2load`, `bench http` the HTTP/2 client alone (docs/performance.md).
+enum BenchCommand {
+    static let usage = """
+    usage: pushworker bench e2e [options]
+           pushworker bench http [options]   (see `pushworker bench http --help`)
+
+    Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
+    --workers separate `pushworker run` processes in one consumer group until every recipient
+    has a result, then runs h2load and pushworker-curl-floor (libcurl alone, in C) against the
+    same sandbox with the same request and connections x streams (PUSHWORKER_HTTP_CONNECTIONS x
+    PUSHWORKER_HTTP_STREAMS, default 2 x 100). Reports notifications/s, worker CPU µs per
+    notification (and its HTTP I/O thread's), p50/p99 enqueue->result latency, peak RSS, the
+    references' CPU µs per request and the ratios. Build with `swift build -c release` first.
+
+    options:
+      --notifications N     recipients in all (default 50000)
+      --job-size N          recipients per job (default 500)
+      --mix ios:W,android:W,web:W   platform weights (default ios:50,android:35,web:15)
+      --dead-share F        share of dead tokens/subscriptions, 0...1 (default 0.05)
+      --partitions N        partitions per topic of the in-process broker (default: sized for N)
+      --workers N           worker processes in one group (default 1)
+      --worker-cpus LIST    run workers (and h2load) under `taskset -c LIST`
+      --sandbox-cpus LIST   pin the sandbox with `taskset -a -p -c LIST`
+      --sandbox-threads N   sandbox event loops (default 1)
+      --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
+                            --sandbox-arg=--throttle-share=0.05 to exercise retries
+      --brokers HOST:PORT   use this Kafka (e.g. `pushworker dev-broker`; topics must exist)
+      --redis-url URL       use this Redis instead of starting redis-server
+      --backlog             enqueue everything before starting the workers (default: start the
+                            workers, wait until ready, then enqueue as fast as possible)
+      --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
+      --report FILE         JSON report (default bench-report.json)
+      --svg FILE            SVG chart of results per 100 ms
+      --timeout SECONDS     give up waiting for results (default 600)
+      --allow-debug         run on a debug build (figures are meaningless; for tests)
+      --keep                keep the temporary folder (logs, credentials)
+      --quiet               no progress on stderr
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        guard let sub = arguments.first, !sub.hasPrefix("-") else {
+            if arguments.contains("--help") || arguments.contains("-h") { print(usage); return ExitCode.ok }
+            printError(usage)
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch sub {
+        case "e2e": return e2e(rest)
+        case "http": return http(rest)
+        case "events": return BenchEventsCommand.main(rest)
+        default:
+            printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
+            return ExitCode.usage
+        }
+    }
+
+    static var isDebugBuild: Bool {
+        #if DEBUG
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    static func e2e(_ arguments: [String]) -> Int32 {
+        run("e2e", arguments, usage: usage, values: [
+            "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg",
+        ], flags: ["backlog"], timeout: (600, 5...86_400), summary: summary) { parsed in
+            var options = BenchE2E.Options()
+            options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
+            options.jobSize = try parsed.integer("job-size", default: 500, in: 1...10_000)
+            if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
+            options.deadShare = try parsed.double("dead-share", default: 0.05)
+            guard (0...1).contains(options.deadShare) else { throw PushCore.UsageError("--dead-share must be in 0...1") }
+            if parsed.value("partitions") != nil { options.partitions = try parsed.integer("partitions", default: 4, in: 1...4096) }
+            options.workers = try parsed.integer("workers", default: 1, in: 1...16)
+            options.workerCPUs = parsed.value("worker-cpus")
+            options.sandboxCPUs = parsed.value("sandbox-cpus")
+            options.sandboxThreads = try parsed.integer("sandbox-threads", default: 1, in: 1...64)
+            options.sandboxArguments = parsed.allValues("sandbox-arg")
+            options.brokers = parsed.value("brokers")
+            options.redisURL = parsed.value("redis-url")
+            options.svg = parsed.value("svg")
+            options.backlog = parsed.flag("backlog")
+            return options
+        } bench: { options in
+            try BenchE2E(options: options).run()
+        } extra: { options, report in
+            if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
+                let title = "pushworker bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
+                try BenchReport.svg(buckets: buckets, bucketMs: 100, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
+            }
+        }
+    }
+
+    static let httpUsage = """
+    usage: pushworker bench http [options]
+
+    The HTTP/2 client alone: starts the provider sandbox (or uses --url), builds one APNs request
+    (POST /3/device/<token>, the worker's headers and payload, a provider JWT) and sends it N
+    times through one client with PUSHWORKER_HTTP_CONNECTIONS x PUSHWORKER_HTTP_STREAMS (default
+    2 x 100) always in flight, after a warm-up that opens the connections. Reports requests/s and
+    this process's CPU µs per request (getrusage, measured phase only; the sandbox's CPU apart),
+    then runs h2load and pushworker-curl-floor (libcurl alone) with the same request and
+    connections x streams for the ratios. Build with `swift build -c release` first.
+
+    options:
+      --requests N          requests measured (default 100000)
+      --warmup N            requests before measuring (default min(N, 2 x connections x streams))
+      --url ORIGIN          send to this origin (https://host:port, or http:// for h2c) instead of
+                            the sandbox; the JWT is signed with a throwaway key
+      --ca-file FILE        extra CA certificates to trust (with --url)
+      --h2load-requests N   requests for the h2load and libcurl-floor runs (default N; 0 skips)
+      --report FILE         JSON report (default bench-http-report.json)
+      --timeout SECONDS     give up on a phase after this long (default 300)
+      --allow-debug         run on a debug build (figures are meaningless; for tests)
+      --keep                keep the temporary folder (sandbox log, h2load output)
+      --quiet               no progress on stderr
+    """
+
+    static func http(_ arguments: [String]) -> Int32 {
+        run("http", arguments, usage: httpUsage, values: ["requests", "warmup", "url", "ca-file"], flags: [],
+            timeout: (300, 1...86_400), summary: httpSummary) { parsed in
+            var options = BenchHTTP.Options()
+            options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
+            if parsed.value("warmup") != nil { options.warmup = try parsed.integer("warmup", default: 0, in: 0...100_000_000) }
+            if let url = parsed.value("url") {
+                guard url.hasPrefix("https://") || url.hasPrefix("http://") else { throw PushCore.UsageError("--url expects https://host:port or http://host:port") }
+                options.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+            }
+            options.caFile = parsed.value("ca-file")
+            return options
+        } bench: { options in
+            try BenchHTTP(options: options).run()
+        }
+    }
+
+    /// What `bench e2e` and `bench http` share: parse the arguments (no positionals; the common
+    /// `--h2load-requests`, `--report`, `--timeout`, `--allow-debug`, `--keep`, `--quiet` beside
+    /// `values` and `flags`), build the options with `parse` (a usage error exits 64 after the
+    /// usage), refuse a debug build unless `--allow-debug`, run `bench`, write the JSON report
+    /// (and `extra` files from it), print `summary`. Exits 0 when the run says ok, 70 otherwise.
+    static func run<Options: BenchRunOptions>(
+        _ command: String, _ arguments: [String], usage: String, values: Set<String>, flags: Set<String>,
+        timeout: (default: Int, range: ClosedRange<Int>), summary: ([String: Any]) -> String,
+        parse: (CommandArguments) throws -> Options, bench: (Options) throws -> (report: [String: Any], ok: Bool),
+        extra: (Options, [String: Any]) throws -> Void = { _, _ in }
+    ) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: values.union(["h2load-requests", "report", "timeout"]),
+                                                flags: flags.union(["allow-debug", "keep", "quiet"]), exitCode: &code) else { return code }
+        var options: Options
+        do {
+            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            options = try parse(parsed)
+            if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
+            options.report = parsed.value("report") ?? options.report
+            options.timeout = Double(try parsed.integer("timeout", default: timeout.default, in: timeout.range))
+            options.keep = parsed.flag("keep")
+            options.quiet = parsed.flag("quiet")
+            options.isDebugBuild = isDebugBuild
+        } catch {
+            printError("error: \(error)\n\n\(usage)")
+            return ExitCode.usage
+        }
+        guard allowBuild(parsed, command: command) else { return ExitCode.usage }
+        let report: [String: Any]
+        let ok: Bool
+        do {
+            (report, ok) = try bench(options)
+        } catch {
+            printError("bench failed: \(error)")
+            return ExitCode.software
+        }
+        do {
+            try BenchReport.writeJSON(report, to: options.report)
+            try extra(options, report)
+        } catch {
+            printError("cannot write the report: \(error)")
+            return ExitCode.software
+        }
+        print(summary(report))
+        return ok ? ExitCode.ok : ExitCode.software
+    }
+
+    /// Refuses a debug build unless `--allow-debug` (then warns loudly).
+    static func allowBuild(_ parsed: CommandArguments, command: String) -> Bool {
+        guard isDebugBuild else { return true }
+        guard parsed.flag("allow-debug") else {
+            printError("""
+            pushworker bench: this is a DEBUG build; its figures would be meaningless.
+            Build for measurement with `swift build -c release` and run .build/release/pushworker bench \(command)
+            (or pass --allow-debug to exercise the bench itself).
+            """)
+            return false
+        }
+        printError("!!! WARNING: DEBUG BUILD — every figure below is meaningless (--allow-debug) !!!")
+        return true
+    }
+
+    static func httpSummary(_ report: [String: Any]) -> String {
+        func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
+        let client = dict("client"), h2load = dict("h2load"), sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config")
+        let curlFloor = dict("curlFloor")
+        return """
+        pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"])))
+          responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
+          client             \(text(client["requestsPerSecond"])) req/s, \(text(client["cpuMicrosPerRequest"])) µs CPU/request (user \(text(client["userSeconds"])) s, sys \(text(client["systemSeconds"])) s)
+          sandbox CPU        \(text(sandbox["cpuMicrosPerRequest"])) µs/request
+          h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
+          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"])), libcurl floor/h2load \(text(ratio["curlFloorToH2load"]))
+        """
+    }
+
+    static func text(_ value: Any?) -> String {
+        switch value {
+        case let number as Double: return number == number.rounded() && abs(number) < 1e12 ? String(Int(number)) : String(number)
+        case let number as Int: return String(number)
+        case nil, is NSNull: return "-"
+        default: return "\(value!)"
+        }
+    }
+
+    static func summary(_ report: [String: Any]) -> String {
+        func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
+        let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
+        let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
+        let delay = dict("resultDelayMs"), redisState = dict("redisState")
+        let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+        return """
+        pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
+          results            \(text(results["distinct"]))/\(text(results["expected"]))  \(results["byStatus"].map { "\($0)" } ?? "")
+          throughput         \(text(worker["notificationsPerSecond"])) notifications/s over \(text(worker["activeSeconds"])) s
+          worker CPU         \(text(worker["cpuMicrosPerNotification"])) µs/notification (\(text(worker["cpuMicrosPerNotificationInclStartup"])) incl. startup)
+          worker peak RSS    \(rss)
+          latency            p50 \(text(latency["p50"])) ms, p99 \(text(latency["p99"])) ms (enqueue → result)
+          result delay       p50 \(text(delay["p50"])) ms, p99 \(text(delay["p99"])) ms (provider answer → result on push.results.v1)
+          Redis state        \(text(redisState["bytesPerDeliveredRecipient"])) bytes per delivered recipient (used_memory delta)
+          sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
+          h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
+          worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
+          ratio worker/h2load \(text(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"])) (target ≤ 2.0)
+          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))
+        """
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import PushCore
+import PushKafka
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker enqueue [FILE|-]` (DESIGN §10): validates jobs and produces them to the jobs topic.
+enum EnqueueCommand {
+    static let usage = """
+    usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--timeout SECONDS] [--verbose]
+
+    Validates fan-out jobs (DESIGN §3) and produces them to PUSHWORKER_TOPIC_JOBS (default
+    push.jobs.v1) at PUSHWORKER_KAFKA_BROKERS, keyed by jobId, then waits for every
+    acknowledgement. Input (a file, or standard input; at most 64 MiB): one job, or NDJSON
+    (one job per line) when it starts with `{` and holds more than one JSON value.
+
+    Every line is validated before anything is produced: an invalid line prints
+    `line N: $.path: reason` and nothing is produced (exit 65).
+
+    options:
+      --batch N          split each job into batches of N recipients (in order); batch k
+                         (from 0) gets jobId <jobId>:<k>, k zero-padded to 4 digits (more when
+                         there are over 10000 batches); every other member is kept
+      --topic T          produce here instead of PUSHWORKER_TOPIC_JOBS
+      --skip-invalid     produce the valid jobs anyway; invalid lines are listed on stderr and
+                         counted as skipped (exit 0 when the valid ones were produced)
+      --timeout SECONDS  give up on the broker after this long (default 30)
+      --verbose          show librdkafka's warnings and errors (hidden otherwise: the
+                         failure itself is always reported)
+
+    Progress goes to stderr about once a second on long runs; one summary line to stdout:
+      enqueued jobs=J batches=B recipients=R skipped=S topic=T seconds=X
+    Exit 0 done, 64 usage, 65 invalid job, 66 unreadable input, 69 Kafka unavailable or a
+    record not acknowledged (the line is named), 78 configuration.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["batch", "topic", "timeout"],
+                                                flags: ["skip-invalid", "verbose"], exitCode: &code) else { return code }
+        CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
+        guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        guard let limits = CommandSupport.usageChecked(usage, {
+            (batch: parsed.value("batch") == nil ? nil : try parsed.integer("batch", default: 1, in: 1...1_000_000),
+             timeout: try parsed.integer("timeout", default: 30, in: 1...3600))
+        }) else { return ExitCode.usage }
+        let batch = limits.batch, timeout = limits.timeout
+        if let topic = parsed.value("topic"), !TopicDeclarations.isValidTopicName(topic) {
+            printError("error: --topic must be 1…249 characters of [A-Za-z0-9._-], got \(topic)\n\n\(usage)")
+            return ExitCode.usage
+        }
+        guard let configuration = CommandSupport.configuration(.enqueue) else { return ExitCode.config }
+        let topic = parsed.value("topic") ?? configuration.topicJobs
+        let input: [UInt8]
+        do { input = try CommandSupport.readInput(parsed.positionals.first) } catch {
+            printError("error: \(error)")
+            return ExitCode.noInput
+        }
+        let enqueuer = Enqueuer(options: .init(topic: topic, batchSize: batch, skipInvalid: parsed.flag("skip-invalid"))) {
+            printError($0)
+        }
+        // Validate before touching Kafka: an invalid file fails the same with the broker down.
+        let checked: Enqueuer.Checked
+        do { checked = try enqueuer.check(input) } catch {
+            for message in error.messages { printError(message) }
+            return error.exitCode
+        }
+        // The producer first: its broker connections come up while the preflight runs.
+        let producer: KafkaProducer
+        do {
+            var extra = ["message.timeout.ms": "\(timeout * 1000)"]
+            if configuration.rdkafkaProperties["message.max.bytes"] == nil { extra["message.max.bytes"] = "4194304" }
+            producer = try KafkaProducer(properties: configuration.kafkaProperties(for: .producer, extra: extra))
+        } catch {
+            printError("error: \(error.message)")
+            return ExitCode.config
+        }
+        defer { producer.close(timeout: .seconds(5)) }
+        let admin: KafkaAdmin
+        switch preflight(configuration, topic: topic, timeout: .seconds(timeout)) {
+        case .failure(let problem): printError("error: \(problem.message)"); return ExitCode.unavailable
+        case .success(let client): admin = client
+        }
+        defer { admin.close() }
+        do {
+            let summary = try enqueuer.produce(checked, producer: producer)
+            CommandSupport.writeLine(summary.line(topic: topic))
+            return ExitCode.ok
+        } catch {
+            for message in error.messages { printError(message) }
+            return error.exitCode
+        }
+    }
+
+    struct Problem: Error { var message: String }
+
+    /// Checks that the cluster answers and has `topic`. The admin client is closed by the
+    /// caller at the end (librdkafka's destroy can take a second: not inside the timing).
+    static func preflight(_ configuration: Configuration, topic: String, timeout: Duration) -> Result<KafkaAdmin, Problem> {
+        let admin: KafkaAdmin
+        do { admin = try KafkaAdmin(properties: configuration.kafkaProperties(for: .producer), timeout: timeout) } catch {
+            return .failure(Problem(message: error.message))
+        }
+        do {
+            guard try admin.metadata().topic(topic) != nil else {
+                admin.close()
+                return .failure(Problem(message: "topic \(topic) does not exist at \(configuration.kafkaBrokers) (create it: pushworker topics apply)"))
+            }
+            return .success(admin)
+        } catch {
+            admin.close()
+            return .failure(Problem(message: "Kafka at \(configuration.kafkaBrokers) did not answer within \(timeout): \(error.message) [\(error.name)]"))
+        }
+    }
+}

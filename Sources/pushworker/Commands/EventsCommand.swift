@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushHTTP
+import PushHTTPServer
+import PushKafka
+import PushRedis
+import Synchronization
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker events`: the tracking endpoint (DESIGN §6, §10, §15 Events; docs/events.md).
+enum EventsCommand {
+    static let usage = """
+    usage: pushworker events
+
+    Serves the SDKs' tracking endpoint on PUSHWORKER_HTTP_ADDR:
+      POST /v1/e/d/<msgId>  delivered      POST /v1/e/o/<msgId>  opened
+      POST /v1/e/c/<msgId>  clicked        POST /v1/e/x/<msgId>  dismissed
+    No header, body or key: the signed msgId (PUSHWORKER_MSGID_KEYS) is the credential.
+    Each accepted ping goes to PUSHWORKER_TOPIC_EVENTS (keyed by msgId), to the campaign counters
+    in PUSHWORKER_REDIS_URL and to the app's webhook (app.json "webhook" in
+    PUSHWORKER_CREDENTIALS_DIR). Also /healthz, /readyz, /metrics. SIGTERM drains and exits 0.
+
+    environment (besides the PUSHWORKER_* ones, see `pushworker config check`):
+      EVENT_RATE_LIMIT       per client IP: N/s or N/m, a bucket holding N (default 20/s)
+      EVENT_TRUSTED_PROXIES  IPs/CIDRs whose X-Forwarded-For is believed (default: none)
+      EVENT_HTTP_THREADS     listener threads (default: the number of CPUs)
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
+        let environment = ProcessInfo.processInfo.environment
+        var problems: [String] = []
+        var configuration: Configuration?
+        do { configuration = try Configuration.load(environment: environment, purpose: .events) } catch { problems += error.messages }
+        var settings: EventsProcess.Settings?
+        switch EventsProcess.Settings.load(environment) {
+        case .success(let value): settings = value
+        case .failure(let error): problems += error.messages
+        }
+        guard let configuration, let settings, problems.isEmpty else {
+            printError("configuration problems:\n" + problems.sorted().map { "- \($0)" }.joined(separator: "\n"))
+            return ExitCode.config
+        }
+        return EventsProcess.run(configuration, settings: settings)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import PushCore
+import PushCrypto
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker render [FILE|-]` (DESIGN §10, §15 `render`): prints the exact provider request of
+/// every recipient as one JSON line, without sending anything.
+enum RenderCommand {
+    static let usage = """
+    usage: pushworker render [FILE|-]
+
+    Dry run: decodes and validates one job (a file, or standard input) and prints one JSON line
+    per recipient: {"subscriptionId","platform","language","msgId","status","reason","request"}.
+    Uses PUSHWORKER_CREDENTIALS_DIR when set (apps without credentials for a platform are
+    rejected/no_credentials), else production endpoints with <unknown> placeholders.
+    Authorization headers are redacted; Web Push bodies show the plaintext and encryptedBytes.
+    Exit 0 once every recipient has a line; 65 when the job itself is invalid.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        let environment = ProcessInfo.processInfo.environment
+        // A dry run needs no real msgId key: without one, ids are signed with an ephemeral key.
+        let hasKeys = !(environment["PUSHWORKER_MSGID_KEYS"] ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+        let configuration: Configuration?
+        do {
+            configuration = try Configuration.load(environment: environment,
+                                                   overrides: hasKeys ? [:] : ["PUSHWORKER_MSGID_KEYS": CommandSupport.ephemeralKeySpecification()],
+                                                   purpose: .render)
+        } catch {
+            if hasKeys || environment["PUSHWORKER_CREDENTIALS_DIR"] != nil {
+                printError("configuration problems:\n\(error)")
+                return ExitCode.config
+            }
+            configuration = nil
+        }
+        let job: FanOutJob
+        switch CommandSupport.readJob(parsed.positionals.first) {
+        case .success(let decoded): job = decoded
+        case .failure(let exit): return exit.code
+        }
+        guard let keyring = CommandSupport.keyring(configuration) else { return ExitCode.software }
+        let planner = JobPlanner(keyring: keyring, webPushPolicy: WebPushPolicy(extraAllowedHosts: configuration?.webPushAllowedHosts ?? []))
+        let profile: AppProfile?
+        if let directory = configuration?.credentialsDir {
+            profile = CredentialsStore(directory: directory).credentials(for: job.appID)?.profile
+        } else {
+            profile = .placeholder
+        }
+        for plan in planner.plan(job, profile: profile, now: Date()) {
+            CommandSupport.writeLine(line(plan))
+        }
+        return ExitCode.ok
+    }
+
+    static func line(_ plan: PlannedRecipient) -> String {
+        JSONWriter.object { w in
+            w.member("subscriptionId", plan.recipient.subscriptionID)
+            w.member("platform", plan.platform)
+            w.member("language", orNull: plan.language)
+            w.member("msgId", orNull: plan.msgID)
+            switch plan.state {
+            case .expired:
+                w.member("status", "expired")
+                w.member("reason", orNull: nil)
+                w.key("request"); w.null()
+            case .rejected(let reason):
+                w.member("status", "rejected")
+                w.member("reason", reason)
+                w.key("request"); w.null()
+            case .ready(let request):
+                w.member("status", "ready")
+                w.member("reason", orNull: nil)
+                w.key("request"); writeRequest(request, to: &w)
+            }
+        }.text
+    }
+
+    static func writeRequest(_ request: ProviderRequest, to w: inout JSONWriter) {
+        var headers = request.headers
+        switch request.platform {
+        case .ios: headers.append(KeyValue("authorization", "bearer <redacted>"))
+        case .android: headers.append(KeyValue("authorization", "Bearer <redacted>"))
+        case .web:
+            headers.append(KeyValue("authorization", "vapid t=<redacted>, k=<redacted>"))
+            headers.append(KeyValue("content-encoding", "aes128gcm"))
+        }
+        w.beginObject()
+        w.member("method", request.method)
+        w.member("url", request.url)
+        w.member("headers") { h in
+            for header in headers { h.member(header.key, header.value) }
+        }
+        w.key("body")
+        if request.platform == .web {
+            w.beginObject()
+            w.key("plaintext"); w.raw(request.body)
+            w.member("encryptedBytes", WebPushEncryption.encryptedLength(plaintextCount: request.body.count))
+            w.endObject()
+        } else {
+            w.raw(request.body)
+        }
+        w.endObject()
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import PushCore
+import PushHTTP
+import Synchronization
+import PushWorker
+import PushEvents
+import PushDevTools
+
+/// `pushworker send [FILE|-]` (DESIGN §10, §15 `send`): delivers one job directly, no Kafka,
+/// and prints one result line per recipient. The way to check that credentials work.
+enum SendCommand {
+    static let usage = """
+    usage: pushworker send [FILE|-] [--attempts N]
+
+    Delivers one job (a file, or standard input) with the credentials in
+    PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (DESIGN §4 shape).
+    Retryable answers are retried: at most --attempts attempts (default 3) waiting
+    max(backoff, Retry-After) capped at 30 s; an auth refresh counts as an attempt.
+    Uses PUSHWORKER_CA_FILE and PUSHWORKER_WEBPUSH_ALLOWED_HOSTS. Exit 65 if the job is invalid.
+    """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["attempts"], exitCode: &code) else { return code }
+        guard parsed.positionals.count <= 1 else { printError(usage); return ExitCode.usage }
+        guard let maxAttempts = CommandSupport.usageChecked(usage, { try parsed.integer("attempts", default: 3, in: 1...20) }) else {
+            return ExitCode.usage
+        }
+        guard let configuration = CommandSupport.configuration(.send) else { return ExitCode.config }
+        let job: FanOutJob
+        switch CommandSupport.readJob(parsed.positionals.first) {
+        case .success(let decoded): job = decoded
+        case .failure(let exit): return exit.code
+        }
+        let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
+        do { _ = try LibcurlCheck.validate(allowCleartextHTTP2: false) } catch {
+            printError("error: \(error)")
+            return ExitCode.unavailable
+        }
+        guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
+        var httpConfiguration = HTTPClientConfiguration()
+        httpConfiguration.caFile = configuration.caFile
+        httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
+        let http: HTTP2Client
+        do { http = try HTTP2Client(configuration: httpConfiguration) } catch {
+            printError("error: \(error)")
+            return ExitCode.unavailable
+        }
+        let metrics = Metrics()
+        let webPushPolicy = WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts)
+        let deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                                  webPushGuard: WebPushAddressGuard(policy: webPushPolicy))
+        let store = CredentialsStore(directory: configuration.credentialsDir, logger: logger)
+        let credentials = store.credentials(for: job.appID)
+        let planner = JobPlanner(keyring: keyring, webPushPolicy: webPushPolicy)
+        let plans = planner.plan(job, profile: credentials?.profile, now: Date())
+        let policy = RetryPolicy(maxAttempts: maxAttempts, baseDelaySeconds: 1, maxDelaySeconds: 30)
+        let results = Mutex<[Int: String]>([:])
+        let group = DispatchGroup()
+
+        if credentials.map({ $0.apns == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
+            logger.error("no credentials for the app: every recipient is rejected/no_credentials",
+                         ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
+        }
+        for (index, plan) in plans.enumerated() {
+            @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0, latency: Double? = nil) {
+                let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
+                                        variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
+                                        platform: plan.platform, status: status, reason: reason, httpStatus: http,
+                                        providerMessageID: id, attempts: attempts, latencyMs: latency,
+                                        atUnixMs: Int64(Date().timeIntervalSince1970 * 1000)).json()
+                results.withLock { $0[index] = line }
+            }
+            switch plan.state {
+            case .expired: record(.expired, nil)
+            case .rejected(let reason): record(.rejected, reason)
+            case .ready(let request):
+                guard let credentials else { record(.rejected, "no_credentials"); continue }
+                group.enter()
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: 0) { attempt, total in
+                    let outcome = attempt.outcome
+                    switch outcome {
+                    case .sent(let id): record(.sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
+                    default:
+                        if isCredentialsProblem(outcome, httpStatus: attempt.httpStatus) {
+                            logger.error("the provider refused the credentials: check \(Deliverer.providerLabel(request.platform)) credentials",
+                                         ["app.id": job.appID, "platform": plan.platform, "provider.reason": outcome.reason ?? "",
+                                          "http.status": attempt.httpStatus.map { "\($0)" } ?? ""])
+                        }
+                        record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs)
+                    }
+                    group.leave()
+                }
+            }
+        }
+        group.wait()
+        http.shutdown(drainTimeout: .seconds(1))
+        let lines = results.withLock { $0 }
+        for index in plans.indices { if let line = lines[index] { CommandSupport.writeLine(line) } }
+        return ExitCode.ok
+    }
+
+    /// Provider answers that mean our credentials are wrong (not the message or the device).
+    static let credentialReasons: Set<String> = [
+        "InvalidProviderToken", "MissingProviderToken", "ExpiredProviderToken", "TooManyProviderTokenUpdates", "auth_error",
+        "UNAUTHENTICATED", "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR",
+    ]
+
+    static func isCredentialsProblem(_ outcome: ProviderOutcome, httpStatus: Int?) -> Bool {
+        if case .sent = outcome { return false }
+        if case .invalidToken = outcome { return false }
+        return httpStatus == 401 || httpStatus == 403 || outcome.reason.map(credentialReasons.contains) == true
+    }
+
+    /// One delivery with in-process retries (the worker uses the retry topic instead).
+    static func attempt(_ request: ProviderRequest, credentials: AppCredentials, deliverer: Deliverer, policy: RetryPolicy,
+                        attemptsSoFar: Int, completion: @escaping @Sendable (Deliverer.Attempt, Int) -> Void) {
+        deliverer.deliver(request, credentials: credentials) { result in
+            let total = attemptsSoFar + result.attempts
+            var retryAfter: Double?
+            switch result.outcome {
+            case .retry(_, let after, _): retryAfter = after
+            case .authExpired: retryAfter = nil
+            default: return completion(result, total)
+            }
+            guard policy.allowsRetry(afterAttempts: total) else { return completion(result, total) }
+            let delay = policy.delay(afterAttempts: total, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: total, completion: completion)
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import PushTestSupport
+import Testing
+@testable import PushWorker
+
+/// `pushworker bench e2e` on a tiny workload (the debug binary, allowed by flag): every process
+/// starts and stops, every recipient has a result and the report carries every figure. No timing
+/// assertions: the real benchmark is `make bench` on a release build.
+@Suite("Bench smoke", .serialized)
+struct BenchSmokeTests {
+    @Test("bench e2e with a tiny N writes a complete report whose counts match")
+    func tinyRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-smoke")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let svg = folder.appendingPathComponent("chart.svg").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "120", "--job-size", "25",
+            "--dead-share", "0.1", "--h2load-requests", "200", "--report", report, "--svg", svg, "--timeout", "120",
+        ], timeout: 180)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["build"] as? String == "debug")
+        let results = try #require(object["results"] as? [String: Any])
+        #expect(results["expected"] as? Int == 120)
+        #expect(results["distinct"] as? Int == 120)
+        let byStatus = try #require(results["byStatus"] as? [String: Int])
+        #expect(byStatus.values.reduce(0, +) == 120)
+        #expect((byStatus["sent"] ?? 0) > 0)
+        #expect((byStatus["invalid_token"] ?? 0) > 0, "a 10 % dead share over 120 recipients")
+        let byPlatform = try #require(results["byPlatform"] as? [String: Int])
+        #expect(Set(byPlatform.keys) == ["ios", "android", "web"])
+
+        let worker = try #require(object["worker"] as? [String: Any])
+        for key in ["notificationsPerSecond", "cpuMicrosPerNotification", "peakRSSBytes", "cpuSeconds"] {
+            #expect(worker[key] is NSNumber, "worker.\(key)")
+        }
+        #expect((worker["peakRSSBytes"] as? Int ?? 0) > 0)
+        let latency = try #require(object["latencyMs"] as? [String: Any])
+        #expect(latency["p50"] is NSNumber && latency["p99"] is NSNumber)
+        let h2load = try #require(object["h2load"] as? [String: Any])
+        #expect(h2load["succeeded"] as? Int == 200, "h2load output: \(h2load["output"] ?? "")")
+        #expect(h2load["cpuMicrosPerRequest"] is NSNumber)
+        let ratio = try #require(object["ratio"] as? [String: Any])
+        #expect(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"] is NSNumber)
+        // The libcurl floor ran with the same request and count, and the worker's I/O thread
+        // was found by name.
+        let floor = try #require(object["curlFloor"] as? [String: Any])
+        #expect(floor["succeeded"] as? Int == 200, "curl floor output: \(floor["output"] ?? floor["skipped"] ?? "")")
+        #expect((floor["libcurl"] as? String)?.hasPrefix("libcurl/") == true)
+        #expect(ratio["curlFloorToH2load"] is NSNumber)
+        #expect(ratio["ioThreadToCurlFloor"] is NSNumber)
+        #expect(worker["ioThreadCPUMicrosPerNotification"] is NSNumber)
+        let throughput = try #require(object["throughput"] as? [String: Any])
+        #expect((throughput["resultsPerBucket"] as? [Int])?.reduce(0, +) == 120)
+
+        let chart = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(chart.hasPrefix("<svg") && chart.contains("</svg>"))
+    }
+
+    @Test("bench http with a tiny N sends every request through the client, then h2load, and reports every figure")
+    func tinyHTTPRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-http-smoke")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "http", "--allow-debug", "--quiet", "--requests", "300", "--warmup", "50", "--h2load-requests", "200",
+            "--report", report, "--timeout", "60",
+        ], timeout: 120)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+        #expect(run.stdout.contains("pushworker bench http (debug build"))
+
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["schema"] as? String == "pushworker-bench-http/1")
+        #expect(object["build"] as? String == "debug")
+        let config = try #require(object["config"] as? [String: Any])
+        #expect(config["requests"] as? Int == 300)
+        #expect(config["warmupRequests"] as? Int == 50)
+        #expect(config["httpConnections"] as? Int == 2 && config["httpStreams"] as? Int == 100)
+        #expect((config["url"] as? String)?.contains("/3/device/") == true)
+        #expect((config["bodyBytes"] as? Int ?? 0) > 200)
+        let headers = try #require(config["headers"] as? [String])
+        #expect(Set(["apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "authorization"]).isSubset(of: headers))
+        let client = try #require(object["client"] as? [String: Any])
+        #expect(client["completed"] as? Int == 300)
+        #expect(client["byStatus"] as? [String: Int] == ["200": 300], "the sandbox accepts every request")
+        #expect((client["transportErrors"] as? [String: Int])?.isEmpty == true)
+        for key in ["requestsPerSecond", "cpuMicrosPerRequest", "cpuSeconds", "userSeconds", "systemSeconds", "wallSeconds"] {
+            #expect(client[key] is NSNumber, "client.\(key)")
+        }
+        let sandbox = try #require(object["sandbox"] as? [String: Any])
+        #expect(sandbox["cpuSeconds"] is NSNumber)
+        let h2load = try #require(object["h2load"] as? [String: Any])
+        #expect(h2load["succeeded"] as? Int == 200, "h2load output: \(h2load["output"] ?? "")")
+        #expect(h2load["status2xx"] as? Int == 200)
+        #expect(h2load["cpuMicrosPerRequest"] is NSNumber)
+        let ratio = try #require(object["ratio"] as? [String: Any])
+        #expect(ratio["clientCPUPerRequestToH2loadCPUPerRequest"] is NSNumber)
+        let floor = try #require(object["curlFloor"] as? [String: Any])
+        #expect(floor["succeeded"] as? Int == 200, "curl floor output: \(floor["output"] ?? floor["skipped"] ?? "")")
+        #expect(ratio["clientToCurlFloor"] is NSNumber && ratio["curlFloorToH2load"] is NSNumber)
+    }
+
+    @Test("bench http --url sends to that origin with a throwaway key: every request gets an answer")
+    func httpAgainstURL() throws {
+        let sandbox = try SandboxServer()
+        let folder = try TemporaryFolder.make(prefix: "bench-http-url")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "http", "--allow-debug", "--quiet", "--url", sandbox.origin + "/", "--ca-file", sandbox.certificatePath,
+            "--requests", "100", "--warmup", "0", "--h2load-requests", "0", "--report", report,
+        ], timeout: 120)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))")
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let config = try #require(object["config"] as? [String: Any])
+        #expect(config["target"] as? String == "url")
+        #expect((config["url"] as? String)?.hasPrefix(sandbox.origin + "/3/device/") == true)
+        let client = try #require(object["client"] as? [String: Any])
+        #expect(client["completed"] as? Int == 100)
+        let byStatus = try #require(client["byStatus"] as? [String: Int])
+        #expect(byStatus.values.reduce(0, +) == 100)
+        #expect(byStatus["200"] == nil, "the sandbox does not know the throwaway key: \(byStatus)")
+        #expect(object["h2load"] is NSNull)
+    }
+
+    @Test("bench http refuses a debug build unless allowed, and a --url that is not http(s)")
+    func httpRefusals() throws {
+        let debug = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--requests", "1"], timeout: 30)
+        #expect(debug.status == 64)
+        #expect(debug.stderr.contains("DEBUG build"))
+        let url = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--allow-debug", "--url", "ftp://127.0.0.1:1"], timeout: 30)
+        #expect(url.status == 64)
+        #expect(url.stderr.contains("--url expects"))
+    }
+
+    @Test("bench e2e refuses a debug build unless allowed")
+    func refusesDebug() throws {
+        let run = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--notifications", "1"], timeout: 30)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("DEBUG build"))
+    }
+}

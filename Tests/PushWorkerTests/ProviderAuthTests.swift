@@ -1,0 +1,195 @@
+import Foundation
+import PushCore
+import PushCrypto
+import PushHTTP
+@testable import PushWorker
+import PushTestSupport
+import Synchronization
+import Testing
+
+/// Provider authorization caches (DESIGN §7) with an injected clock.
+@Suite("Provider auth caches")
+struct ProviderAuthCacheTests {
+    static func apns() throws -> AppCredentials.APNS {
+        AppCredentials.APNS(teamID: "TEAM123456", keyID: "KEY1234567", key: try P256PrivateKey.generate(), topic: "com.example.app",
+                            endpoint: "https://api.push.apple.com")
+    }
+
+    static func issuedAt(_ jwt: String) -> Int? {
+        let parts = jwt.split(separator: ".")
+        guard parts.count == 3, let claims = Base64URL.decode(String(parts[1]), .strict),
+              let object = try? JSONSerialization.jsonObject(with: Data(claims)) as? [String: Any] else { return nil }
+        return object["iat"] as? Int
+    }
+
+    @Test("an APNs token is reused for 50 minutes, then re-minted")
+    func apnsReuse() throws {
+        let metrics = Metrics()
+        let cache = APNSTokenCache(metrics: metrics)
+        let apns = try Self.apns()
+        let start = 1_800_000_000.0
+        let first = try cache.token(for: apns, now: start)
+        #expect(Self.issuedAt(first) == Int(start))
+        #expect(try cache.token(for: apns, now: start + 49 * 60) == first)
+        let later = try cache.token(for: apns, now: start + 50 * 60)
+        #expect(later != first)
+        #expect(Self.issuedAt(later) == Int(start + 50 * 60))
+        #expect(metrics.counter("pushworker_token_refreshes_total", [("provider", "apns")]) == 2)
+    }
+
+    @Test("ExpiredProviderToken on a token ≥ 20 min old re-mints; on a younger one it does not (TooManyProviderTokenUpdates)",
+          arguments: [(25.0, true), (20.0, true), (5.0, false), (19.9, false)])
+    func apnsRefresh(ageMinutes: Double, refreshes: Bool) throws {
+        let cache = APNSTokenCache(metrics: Metrics())
+        let apns = try Self.apns()
+        let start = 1_800_000_000.0
+        let rejected = try cache.token(for: apns, now: start)
+        let now = start + ageMinutes * 60
+        #expect(cache.refresh(after: rejected, for: apns, now: now) == refreshes)
+        let current = try cache.token(for: apns, now: now)
+        #expect((current != rejected) == refreshes)
+        if refreshes { #expect(Self.issuedAt(current) == Int(now)) }
+    }
+
+    @Test("a token another request already replaced counts as refreshed, without minting again")
+    func apnsRefreshedElsewhere() throws {
+        let metrics = Metrics()
+        let cache = APNSTokenCache(metrics: metrics)
+        let apns = try Self.apns()
+        let old = try cache.token(for: apns, now: 1_800_000_000)
+        #expect(cache.refresh(after: old, for: apns, now: 1_800_000_000 + 30 * 60))
+        #expect(cache.refresh(after: old, for: apns, now: 1_800_000_000 + 30 * 60 + 1))
+        #expect(metrics.counter("pushworker_token_refreshes_total", [("provider", "apns")]) == 2)
+    }
+
+    @Test("VAPID: one header per app and audience, reused for less than 24 h")
+    func vapidReuse() throws {
+        let metrics = Metrics()
+        let cache = VAPIDCache(metrics: metrics)
+        let key = try P256PrivateKey.generate()
+        let web = AppCredentials.WebPush(subject: "mailto:ops@example.com", key: key, publicKey: Base64URL.encode(key.publicKey.uncompressed))
+        let start = 1_800_000_000.0
+        let first = try cache.authorization(appID: "a", audience: "https://fcm.googleapis.com", web: web, now: start)
+        #expect(try cache.authorization(appID: "a", audience: "https://fcm.googleapis.com", web: web, now: start + 11 * 3600) == first)
+        let mozilla = try cache.authorization(appID: "a", audience: "https://updates.push.services.mozilla.com", web: web, now: start)
+        #expect(mozilla != first)
+        #expect(try cache.authorization(appID: "b", audience: "https://fcm.googleapis.com", web: web, now: start) != first)
+        // Renewed before the 12 h lifetime runs out (10 min margin), far from the 24 h limit.
+        let renewed = try cache.authorization(appID: "a", audience: "https://fcm.googleapis.com", web: web, now: start + 12 * 3600 - 300)
+        #expect(renewed != first)
+        #expect(VAPIDCache.lifetimeSeconds < 24 * 3600)
+        #expect(metrics.counter("pushworker_token_refreshes_total", [("provider", "webpush")]) == 4)
+    }
+}
+
+/// The Deliverer's auth refresh against the sandbox (real HTTP/2, real JWT checks).
+@Suite("Provider auth refresh", .serialized)
+struct ProviderAuthRefreshTests {
+    struct Fixture {
+        let sandbox: SandboxServer
+        let http: HTTP2Client
+        let deliverer: Deliverer
+        let clock: TestClock
+        let credentials: AppCredentials
+        let planner: JobPlanner
+
+        init(clockStart: Double) throws {
+            sandbox = try SandboxServer(apps: ["app_cli"])
+            var configuration = HTTPClientConfiguration()
+            configuration.caFile = sandbox.certificatePath
+            http = try HTTP2Client(configuration: configuration)
+            let clock = TestClock(clockStart)
+            self.clock = clock
+            deliverer = Deliverer(http: http, metrics: Metrics(), logger: Logger(level: .critical), requestTimeout: .seconds(10),
+                                  clock: { clock.now })
+            credentials = AppCredentials.load(appID: "app_cli", folder: URL(fileURLWithPath: sandbox.credentialsPath + "/app_cli"))
+            planner = JobPlanner(keyring: try MsgIDKeyring(parsing: CLITest.keys), webPushPolicy: WebPushPolicy(extraAllowedHosts: ["127.0.0.1"]))
+        }
+
+        func request(_ recipient: String) throws -> ProviderRequest {
+            let job = try JobDecoder.decode(Array(CLITest.job(recipients: [recipient]).utf8))
+            guard case .ready(let request) = planner.plan(job, profile: credentials.profile, now: Date())[0].state else {
+                throw TestSupportError("recipient not ready")
+            }
+            return request
+        }
+
+        func deliver(_ request: ProviderRequest) -> Deliverer.Attempt? {
+            let box = Mutex<Deliverer.Attempt?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            deliverer.deliver(request, credentials: credentials) { attempt in
+                box.withLock { $0 = attempt }
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + 20)
+            return box.withLock { $0 }
+        }
+
+        func fault(_ json: String) throws {
+            let reply = try sandbox.curl("POST", "/_sandbox/faults", body: Data(json.utf8))
+            #expect(reply.status == 200, "\(reply.text)")
+        }
+
+        func shutdown() { http.shutdown(drainTimeout: .seconds(1)) }
+    }
+
+    static let ios = #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#
+
+    @Test("APNs ExpiredProviderToken on a 25-min-old token: re-minted, the retry succeeds (2 attempts)")
+    func apnsRefreshAfterExpiry() throws {
+        let real = Date().timeIntervalSince1970
+        let fixture = try Fixture(clockStart: real - 25 * 60)
+        defer { fixture.shutdown() }
+        let request = try fixture.request(Self.ios)
+        let first = try #require(fixture.deliver(request))
+        guard case .sent = first.outcome else { Issue.record("first delivery not sent: \(first.outcome)"); return }
+        #expect(first.attempts == 1)
+        try fixture.fault(#"{"expireProviderTokensIssuedBefore":\#(Int(real) - 60)}"#)
+        fixture.clock.set(real)
+        let second = try #require(fixture.deliver(request))
+        guard case .sent = second.outcome else { Issue.record("expected sent, got \(second.outcome)"); return }
+        #expect(second.attempts == 2)
+        #expect(second.httpStatus == 200)
+        let responses = try fixture.sandbox.stats()["responses"] as? [String: Any]
+        #expect(responses?["403"] as? Int == 1)
+    }
+
+    @Test("APNs ExpiredProviderToken on a 5-min-old token: no re-mint, retried later with the same token")
+    func apnsNoRefreshWhenYoung() throws {
+        let real = Date().timeIntervalSince1970
+        // The token is minted at real − 25 min and rejected when it is 5 min old (clock at real − 20 min).
+        let fixture = try Fixture(clockStart: real - 25 * 60)
+        defer { fixture.shutdown() }
+        let request = try fixture.request(Self.ios)
+        guard case .sent = try #require(fixture.deliver(request)).outcome else { Issue.record("first delivery not sent"); return }
+        try fixture.fault(#"{"expireProviderTokensIssuedBefore":\#(Int(real) - 60)}"#)
+        fixture.clock.set(real - 20 * 60)
+        let second = try #require(fixture.deliver(request))
+        #expect(second.outcome == .retry(reason: "ExpiredProviderToken", retryAfterSeconds: nil, scope: .provider))
+        #expect(second.attempts == 1)
+        #expect(second.outcome.finalStatus == .failed)
+        // Once the token reaches 20 min, the next ExpiredProviderToken re-mints and the send goes through.
+        fixture.clock.set(real)
+        guard case .sent = try #require(fixture.deliver(request)).outcome else { Issue.record("not sent after 20 min"); return }
+    }
+
+    @Test("FCM 401: the access token is dropped, a new one fetched, the request retried once")
+    func fcmUnauthenticated() throws {
+        let fixture = try Fixture(clockStart: Date().timeIntervalSince1970)
+        defer { fixture.shutdown() }
+        let request = try fixture.request(#"{"subscriptionId":"a1","platform":"android","token":"\#(CLITest.fcmToken)"}"#)
+        guard case .sent = try #require(fixture.deliver(request)).outcome else { Issue.record("first delivery not sent"); return }
+        #expect(try fixture.sandbox.stats()["tokenRequests"] as? Int == 1)
+        try fixture.fault(#"{"fcmUnauthenticatedOnce":true}"#)
+        let second = try #require(fixture.deliver(request))
+        guard case .sent = second.outcome else { Issue.record("expected sent, got \(second.outcome)"); return }
+        #expect(second.attempts == 2)
+        let stats = try fixture.sandbox.stats()
+        #expect(stats["tokenRequests"] as? Int == 2)
+        #expect((stats["responses"] as? [String: Any])?["401"] as? Int == 1)
+        // Cached again: no third token request.
+        guard case .sent = try #require(fixture.deliver(request)).outcome else { Issue.record("third delivery not sent"); return }
+        #expect(try fixture.sandbox.stats()["tokenRequests"] as? Int == 2)
+    }
+}
+

@@ -1,0 +1,84 @@
+import Foundation
+import PushCore
+import PushHTTP
+import PushTestSupport
+import Synchronization
+import Testing
+@testable import PushWorker
+
+/// The Web Push SSRF guard (DESIGN §7, §15 allow-list).
+@Suite("Web Push address guard")
+struct WebPushAddressGuardTests {
+    @Test("localhost resolves to loopback: refused unless listed explicitly; listed IPs pass")
+    func systemResolver() {
+        let standard = WebPushAddressGuard(policy: WebPushPolicy(extraAllowedHosts: ["127.0.0.1"]))
+        guard case .refused = standard.verdict(host: "localhost") else { Issue.record("localhost not refused"); return }
+        #expect(standard.verdict(host: "127.0.0.1") == .allowed)
+        #expect(standard.verdict(host: "10.1.2.3") == .refused(address: "10.1.2.3"))
+        #expect(standard.verdict(host: "[::1]") == .refused(address: "[::1]"))
+        #expect(WebPushAddressGuard(policy: WebPushPolicy(extraAllowedHosts: ["localhost"])).verdict(host: "localhost") == .allowed)
+        #expect(standard.verdict(host: "no-such-host.invalid") == .unresolvable)
+    }
+
+    @Test("any private address among the answers refuses the host; verdicts are cached for a minute")
+    func injectedResolver() {
+        let calls = Mutex(0)
+        let clock = TestClock(1000)
+        let guardian = WebPushAddressGuard(policy: .standard, resolver: { host in
+            calls.withLock { $0 += 1 }
+            switch host {
+            case "push.example.test": return ["203.0.113.9", "192.168.1.5"]
+            case "fcm.googleapis.com": return ["142.250.1.1", "2a00:1450::1"]
+            default: return nil
+            }
+        }, clock: { clock.now })
+        #expect(guardian.verdict(host: "push.example.test") == .refused(address: "192.168.1.5"))
+        #expect(guardian.verdict(host: "fcm.googleapis.com") == .allowed)
+        #expect(guardian.verdict(host: "FCM.googleapis.com") == .allowed)
+        #expect(calls.withLock { $0 } == 2)
+        clock.set(1061)
+        #expect(guardian.verdict(host: "fcm.googleapis.com") == .allowed)
+        #expect(calls.withLock { $0 } == 3)
+        #expect(guardian.verdict(host: "gone.example") == .unresolvable)
+        #expect(guardian.verdict(host: "gone.example") == .unresolvable)
+        #expect(calls.withLock { $0 } == 5)  // failures are not cached
+    }
+
+    @Test("the Deliverer refuses an endpoint on localhost (not listed) with endpoint_not_allowed; 127.0.0.1 listed is sent")
+    func deliverer() throws {
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        var configuration = HTTPClientConfiguration()
+        configuration.caFile = sandbox.certificatePath
+        let http = try HTTP2Client(configuration: configuration)
+        defer { http.shutdown(drainTimeout: .seconds(1)) }
+        let policy = WebPushPolicy(extraAllowedHosts: ["127.0.0.1"])
+        let deliverer = Deliverer(http: http, metrics: Metrics(), logger: Logger(level: .critical), requestTimeout: .seconds(10),
+                                  webPushGuard: WebPushAddressGuard(policy: policy))
+        let credentials = AppCredentials.load(appID: "app_cli", folder: URL(fileURLWithPath: sandbox.credentialsPath + "/app_cli"))
+        let planner = JobPlanner(keyring: try MsgIDKeyring(parsing: CLITest.keys), webPushPolicy: policy)
+        let subscription = try CLITest.subscription(sandbox)
+        let job = try JobDecoder.decode(Array(CLITest.job(recipients: [#"{"subscriptionId":"w1","platform":"web","subscription":\#(subscription)}"#]).utf8))
+        guard case .ready(let request) = planner.plan(job, profile: credentials.profile, now: Date())[0].state else {
+            Issue.record("not ready"); return
+        }
+        func deliver(_ request: ProviderRequest) -> Deliverer.Attempt? {
+            let box = Mutex<Deliverer.Attempt?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            deliverer.deliver(request, credentials: credentials) { attempt in
+                box.withLock { $0 = attempt }
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + 20)
+            return box.withLock { $0 }
+        }
+        guard case .sent = try #require(deliver(request)).outcome else { Issue.record("127.0.0.1 not sent"); return }
+        // The same subscription behind the name localhost (say, allowed by a careless suffix): refused before connecting.
+        var local = request
+        local.url = request.url.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        local.webPush?.endpoint = local.url
+        let refused = try #require(deliver(local))
+        #expect(refused.outcome == .rejected(reason: "endpoint_not_allowed"))
+        #expect(refused.attempts == 0)
+        #expect(((try sandbox.stats())["requests"] as? Int) == 1)
+    }
+}

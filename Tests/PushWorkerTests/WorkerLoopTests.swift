@@ -1,0 +1,140 @@
+import PushKafka
+import PushTestSupport
+import Testing
+@testable import PushWorker
+
+/// The consumer loop's decisions without any service (DESIGN §1; docs/pipeline.md).
+@Suite("WorkerLoop (the consumer loop's state machine)")
+struct WorkerLoopTests {
+    static let p0 = TopicPartition(topic: "push.jobs.v1", partition: 0)
+    static let p1 = TopicPartition(topic: "push.jobs.v1", partition: 1)
+    static let r0 = TopicPartition(topic: "push.retry.v1", partition: 0)
+
+    static func settings(maxInFlight: Int = 1000) -> WorkerLoop.Settings {
+        WorkerLoop.Settings(maxInFlight: maxInFlight, saturationPauseSeconds: 5, shutdownGraceSeconds: 25)
+    }
+
+    static func reading(_ now: Double, inFlight: Int = 0, unclaimed: Int = 0, unfinished: Int = 0, redis: Bool = true,
+                        stop: Bool = false, assignment: Set<TopicPartition> = [p0, p1, r0]) -> WorkerLoop.Reading {
+        WorkerLoop.Reading(now: now, inFlight: inFlight, unclaimed: unclaimed, unfinishedMessages: unfinished,
+                           assignment: assignment, redisHealthy: redis, stopRequested: stop)
+    }
+
+    /// Actions as short words, for readable expectations.
+    static func words(_ actions: [WorkerLoop.Action]) -> [String] {
+        actions.map { action in
+            switch action {
+            case .process(let message): "process \(message.topic)[\(message.partition)]@\(message.offset)"
+            case .claimAndDispatch(let room): "claim \(room)"
+            case .pause(let partitions): "pause " + partitions.map(\.description).joined(separator: ",")
+            case .resume(let partitions): "resume " + partitions.map(\.description).joined(separator: ",")
+            case .poll(let max, let timeout): "poll \(max) \(timeout)ms"
+            case .waitForRoom(let timeout): "wait \(timeout)ms"
+            case .commit: "commit"
+            case .reportLag: "lag"
+            case .pingRedis: "ping"
+            case .trimHeap: "trim"
+            case .renewLeases: "renew"
+            case .beginDrain(let deadline): "drain until \(Int(deadline))"
+            case .finish: "finish"
+            }
+        }
+    }
+
+    @Test("an idle turn: claim with all the room, poll one message (job size unknown yet), commit, the periodic chores once")
+    func idle() {
+        var loop = WorkerLoop(settings: Self.settings())
+        #expect(Self.words(loop.turn(Self.reading(100))) == ["claim 1000", "poll 1 50ms", "commit", "lag", "ping", "trim"])
+        // 1 s later: no chore is due yet.
+        #expect(Self.words(loop.turn(Self.reading(101))) == ["claim 1000", "poll 1 50ms", "commit"])
+        // Chores come back at their intervals: ping and trim every 2 s, lag every 5 s, renewals every 10 s.
+        #expect(Self.words(loop.turn(Self.reading(102))) == ["claim 1000", "poll 1 50ms", "commit", "ping", "trim"])
+        #expect(Self.words(loop.turn(Self.reading(105))) == ["claim 1000", "poll 1 50ms", "commit", "lag", "ping", "trim"])
+        #expect(Self.words(loop.turn(Self.reading(110))).contains("renew"))
+    }
+
+    @Test("poll size follows the room and the last job's size, between 1 and 64")
+    func pollSize() {
+        var loop = WorkerLoop(settings: Self.settings(maxInFlight: 2000))
+        loop.processed(recipients: 100)
+        #expect(Self.words(loop.turn(Self.reading(1, inFlight: 500, unclaimed: 300))).contains("poll 12 50ms")) // (2000-800)/100
+        loop.processed(recipients: 1)
+        #expect(Self.words(loop.turn(Self.reading(2))).contains("poll 64 50ms"))
+        loop.processed(recipients: 5000)
+        #expect(Self.words(loop.turn(Self.reading(3))).contains("poll 1 50ms"))
+    }
+
+    @Test("a short saturation is waited out without polling or pausing; one that lasts pauses every partition and keeps polling; room resumes them")
+    func saturation() {
+        var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
+        #expect(Self.words(loop.turn(Self.reading(10, inFlight: 100))).prefix(3) == ["claim 0", "wait 20ms", "commit"])
+        #expect(Self.words(loop.turn(Self.reading(14, inFlight: 120))).prefix(3) == ["claim 0", "wait 20ms", "commit"])
+        let long = Self.words(loop.turn(Self.reading(15, inFlight: 100)))
+        #expect(long.prefix(4) == ["claim 0", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms", "commit"])
+        #expect(!Self.words(loop.turn(Self.reading(16, inFlight: 100))).contains { $0.hasPrefix("pause") }) // already paused
+        #expect(Self.words(loop.turn(Self.reading(17, inFlight: 10))).prefix(3) == ["claim 90", "resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms"])
+    }
+
+    @Test("recipients waiting for their claim count as load: a full claim queue stops polling")
+    func unclaimedIsLoad() {
+        var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
+        #expect(Self.words(loop.turn(Self.reading(1, inFlight: 0, unclaimed: 100))).prefix(2) == ["claim 100", "wait 20ms"])
+    }
+
+    @Test("a retry not yet due waits in memory with its partition paused; when due it is processed and the partition resumed")
+    func delayedRetry() {
+        var loop = WorkerLoop(settings: Self.settings())
+        let retry = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 3)
+        let job = FakeMessages.message(offset: 8)
+        let now = 1000.0
+        let immediate = loop.polled([.init(message: retry, notBefore: now + 30), .init(message: job, notBefore: nil)], now: now)
+        #expect(Self.words(immediate) == ["process push.jobs.v1[0]@8"])
+        #expect(Self.words(loop.turn(Self.reading(now + 1))).prefix(3) == ["claim 1000", "pause push.retry.v1[0]", "poll 1 50ms"])
+        #expect(!Self.words(loop.turn(Self.reading(now + 29))).contains { $0.hasPrefix("process") })
+        #expect(Self.words(loop.turn(Self.reading(now + 30))).prefix(4) == ["process push.retry.v1[0]@3", "claim 1000", "resume push.retry.v1[0]", "poll 1 50ms"])
+    }
+
+    @Test("Redis away: every partition paused, due retries kept; back: resumed and processed")
+    func redisAway() {
+        var loop = WorkerLoop(settings: Self.settings())
+        let retry = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 1)
+        _ = loop.polled([.init(message: retry, notBefore: 5)], now: 1)
+        let away = Self.words(loop.turn(Self.reading(6, redis: false)))
+        #expect(away.contains("pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]"))
+        #expect(!away.contains { $0.hasPrefix("process") })
+        #expect(away.contains("poll 1 50ms")) // still serving rebalances
+        let back = Self.words(loop.turn(Self.reading(7)))
+        #expect(back.first == "process push.retry.v1[0]@1")
+        #expect(back.contains("resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]"))
+    }
+
+    @Test("revoked partitions take their delayed messages and pauses with them")
+    func revoked() {
+        var loop = WorkerLoop(settings: Self.settings())
+        _ = loop.polled([.init(message: FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 1), notBefore: 50)], now: 1)
+        _ = loop.turn(Self.reading(2))
+        #expect(loop.paused == [Self.r0])
+        loop.revoked([Self.r0])
+        #expect(loop.delayed.isEmpty)
+        #expect(loop.paused.isEmpty)
+        #expect(!Self.words(loop.turn(Self.reading(60, assignment: [Self.p0]))).contains { $0.hasPrefix("process") })
+    }
+
+    @Test("SIGTERM: pause everything, keep claiming, dispatching and committing, finish when nothing is unfinished")
+    func drain() {
+        var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
+        let first = Self.words(loop.turn(Self.reading(100, inFlight: 40, unfinished: 3, stop: true)))
+        #expect(first == ["drain until 125", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "claim 60", "poll 1 20ms", "commit"])
+        #expect(Self.words(loop.turn(Self.reading(101, inFlight: 10, unfinished: 1, stop: true))) == ["claim 90", "poll 1 20ms", "commit"])
+        #expect(Self.words(loop.turn(Self.reading(102, unfinished: 0, stop: true))) == ["claim 100", "commit", "finish"])
+        #expect(loop.turn(Self.reading(103, stop: true)).isEmpty)
+    }
+
+    @Test("SIGTERM with work that does not finish: finish at the grace deadline")
+    func drainDeadline() {
+        var loop = WorkerLoop(settings: Self.settings())
+        _ = loop.turn(Self.reading(0, unfinished: 5, stop: true))
+        #expect(!Self.words(loop.turn(Self.reading(24, unfinished: 5, stop: true))).contains("finish"))
+        #expect(Self.words(loop.turn(Self.reading(25, unfinished: 5, stop: true))).suffix(2) == ["commit", "finish"])
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import PushCore
+import PushTestSupport
+import Testing
+
+@Suite("pushworker render")
+struct RenderCommandTests {
+    static let expectedKeys: Set<String> = ["subscriptionId", "platform", "language", "msgId", "status", "reason", "request"]
+
+    @Test("the DESIGN §3 example without credentials: production endpoints, <unknown> placeholders, redacted auth")
+    func designExample() throws {
+        let path = try CLITest.write(SampleJobs.designExample(expiresAt: Date().addingTimeInterval(3600)))
+        let result = try runCommand(BuiltProducts.pushworker, ["render", path], environment: CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys]))
+        #expect(result.status == 0, "\(result.stderr)")
+        let raw = result.stdout.split(separator: "\n")
+        #expect(raw.count == 3)
+        #expect(raw.allSatisfy { $0.hasPrefix(#"{"subscriptionId":"#) })
+        let lines = CLITest.lines(result.stdout)
+        #expect(lines.allSatisfy { Set($0.keys) == Self.expectedKeys })
+        let keyring = try MsgIDKeyring(parsing: CLITest.keys)
+        let by = CLITest.bySubscription(lines)
+
+        let ios = try #require(by["s1"])
+        #expect(ios["platform"] as? String == "ios")
+        #expect(ios["language"] as? String == "tr")
+        #expect(ios["status"] as? String == "ready")
+        #expect(ios["reason"] is NSNull)
+        let iosID = try #require(ios["msgId"] as? String)
+        #expect(MsgID.verify(iosID, keyring: keyring)?.subscriptionID == "s1")
+        let iosRequest = try #require(ios["request"] as? [String: Any])
+        #expect(iosRequest["method"] as? String == "POST")
+        #expect(iosRequest["url"] as? String == "https://api.push.apple.com/3/device/5f2b8c4e1a9d7e3f6b0c2a4d8e1f3b5c7a9e0d2f4b6c8a1e3d5f7b9c0a2e4d6f")
+        let iosHeaders = try #require(iosRequest["headers"] as? [String: String])
+        #expect(iosHeaders["apns-topic"] == "<unknown>")
+        #expect(iosHeaders["authorization"] == "bearer <redacted>")
+        let aps = (iosRequest["body"] as? [String: Any])?["aps"] as? [String: Any]
+        #expect((aps?["alert"] as? [String: Any])?["title"] as? String == "Merhaba Ayşe")
+
+        let android = try #require(by["s2"])
+        #expect(android["language"] as? String == "en")  // pt-BR → pt → defaultLanguage en
+        let androidRequest = try #require(android["request"] as? [String: Any])
+        #expect(androidRequest["url"] as? String == "https://fcm.googleapis.com/v1/projects/<unknown>/messages:send")
+        #expect((androidRequest["headers"] as? [String: String])?["authorization"] == "Bearer <redacted>")
+        let message = (androidRequest["body"] as? [String: Any])?["message"] as? [String: Any]
+        #expect((message?["data"] as? [String: Any])?["on.msgId"] as? String == android["msgId"] as? String)
+
+        let web = try #require(by["s3"])
+        #expect(web["language"] as? String == "en")
+        let webRequest = try #require(web["request"] as? [String: Any])
+        #expect((webRequest["url"] as? String)?.hasPrefix("https://fcm.googleapis.com/fcm/send/") == true)
+        let webHeaders = try #require(webRequest["headers"] as? [String: String])
+        #expect(webHeaders["authorization"]?.contains("<redacted>") == true)
+        #expect(webHeaders["content-encoding"] == "aes128gcm")
+        let body = try #require(webRequest["body"] as? [String: Any])
+        let plaintext = try #require(body["plaintext"] as? [String: Any])
+        #expect(plaintext["msgId"] as? String == web["msgId"] as? String)
+        let plaintextBytes = try JSONSerialization.data(withJSONObject: plaintext).count
+        let encrypted = try #require(body["encryptedBytes"] as? Int)
+        #expect(encrypted > plaintextBytes)  // header 86 bytes + padding delimiter + 16-byte tag
+        #expect(!result.stdout.contains("eyJ"))  // no JWT leaks
+    }
+
+    @Test("language is the one chosen: pt for pt-BR")
+    func chosenLanguage() throws {
+        let job = CLITest.job(recipients: [
+            #"{"subscriptionId":"a1","platform":"android","token":"\#(CLITest.fcmToken)","language":"pt-BR","properties":{"name":"Ana"}}"#,
+            #"{"subscriptionId":"a2","platform":"android","token":"\#(CLITest.fcmToken)","language":"de"}"#,
+        ])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("ephemeral"))
+        let by = CLITest.bySubscription(CLITest.lines(result.stdout))
+        #expect(by["a1"]?["language"] as? String == "pt")
+        let data = ((by["a1"]?["request"] as? [String: Any])?["body"] as? [String: Any]).flatMap { ($0["message"] as? [String: Any])?["data"] as? [String: Any] }
+        #expect(data?["on.title"] as? String == "Olá Ana")
+        #expect(by["a2"]?["language"] as? String == "en")
+    }
+
+    @Test("with a credentials folder: sandbox endpoints; a platform without credentials is rejected/no_credentials")
+    func withCredentials() throws {
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        try FileManager.default.removeItem(atPath: sandbox.credentialsPath + "/app_cli/apns.json")
+        let recipients = [
+            #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
+            #"{"subscriptionId":"a1","platform":"android","token":"\#(CLITest.fcmToken)"}"#,
+        ]
+        let environment = CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys, "PUSHWORKER_CREDENTIALS_DIR": sandbox.credentialsPath])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(CLITest.job(recipients: recipients))], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let by = CLITest.bySubscription(CLITest.lines(result.stdout))
+        #expect(by["i1"]?["status"] as? String == "rejected")
+        #expect(by["i1"]?["reason"] as? String == "no_credentials")
+        #expect(by["i1"]?["request"] is NSNull)
+        #expect(by["a1"]?["status"] as? String == "ready")
+        #expect((by["a1"]?["request"] as? [String: Any])?["url"] as? String == "\(sandbox.origin)/v1/projects/sandbox-appcli/messages:send")  // project ids drop the underscore
+
+        // An app with no folder at all: every recipient no_credentials.
+        let other = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(CLITest.job(appID: "app_none", recipients: recipients))],
+                                   environment: environment)
+        #expect(other.status == 0)
+        let statuses = CLITest.lines(other.stdout).map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" }
+        #expect(statuses == ["rejected/no_credentials", "rejected/no_credentials"])
+    }
+
+    @Test("an invalid job exits 65 with the reason on stderr and prints nothing")
+    func invalidJob() throws {
+        let job = CLITest.job(extra: #","collapseId":"\#(String(repeating: "x", count: 65))""#,
+                              recipients: [#"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("collapseId"))
+        let garbage = try runCommand(BuiltProducts.pushworker, ["render", "-"], stdin: Data("{not json".utf8), environment: CLITest.environment([:]))
+        #expect(garbage.status == 65)
+        #expect(garbage.stderr.contains("invalid job"))
+    }
+
+    @Test("reads standard input for -; a bad recipient rejects only itself")
+    func standardInput() throws {
+        let job = CLITest.job(recipients: [
+            #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
+            #"{"subscriptionId":"i2","platform":"ios","token":"not hex"}"#,
+            #"{"subscriptionId":"p1","platform":"pager","token":"x"}"#,
+        ])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", "-"], stdin: Data(job.utf8), environment: CLITest.environment([:]))
+        #expect(result.status == 0, "\(result.stderr)")
+        let by = CLITest.bySubscription(CLITest.lines(result.stdout))
+        #expect(by["i1"]?["status"] as? String == "ready")
+        #expect(by["i2"]?["reason"] as? String == "bad_token")
+        #expect(by["p1"]?["reason"] as? String == "unknown_platform")
+    }
+
+    @Test("an expired job: every recipient expired, no request")
+    func expired() throws {
+        let job = CLITest.job(expiresAt: "2020-01-01T00:00:00Z", recipients: [
+            #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
+            #"{"subscriptionId":"a1","platform":"android","token":"\#(CLITest.fcmToken)"}"#,
+        ])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 0)
+        let lines = CLITest.lines(result.stdout)
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0["status"] as? String == "expired" && $0["request"] is NSNull && $0["msgId"] is String })
+    }
+
+    @Test("--help prints the usage; usage errors exit 64; a missing file exits 66")
+    func usage() throws {
+        let help = try runCommand(BuiltProducts.pushworker, ["render", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: pushworker render"))
+        #expect(try runCommand(BuiltProducts.pushworker, ["render", "a.json", "b.json"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworker, ["render", "--bogus"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworker, ["render", "/nonexistent/job.json"], environment: CLITest.environment([:])).status == 66)
+    }
+}
