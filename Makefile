@@ -18,9 +18,12 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
 
 # Builds, starts embedded Redis, a Kafka broker and the provider sandbox, runs a sample
-# campaign end to end, prints the summary and stops everything it started.
+# campaign end to end, prints the summary and stops everything it started (the sandbox runs
+# with its inbox: docs/sandbox.md).
+# DEMO_ARGS=--keep leaves everything running (and the inbox open) until Ctrl-C.
+DEMO_ARGS ?=
 demo: build
-	@$(BIN) demo
+	@$(BIN) demo $(DEMO_ARGS)
 
 # Installs what is missing, starts nothing by hand: every test starts (and stops) the
 # services it needs on free loopback ports.

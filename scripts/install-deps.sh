@@ -16,6 +16,8 @@ packages=(
   nghttp2-client        # h2load: the load reference for `pushworker bench`
   nghttp2-server        # nghttpd: an independent HTTP/2 peer for the HTTP client tests
   wrk                   # load generator of `pushworker bench events`
+  chromium              # headless browser for the sandbox inbox's browser tests (docs/sandbox.md "Inbox")
+  fonts-dejavu-core     # a font for chromium's screenshots
   openssl ca-certificates curl python3-venv
 )
 

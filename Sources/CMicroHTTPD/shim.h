@@ -12,4 +12,6 @@ static inline uint16_t pw_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
+/* MHD_SIZE_UNKNOWN (a cast macro): the size of a response whose body is produced by a content reader. */
+static inline uint64_t pw_mhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 #endif

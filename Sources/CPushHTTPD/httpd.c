@@ -9,15 +9,15 @@
 static const unsigned int connection_limit = 10000U;
 static const unsigned int connection_timeout_seconds = 30U;
 
-struct MHD_Daemon *pw_httpd_start(const char *ipv4, uint16_t port, unsigned int threads,
-                                  MHD_AccessHandlerCallback handler, void *context) {
+static struct MHD_Daemon *start(const char *ipv4, uint16_t port, unsigned int threads, unsigned int extra_flags,
+                                 MHD_AccessHandlerCallback handler, void *context) {
     if (ipv4 == NULL || handler == NULL) return NULL;
     struct sockaddr_in address;
     memset(&address, 0, sizeof(address));
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
     if (inet_pton(AF_INET, ipv4, &address.sin_addr) != 1) return NULL;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | extra_flags;
     /* MHD_OPTION_THREAD_POOL_SIZE 1 is the same as no pool: one list serves both. */
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_SOCK_ADDR, 0, &address},
@@ -28,6 +28,16 @@ struct MHD_Daemon *pw_httpd_start(const char *ipv4, uint16_t port, unsigned int 
     };
     if (threads <= 1) options[3].option = MHD_OPTION_END;
     return MHD_start_daemon(flags, port, NULL, NULL, handler, context, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+struct MHD_Daemon *pw_httpd_start(const char *ipv4, uint16_t port, unsigned int threads,
+                                  MHD_AccessHandlerCallback handler, void *context) {
+    return start(ipv4, port, threads, 0, handler, context);
+}
+
+struct MHD_Daemon *pw_httpd_start_suspendable(const char *ipv4, uint16_t port, unsigned int threads,
+                                              MHD_AccessHandlerCallback handler, void *context) {
+    return start(ipv4, port, threads, (unsigned int)MHD_ALLOW_SUSPEND_RESUME, handler, context);
 }
 
 int pw_httpd_format_address(const struct sockaddr *address, char *buffer, size_t size) {

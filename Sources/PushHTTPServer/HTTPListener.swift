@@ -5,17 +5,23 @@ import PushCore
 import Synchronization
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
-/// `/healthz`, `/readyz` and the tracking endpoint. Handlers are synchronous and cheap.
-/// HTTP/1.1 keep-alive; request bodies are read and discarded; `threads` > 1 runs a pool of
-/// polling threads (MHD's thread pool), each calling the handler.
+/// `/healthz`, `/readyz`, the tracking endpoint and the sandbox inbox. Handlers are
+/// synchronous and cheap. HTTP/1.1 keep-alive; request bodies are read and discarded;
+/// `threads` > 1 runs a pool of polling threads (MHD's thread pool), each calling the handler.
+/// With `allowsStreaming`, a handler may answer with an ``HTTPResponseStream`` (Server-Sent
+/// Events): the body is written later, from any thread.
 public final class HTTPListener: Sendable {
     public struct Request: Sendable {
         public var method: String
+        /// The path, without the query string.
         public var path: String
         public var clientAddress: String
+        /// The headers named in the listener's `headerNames`, by lower-case name.
         public var headers: [String: String]
-        public init(method: String, path: String, clientAddress: String, headers: [String: String]) {
-            self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers
+        /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name).
+        public var query: [String: String]
+        public init(method: String, path: String, clientAddress: String, headers: [String: String], query: [String: String] = [:]) {
+            self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers; self.query = query
         }
     }
 
@@ -24,17 +30,42 @@ public final class HTTPListener: Sendable {
         public var contentType: String
         public var body: [UInt8]
         public var headers: [(String, String)]
+        /// When set, `body` is ignored and the response body is whatever is written to the
+        /// stream until it is finished (chunked transfer encoding).
+        public var stream: HTTPResponseStream?
         public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: String = "", headers: [(String, String)] = []) {
             self.status = status; self.contentType = contentType; self.body = Array(body.utf8); self.headers = headers
+        }
+        public init(status: Int, contentType: String, bytes: [UInt8], headers: [(String, String)] = []) {
+            self.status = status; self.contentType = contentType; self.body = bytes; self.headers = headers
+        }
+        /// A streamed response (`text/event-stream` for Server-Sent Events).
+        public static func streaming(_ stream: HTTPResponseStream, contentType: String, headers: [(String, String)] = []) -> Response {
+            var response = Response(status: 200, contentType: contentType, headers: headers)
+            response.stream = stream
+            return response
         }
     }
 
     public typealias Handler = @Sendable (Request) -> Response
 
-    /// The handler, read by the access callback through the daemon's (unretained) context.
+    /// The handler and the listener's settings, read by the access callback through the
+    /// daemon's (unretained) context; `streams` holds the streamed responses in progress.
     fileprivate final class Box: Sendable {
         let handler: Handler
-        init(handler: @escaping Handler) { self.handler = handler }
+        let allowsStreaming: Bool
+        /// Request headers passed to the handler: the name looked up (case-insensitively) and its lower-case key.
+        let headerNames: [(lookup: String, key: String)]
+        let streams = Mutex<[ObjectIdentifier: HTTPResponseStream]>([:])
+        init(handler: @escaping Handler, allowsStreaming: Bool, headerNames: [String]) {
+            self.handler = handler; self.allowsStreaming = allowsStreaming
+            self.headerNames = headerNames.map { ($0, $0.lowercased()) }
+        }
+
+        /// Ends every stream in progress (libmicrohttpd must not stop with a suspended connection).
+        func finishStreams() {
+            for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
+        }
     }
 
     /// The running daemon; nil once stopped. Stopping drops it, and its `deinit` stops MHD.
@@ -44,9 +75,15 @@ public final class HTTPListener: Sendable {
 
     /// Starts listening on `address` (`host:port`, IPv4; `0.0.0.0` for all). Throws if the
     /// address is not IPv4 or MHD cannot listen there (port in use, no permission).
-    public init(address: HostPort, threads: UInt32 = 1, handler: @escaping Handler) throws {
+    /// - Parameters:
+    ///   - allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
+    ///   - headerNames: the request headers the handler sees in ``Request/headers``. Default:
+    ///     `X-Forwarded-For`.
+    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false,
+                headerNames: [String] = ["X-Forwarded-For"], handler: @escaping Handler) throws {
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        let started = try MHDDaemon.start(host: host, port: address.port, threads: threads, box: Box(handler: handler),
+        let box = Box(handler: handler, allowsStreaming: allowsStreaming, headerNames: headerNames)
+        let started = try MHDDaemon.start(host: host, port: address.port, threads: threads, box: box,
                                           describing: "\(address.host):\(address.port)")
         port = started.port
         daemon = Mutex(started)
@@ -57,8 +94,8 @@ public final class HTTPListener: Sendable {
         public var description: String { message }
     }
 
-    /// Stops the listener and its threads (idempotent). Not from inside a handler: MHD waits
-    /// for its polling threads, one of which would be the caller.
+    /// Stops the listener and its threads (idempotent); streams in progress are finished first.
+    /// Not from inside a handler: MHD waits for its polling threads, one of which would be the caller.
     public func stop() {
         let running = daemon.withLock { $0.take() }
         _ = running  // released here, outside the lock: its deinit stops the daemon
@@ -85,21 +122,77 @@ public final class HTTPListener: Sendable {
         let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
-        if let forwarded = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Forwarded-For") {
-            headers["x-forwarded-for"] = String(cString: forwarded)
+        for name in box.headerNames {
+            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name.lookup) { headers[name.key] = String(cString: value) }
         }
         let request = Request(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                              clientAddress: clientAddress, headers: headers)
+                              clientAddress: clientAddress, headers: headers, query: queryArguments(connection))
         let answer = box.handler(request)
+        if let stream = answer.stream {
+            return queueStream(stream, answer: answer, connection: connection, box: box)
+        }
         let response = answer.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let response else { return .NO }
         defer { MHD_destroy_response(response) }
-        _ = MHD_add_response_header(response, "Content-Type", answer.contentType)
-        for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
+        addHeaders(response, answer)
         return MHD_queue_response(connection, UInt32(answer.status), response)
     }
+
+    private static func addHeaders(_ response: OpaquePointer, _ answer: Response) {
+        _ = MHD_add_response_header(response, "Content-Type", answer.contentType)
+        for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
+    }
+
+    /// The GET arguments MHD parsed from the URL (percent-decoded).
+    private static func queryArguments(_ connection: OpaquePointer) -> [String: String] {
+        // Counting first keeps the common case (no query: tracking pings, /metrics) allocation-free.
+        guard MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0 else { return [:] }
+        let collector = QueryCollector()
+        let context = Unmanaged.passUnretained(collector).toOpaque()
+        _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { context, _, key, value in
+            guard let context, let key else { return .YES }
+            let collector = Unmanaged<QueryCollector>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: key)
+            if collector.values[name] == nil { collector.values[name] = value.map { String(cString: $0) } ?? "" }
+            return .YES
+        }, context)
+        return collector.values
+    }
+
+    /// Answers with a body produced by `stream`: MHD pulls it through the content reader,
+    /// which suspends the connection while nothing is pending; ``HTTPResponseStream/write(_:)``
+    /// resumes it.
+    private static func queueStream(_ stream: HTTPResponseStream, answer: Response, connection: OpaquePointer, box: Box) -> MHD_Result {
+        guard box.allowsStreaming else {
+            stream.finish()
+            let body = Array("streaming is not enabled on this listener\n".utf8)
+            let response = body.withUnsafeBytes { MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY) }
+            guard let response else { return .NO }
+            defer { MHD_destroy_response(response) }
+            return MHD_queue_response(connection, 500, response)
+        }
+        stream.attach(connection: connection)
+        let identifier = ObjectIdentifier(stream)
+        box.streams.withLock { $0[identifier] = stream }
+        stream.setCloseHandler { [weak box] in _ = box?.streams.withLock { $0.removeValue(forKey: identifier) } }
+        // One retain for MHD, given back in the free callback (also when queueing fails:
+        // MHD_destroy_response below drops the last reference and calls it).
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let response = MHD_create_response_from_callback(pw_mhd_size_unknown(), 4096, httpStreamReader, context, httpStreamFree) else {
+            Unmanaged<HTTPResponseStream>.fromOpaque(context).takeRetainedValue().released()
+            return .NO
+        }
+        defer { MHD_destroy_response(response) }
+        addHeaders(response, answer)
+        return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+}
+
+/// Thread safety: used only during one `MHD_get_connection_values` call, on the calling thread.
+private final class QueryCollector: @unchecked Sendable {
+    var values: [String: String] = [:]
 }
 
 private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
@@ -116,7 +209,11 @@ private final class MHDDaemon {
 
     static func start(host: String, port: UInt16, threads: UInt32, box: HTTPListener.Box,
                       describing address: String) throws(HTTPListener.ListenerError) -> MHDDaemon {
-        guard let handle = pw_httpd_start(host, port, threads, httpListenerAccessHandler, Unmanaged.passUnretained(box).toOpaque()) else {
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        let started = box.allowsStreaming
+            ? pw_httpd_start_suspendable(host, port, threads, httpListenerAccessHandler, context)
+            : pw_httpd_start(host, port, threads, httpListenerAccessHandler, context)
+        guard let handle = started else {
             throw HTTPListener.ListenerError(message: "cannot listen on \(address)")
         }
         return MHDDaemon(handle: handle, box: box)
@@ -130,5 +227,148 @@ private final class MHDDaemon {
     /// The port the daemon listens on (the kernel's pick for port 0).
     var port: UInt16 { pw_mhd_bound_port(handle) }
 
-    deinit { MHD_stop_daemon(handle) }
+    deinit {
+        box.finishStreams()
+        MHD_stop_daemon(handle)
+    }
+}
+
+private let httpStreamReader: MHD_ContentReaderCallback = { context, _, buffer, maximum in
+    guard let context, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    return Unmanaged<HTTPResponseStream>.fromOpaque(context).takeUnretainedValue().read(into: buffer, maximum: maximum)
+}
+
+private let httpStreamFree: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    Unmanaged<HTTPResponseStream>.fromOpaque(context).takeRetainedValue().released()
+}
+
+/// A response body written over time, from any thread (Server-Sent Events). Bytes are queued
+/// (at most `maximumPendingBytes`; a client that falls further behind is cut off) and pulled by
+/// libmicrohttpd's polling thread; while nothing is queued the connection is suspended, so an
+/// idle stream costs no CPU. Write something (an SSE comment) every few seconds: a client that
+/// went away is only noticed when a write to it fails.
+///
+/// Thread safety: every mutable field is in `unsafeState`, touched only inside `locked`. `MHD_suspend_connection` is called with
+/// the lock held, from the content reader (the only place MHD allows it); `MHD_resume_connection`
+/// after the lock is released (a suspended connection is not touched by MHD until resumed, so
+/// the pointer stays valid), and only for a connection this stream suspended.
+public final class HTTPResponseStream: @unchecked Sendable {
+    private struct State {
+        var pending: [UInt8] = []
+        var offset = 0
+        var isFinished = false
+        var isReleased = false
+        var connection: OpaquePointer?
+        var isSuspended = false
+        var closeHandlers: [@Sendable () -> Void] = []
+    }
+
+    private let lock = NSLock()
+    private var unsafeState = State()
+    /// Bytes queued at most before the stream is finished (slow client). Default: 1 MiB.
+    public let maximumPendingBytes: Int
+
+    public init(maximumPendingBytes: Int = 1 << 20) {
+        self.maximumPendingBytes = maximumPendingBytes
+    }
+
+    /// Calls `handler` once, on libmicrohttpd's thread, when the response is done (finished and
+    /// sent, or the client went away).
+    public func setCloseHandler(_ handler: @escaping @Sendable () -> Void) {
+        let isReleased = locked { state -> Bool in
+            if !state.isReleased { state.closeHandlers.append(handler) }
+            return state.isReleased
+        }
+        if isReleased { handler() }
+    }
+
+    /// Queues `bytes`. Returns false (and writes nothing) when the stream is finished or closed,
+    /// or when the client is too far behind (the stream is then finished).
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        let (accepted, resume) = locked { state -> (Bool, OpaquePointer?) in
+            guard !state.isFinished, !state.isReleased else { return (false, nil) }
+            if state.pending.count - state.offset + bytes.count > maximumPendingBytes {
+                state.isFinished = true
+                state.pending.removeAll()
+                state.offset = 0
+                return (false, Self.takeSuspended(&state))
+            }
+            if state.offset > 0 && state.offset >= state.pending.count / 2 {
+                state.pending.removeFirst(state.offset)
+                state.offset = 0
+            }
+            state.pending.append(contentsOf: bytes)
+            return (true, Self.takeSuspended(&state))
+        }
+        if let resume { MHD_resume_connection(resume) }
+        return accepted
+    }
+
+    /// Ends the body once what is queued has been sent.
+    public func finish() {
+        let resume = locked { state -> OpaquePointer? in
+            state.isFinished = true
+            return Self.takeSuspended(&state)
+        }
+        if let resume { MHD_resume_connection(resume) }
+    }
+
+    /// Whether the stream takes no more writes.
+    public var isClosed: Bool { locked { $0.isFinished || $0.isReleased } }
+
+    private func locked<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&unsafeState)
+    }
+
+    private static func takeSuspended(_ state: inout State) -> OpaquePointer? {
+        guard state.isSuspended, !state.isReleased, let connection = state.connection else { return nil }
+        state.isSuspended = false
+        return connection
+    }
+
+    func attach(connection: OpaquePointer) { locked { $0.connection = connection } }
+
+
+    /// The content reader: copies queued bytes, or ends the stream, or suspends the connection.
+    func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+        locked { state in
+            let available = state.pending.count - state.offset
+            if available > 0 {
+                let count = min(available, maximum)
+                state.pending.withUnsafeBufferPointer { source in
+                    guard let base = source.baseAddress else { return }
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: base + state.offset, byteCount: count)
+                }
+                state.offset += count
+                if state.offset == state.pending.count {
+                    state.pending.removeAll(keepingCapacity: true)
+                    state.offset = 0
+                }
+                return count
+            }
+            if state.isFinished { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+            guard let connection = state.connection else { return -2 }
+            state.isSuspended = true
+            MHD_suspend_connection(connection)
+            return 0
+        }
+    }
+
+    /// libmicrohttpd is done with the response: no more resumes, tell the owner.
+    func released() {
+        let handlers = locked { state -> [@Sendable () -> Void] in
+            state.isReleased = true
+            state.isFinished = true
+            state.connection = nil
+            state.isSuspended = false
+            state.pending = []
+            defer { state.closeHandlers = [] }
+            return state.closeHandlers
+        }
+        for handler in handlers { handler() }
+    }
 }

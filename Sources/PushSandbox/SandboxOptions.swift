@@ -1,3 +1,5 @@
+import PushCore
+
 /// What `pushworker sandbox` runs with (validated by the command line, DESIGN §11).
 public struct SandboxOptions: Sendable {
     public var host = "127.0.0.1"
@@ -15,6 +17,18 @@ public struct SandboxOptions: Sendable {
     var faults = SandboxFaults()
     public var recordPath: String?
     public var maximumRecords = 100_000
+    /// `--inbox HOST:PORT`: serve the inbox there (docs/sandbox.md "Inbox"); nil: no inbox.
+    public var inboxAddress: HostPort?
+    /// `--inbox-port-file`: the inbox's bound port is written there (before `portFile`).
+    public var inboxPortFile: String?
+    /// `--inbox-max`: notifications the inbox keeps. Default: 1000.
+    public var inboxCapacity = 1000
+    /// `--events-url`: the tracking endpoint presses (and `reportsDelivered`) are posted to.
+    public var eventsURL: PlainHTTPURL?
+    /// `--report-delivered`: post `delivered` for every accepted notification.
+    public var reportsDelivered = false
+    /// Verifies msgIds in the inbox (`--msgid-keys`, else `PUSHWORKER_MSGID_KEYS`); nil: shown unverified.
+    public var msgIDKeyring: MsgIDKeyring?
 
     public init() {}
 

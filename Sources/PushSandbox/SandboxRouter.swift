@@ -164,6 +164,18 @@ final class SandboxRouter {
             }.bytes
         }
         state.count(status: response.status, platform: platform, msgID: msgID, line: line)
+        if (200..<300).contains(response.status) {
+            if let inbox = state.inbox {
+                inbox.accept {
+                    let headers = request.headers.map { header in
+                        header.name == "authorization" ? (name: header.name, value: InboxRecord.redactAuthorization(header.value)) : header
+                    }
+                    return InboxRecord(platform: platform, method: request.method, path: request.path, headers: headers,
+                                       body: bodyJSON ?? Array("null".utf8), encryptedBytes: platform == "web" ? request.bodyLength : nil)
+                }
+            }
+            if state.reportsDelivered, let msgID, let tracking = state.tracking { tracking.report(.delivered, msgID: msgID) }
+        }
         return response
     }
 

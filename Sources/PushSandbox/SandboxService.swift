@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushHTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,26 @@ public enum SandboxService {
             recordFD = open(record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard recordFD >= 0 else { throw SandboxSocketError("open \(record)") }
         }
-        let state = SandboxState(faults: options.faults, maximumRecords: options.maximumRecords, recordFD: recordFD)
+        let tracking = options.eventsURL.map { TrackingReporter(url: $0) }
+        tracking?.start()
+        var inbox: Inbox?
+        var inboxListener: HTTPListener?
+        if let address = options.inboxAddress {
+            var settings = Inbox.Settings()
+            settings.capacity = options.inboxCapacity
+            settings.keyring = options.msgIDKeyring
+            let created = Inbox(settings: settings)
+            created.start()
+            let server = InboxServer(inbox: created, tracking: tracking, reportsDelivered: options.reportsDelivered, sandboxOrigin: origin)
+            do {
+                inboxListener = try HTTPListener(address: address, allowsStreaming: true, headerNames: InboxServer.headerNames) { server.handle($0) }
+            } catch {
+                throw SandboxSocketError("--inbox \(address.host):\(address.port): \(error)")
+            }
+            inbox = created
+        }
+        let state = SandboxState(faults: options.faults, maximumRecords: options.maximumRecords, recordFD: recordFD,
+                                 inbox: inbox, tracking: tracking, reportsDelivered: options.reportsDelivered)
         let configuration = SandboxConfiguration(origin: origin, isAuthDisabled: options.isAuthDisabled, seed: options.seed)
         var loops: [EventLoop] = []
         for fd in listeners {
@@ -65,11 +85,19 @@ public enum SandboxService {
         }
         let apps = trust.appIDs.isEmpty ? "none" : trust.appIDs.joined(separator: ",")
         writeOut("pushworker sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(options.isAuthDisabled ? ", auth off" : ""))\n")
+        if let inboxListener, let address = options.inboxAddress {
+            let tracked = options.eventsURL.map { ", events to \($0.description)\(options.reportsDelivered ? " (delivered too)" : "")" } ?? ""
+            writeOut("pushworker sandbox inbox on http://\(address.host):\(inboxListener.port)/\(tracked)\n")
+            if let file = options.inboxPortFile { try SandboxCredentials.writeAtomically("\(inboxListener.port)\n", to: file) }
+        }
         if let portFile = options.portFile { try SandboxCredentials.writeAtomically("\(first.port)\n", to: portFile) }
 
         stopPipe.wait()
         for loop in loops { loop.stop() }
         for thread in threads { pthread_join(thread, nil) }
+        inboxListener?.stop()
+        inbox?.stop()
+        tracking?.stop()
         state.flushRecords()
         writeOut("pushworker sandbox stopped\n")
         return 0

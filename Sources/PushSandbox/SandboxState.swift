@@ -88,11 +88,20 @@ final class SandboxState: Sendable {
     let maximumRecords: Int
     /// `--record FILE`, opened for appending, or -1.
     private let recordFD: Int32
+    /// `--inbox`: every accepted message is also handed to the inbox (docs/sandbox.md "Inbox").
+    let inbox: Inbox?
+    /// `--events-url`: posts tracking events; with `reportsDelivered`, `delivered` for every accepted message.
+    let tracking: TrackingReporter?
+    let reportsDelivered: Bool
 
-    init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1) {
+    init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1,
+         inbox: Inbox? = nil, tracking: TrackingReporter? = nil, reportsDelivered: Bool = false) {
         inner = Mutex(Inner(faults: faults))
         self.maximumRecords = maximumRecords
         self.recordFD = recordFD
+        self.inbox = inbox
+        self.tracking = tracking
+        self.reportsDelivered = reportsDelivered
     }
 
     deinit { if recordFD >= 0 { close(recordFD) } }

@@ -103,6 +103,19 @@ struct HTTPDGlueTests {
         #expect(Self.start("127.0.0.1", port: 0, handler: nil) == nil)
     }
 
+    @Test("a suspendable daemon (streamed responses) starts, serves and refuses bad addresses like the others")
+    func suspendable() throws {
+        let daemon = try #require(Self.startSuspendable("127.0.0.1", port: 0))
+        defer { MHD_stop_daemon(daemon) }
+        #expect(Self.exchange(port: pw_mhd_bound_port(daemon)).hasPrefix("HTTP/1.1 204"))
+        #expect(Self.startSuspendable("localhost", port: 0) == nil)
+        #expect(Self.startSuspendable("127.0.0.1", port: pw_mhd_bound_port(daemon)) == nil)
+    }
+
+    static func startSuspendable(_ ipv4: String, port: UInt16) -> OpaquePointer? {
+        pw_httpd_start_suspendable(ipv4, port, 1, recordingHandler, nil)
+    }
+
     @Test("the handler reads the client's address of a real connection as 127.0.0.1")
     func clientAddress() throws {
         let seen = SeenAddresses()

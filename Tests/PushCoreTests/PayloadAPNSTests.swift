@@ -30,7 +30,7 @@ struct PayloadAPNSTests {
                 "mutable-content": 1, "interruption-level": "time-sensitive", "relevance-score": 0.8,
             ] as [String: Any],
             "custom": [
-                "i": "m.sig", "c": "cmp_42", "u": "https://shop.example/sale", "m": "https://cdn.example/sale.jpg",
+                "i": "m.sig", "c": "cmp_42", "l": "tr", "u": "https://shop.example/sale", "m": "https://cdn.example/sale.jpg",
                 "a": ["screen": "sale", "promo": "SPRING20"],
             ] as [String: Any],
         ])
@@ -52,7 +52,7 @@ struct PayloadAPNSTests {
         let (request, json) = try apns(payloadSimpleContent())
         #expect(json == PayloadJSON([
             "aps": ["alert": ["title": "Hi", "body": "Sale"]],
-            "custom": ["i": "m.sig", "c": "cmp_42"],
+            "custom": ["i": "m.sig", "c": "cmp_42", "l": "en"],
         ]))
         #expect(request.header("apns-expiration") == nil)
         #expect(request.header("apns-collapse-id") == nil)
@@ -69,7 +69,7 @@ struct PayloadAPNSTests {
         let (request, json) = try apns(content)
         #expect(json == PayloadJSON([
             "aps": ["content-available": 1],
-            "custom": ["i": "m.sig", "c": "cmp_42", "a": ["sync": "inbox"]] as [String: Any],
+            "custom": ["i": "m.sig", "c": "cmp_42", "l": "en", "a": ["sync": "inbox"]] as [String: Any],
         ]))
         #expect(request.header("apns-push-type") == "background")
         #expect(request.header("apns-priority") == "5")
@@ -165,7 +165,7 @@ struct PayloadAPNSTests {
         let (_, json) = try apns(content, profile: profile)
         #expect(json == PayloadJSON([
             "aps": ["alert": ["title": "Hi", "body": "Sale"]],
-            "custom": ["i": "m.sig", "c": "cmp_42"],
+            "custom": ["i": "m.sig", "c": "cmp_42", "l": "en"],
             "promo_code": "SPRING20", "screen": "sale",
         ] as [String: Any]))
     }

@@ -34,7 +34,7 @@ struct PayloadFCMTests {
             "token": payloadFCMToken,
             "data": [
                 "screen": "sale", "promo": "SPRING20",
-                "on.msgId": "m.sig", "on.campaignId": "cmp_42",
+                "on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "pt",
                 "on.title": "Olá", "on.subtitle": "Hoje", "on.body": "20% \"off\"\nem tudo",
                 "on.url": "https://shop.example/sale", "on.imageURL": "https://cdn.example/sale.jpg",
                 "on.actions": actions, "on.collapseId": "sale",
@@ -58,7 +58,7 @@ struct PayloadFCMTests {
         let (_, json) = try fcm(payloadSimpleContent())
         #expect(json == PayloadJSON(["message": [
             "token": payloadFCMToken,
-            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.title": "Hi", "on.body": "Sale"],
+            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale"],
             "android": ["priority": "HIGH"],
         ] as [String: Any]]))
     }
@@ -97,7 +97,7 @@ struct PayloadFCMTests {
         content.ios.contentAvailable = true
         content.data = [KeyValue("sync", "inbox")]
         let (_, json) = try fcm(content)
-        #expect(json["message"]?["data"] == PayloadJSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42"]))
+        #expect(json["message"]?["data"] == PayloadJSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en"]))
     }
 
     @Test("the data budget counts keys + values of message.data")
@@ -105,6 +105,7 @@ struct PayloadFCMTests {
         var content = payloadSimpleContent()
         // 4096-byte rule on keys + values: fill the data so that exactly 4096 fit.
         let fixed = "on.msgId".utf8.count + "m.sig".utf8.count + "on.campaignId".utf8.count + "cmp_42".utf8.count
+            + "on.language".utf8.count + "en".utf8.count
             + "on.title".utf8.count + 2 + "on.body".utf8.count + 4 + "k".utf8.count
         content.data = [KeyValue("k", String(repeating: "x", count: 4096 - fixed))]
         let rendered = FCMPayloadBuilder.payload(content, token: payloadFCMToken, text: NotificationText(content), actionsJSON: nil)

@@ -29,7 +29,7 @@ struct PayloadWebPushTests {
             "title": "안녕하세요", "body": "모든 상품 20% 할인",
             "icon": "https://cdn.example/i.png", "image": "https://cdn.example/sale.jpg",
             "badge": "https://cdn.example/b.png", "tag": "sale",
-            "msgId": "m.sig", "campaignId": "cmp_42", "requireInteraction": true,
+            "msgId": "m.sig", "campaignId": "cmp_42", "lang": "ko", "requireInteraction": true,
             "actions": [["action": "buy", "title": "구매"], ["action": "later", "title": "나중에"]],
             "data": ["screen": "sale", "url": "https://shop.example/sale", "a:buy": "https://shop.example/cart"],
         ] as [String: Any]))
@@ -59,7 +59,7 @@ struct PayloadWebPushTests {
     @Test("minimal plaintext: title, body, ids and an empty data object")
     func minimal() throws {
         let (request, json) = try web(payloadSimpleContent())
-        #expect(json == PayloadJSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42",
+        #expect(json == PayloadJSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42", "lang": "en",
                               "data": [String: Any]()] as [String: Any]))
         #expect(request.header("ttl") == "2419200")
         #expect(request.header("urgency") == "high")

@@ -16,6 +16,12 @@
 struct MHD_Daemon *pw_httpd_start(const char *ipv4, uint16_t port, unsigned int threads,
                                   MHD_AccessHandlerCallback handler, void *context);
 
+/* pw_httpd_start with MHD_ALLOW_SUSPEND_RESUME (and so MHD_USE_ITC): the daemon's handlers may
+ * suspend a connection from a content reader and resume it from any thread (streamed responses:
+ * Server-Sent Events). Every suspended connection must be resumed before MHD_stop_daemon. */
+struct MHD_Daemon *pw_httpd_start_suspendable(const char *ipv4, uint16_t port, unsigned int threads,
+                                              MHD_AccessHandlerCallback handler, void *context);
+
 /* Writes the numeric address of an IPv4 or IPv6 socket address (inet_ntop: "192.0.2.1",
  * "2001:db8::1", "::ffff:192.0.2.1") into `buffer` (NUL-terminated; 46 bytes hold any).
  * 0 on success; -1 for NULL, another family, or a buffer too small (buffer then empty). */

@@ -126,6 +126,7 @@ public enum APNSPayloadBuilder {
         json.beginObject()
         json.member(APNSCustomKey.msgID, content.msgID)
         json.member(APNSCustomKey.campaignID, content.campaignID)
+        if !content.language.isEmpty { json.member(APNSCustomKey.language, content.language) }
         json.member(APNSCustomKey.url, ifPresent: content.url)
         json.member(APNSCustomKey.imageURL, ifPresent: content.imageURL)
         if let badge = ios.badge, badge.mode == .increase { json.member(APNSCustomKey.badgeIncrement, badge.value) }
@@ -164,6 +165,8 @@ public enum APNSCustomKey {
     public static let msgID = "i"
     /// The campaign id. Always present.
     public static let campaignID = "c"
+    /// The language the texts were chosen in (`pt` for a `pt-BR` recipient), when known.
+    public static let language = "l"
     /// The launch URL (`launchURL`), when given.
     public static let url = "u"
     /// The image URL the Notification Service Extension attaches, when given.

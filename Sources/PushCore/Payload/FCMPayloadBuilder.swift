@@ -46,6 +46,7 @@ public enum FCMPayloadBuilder {
         let android = content.android
         add(FCMDataKey.msgID, content.msgID)
         add(FCMDataKey.campaignID, content.campaignID)
+        add(FCMDataKey.language, content.language.isEmpty ? nil : content.language)
         add(FCMDataKey.title, text.title)
         add(FCMDataKey.subtitle, text.subtitle)
         add(FCMDataKey.body, text.body)
@@ -120,6 +121,8 @@ public enum FCMDataKey {
     public static let msgID = "on.msgId"
     /// Always present.
     public static let campaignID = "on.campaignId"
+    /// The language the texts were chosen in (`pt` for a `pt-BR` recipient), when known.
+    public static let language = "on.language"
     public static let title = "on.title"
     public static let subtitle = "on.subtitle"
     public static let body = "on.body"

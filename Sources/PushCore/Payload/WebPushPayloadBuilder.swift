@@ -61,6 +61,8 @@ public enum WebPushPayloadBuilder {
         json.member("tag", ifPresent: content.collapseID)
         json.member("msgId", content.msgID)
         json.member("campaignId", content.campaignID)
+        // NotificationOptions.lang: the service worker passes it to showNotification.
+        if !content.language.isEmpty { json.member("lang", content.language) }
         if content.web.requireInteraction { json.member("requireInteraction", true) }
         if !shown.isEmpty {
             json.key("actions")

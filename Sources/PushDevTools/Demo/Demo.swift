@@ -9,7 +9,8 @@ import Synchronization
 /// in-process, a `redis-server` and `pushworker sandbox` as children on free loopback ports,
 /// one multilingual job (iOS, Android, Web, a dead token, a malformed one), the real worker
 /// until every recipient has a result on `push.results.v1`, a summary; everything it started
-/// is stopped.
+/// is stopped. The sandbox runs with its inbox (docs/sandbox.md "Inbox") and `pushworker events`
+/// beside it, so presses in the inbox are counted; `keep` leaves it all running until Ctrl-C.
 public enum Demo {
     static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
 
@@ -30,9 +31,31 @@ public enum Demo {
         let redis = try LocalRedis(folder: folder)
         defer { redis.child.stop() }
 
-        step("starting the provider sandbox (APNs, FCM, Web Push over TLS HTTP/2)")
-        let sandbox = try Sandbox(folder: folder, apps: ["app_demo"])
+        var keyBytes = [UInt8](repeating: 0, count: 32)
+        for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
+        let msgIDKeys = "demo1:" + Data(keyBytes).base64EncodedString()
+
+        step("starting the tracking endpoint (pushworker events)")
+        let eventsPort = ChildProcess.freePort()
+        var eventsEnvironment = ProcessInfo.processInfo.environment
+        for (name, value) in ["PUSHWORKER_KAFKA_BROKERS": cluster.bootstrapServers, "PUSHWORKER_REDIS_URL": redis.url,
+                              "PUSHWORKER_MSGID_KEYS": msgIDKeys, "PUSHWORKER_HTTP_ADDR": "127.0.0.1:\(eventsPort)",
+                              "PUSHWORKER_LOG_LEVEL": "warning", "EVENT_RATE_LIMIT": "100/s"] {
+            eventsEnvironment[name] = value
+        }
+        let events = try ChildProcess(ChildProcess.selfPath, ["events"], log: folder.appendingPathComponent("events.log"), environment: eventsEnvironment)
+        defer { events.stop() }
+
+        step("starting the provider sandbox (APNs, FCM, Web Push over TLS HTTP/2) and its inbox")
+        let inboxPortFile = folder.appendingPathComponent("inbox.port").path
+        let sandbox = try Sandbox(folder: folder, apps: ["app_demo"], extra: [
+            "--inbox", "127.0.0.1:0", "--inbox-port-file", inboxPortFile, "--msgid-keys", msgIDKeys,
+            "--events-url", "http://127.0.0.1:\(eventsPort)", "--report-delivered",
+        ])
         defer { sandbox.child.stop() }
+        let inboxURL = (try? String(contentsOfFile: inboxPortFile, encoding: .utf8))
+            .map { "http://127.0.0.1:\($0.trimmingCharacters(in: .whitespacesAndNewlines))/" } ?? "(inbox did not start: see \(folder.path)/sandbox.log)"
+        step("inbox: \(inboxURL)")
 
         let subscriptions = try sandbox.subscriptions(3)
         let job = sampleJob(webSubscriptions: subscriptions)
@@ -43,14 +66,12 @@ public enum Demo {
         producer.produce(topic: "push.jobs.v1", key: Array("cmp_demo:0001".utf8), value: Array(job.json.utf8)) { _ in }
         try producer.flush(timeout: .seconds(10))
 
-        var keyBytes = [UInt8](repeating: 0, count: 32)
-        for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
         let environment = [
             "PUSHWORKER_KAFKA_BROKERS": cluster.bootstrapServers,
             "PUSHWORKER_KAFKA_GROUP": "pushworker-demo",
             "PUSHWORKER_REDIS_URL": redis.url,
             "PUSHWORKER_CREDENTIALS_DIR": sandbox.credentialsDir,
-            "PUSHWORKER_MSGID_KEYS": "demo1:" + Data(keyBytes).base64EncodedString(),
+            "PUSHWORKER_MSGID_KEYS": msgIDKeys,
             "PUSHWORKER_CA_FILE": sandbox.certificate,
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "PUSHWORKER_HTTP_ADDR": "127.0.0.1:0",
@@ -83,11 +104,44 @@ public enum Demo {
             }
         }
         results.close()
-        workerBox.worker?.requestStop()
-        _ = workerBox.waitFinished(timeout: 20)
+        if !keep {
+            workerBox.worker?.requestStop()
+            _ = workerBox.waitFinished(timeout: 20)
+        }
 
         printSummary(lines, expected: expected, seconds: Date().timeIntervalSince(started), sandboxStats: sandbox.stats())
+        if !keep { print("\nthe sandbox inbox shows these notifications as the device would: `pushworker demo --keep` (make demo DEMO_ARGS=--keep) leaves it open") }
+        if keep {
+            print("\ninbox: \(inboxURL)   (every notification as the device draws it; a press posts opened/clicked to http://127.0.0.1:\(eventsPort))")
+            let environmentFile = folder.appendingPathComponent("demo.env")
+            let exports = [
+                ("PUSHWORKER_KAFKA_BROKERS", cluster.bootstrapServers), ("PUSHWORKER_REDIS_URL", redis.url),
+                ("PUSHWORKER_CREDENTIALS_DIR", sandbox.credentialsDir), ("PUSHWORKER_CA_FILE", sandbox.certificate),
+                ("PUSHWORKER_MSGID_KEYS", msgIDKeys), ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", "127.0.0.1"),
+            ].map { "export \($0.0)='\($0.1)'" }.joined(separator: "\n") + "\n"
+            try? exports.write(to: environmentFile, atomically: true, encoding: .utf8)
+            print("everything keeps running: `source \(environmentFile.path)` to send more (pushworker send / enqueue); Ctrl-C stops it all")
+            fflush(nil)  // stdout may be a pipe or a file: show the lines above before blocking
+            waitForInterrupt()
+            workerBox.worker?.requestStop()
+            _ = workerBox.waitFinished(timeout: 20)
+        }
         return lines.count == expected ? ExitCode.ok : ExitCode.software
+    }
+
+    /// Blocks until SIGINT or SIGTERM (the children, in the same process group, get Ctrl-C too).
+    static func waitForInterrupt() {
+        let interrupted = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { interrupted.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        interrupted.wait()
+        for source in sources { source.cancel() }
     }
 
     static func printSummary(_ lines: [[String: Any]], expected: Int, seconds: Double, sandboxStats: String?) {

@@ -11,13 +11,16 @@ import PushDevTools
 /// Starts librdkafka's mock cluster in-process, a `redis-server` and `pushworker sandbox` as
 /// children on free loopback ports, enqueues one multilingual job (iOS, Android, Web, a dead
 /// token, a malformed one), runs the real worker until every recipient has a result on
-/// `push.results.v1`, prints a summary and stops everything it started.
+/// `push.results.v1`, prints a summary and stops everything it started. The sandbox runs with
+/// its inbox and `pushworker events` beside it; `--keep` leaves it all running until Ctrl-C.
 enum DemoCommand {
     static let usage = """
     usage: pushworker demo [--keep] [--timeout SECONDS]
 
-    Runs a sample campaign end to end on embedded services and prints the results.
-      --keep       keep the temporary folder (credentials, logs) and print its path
+    Runs a sample campaign end to end on embedded services and prints the results, and the
+    address of the sandbox inbox that shows every notification as the device would.
+      --keep       leave everything running (Kafka, Redis, the worker, the sandbox and its inbox,
+                   the tracking endpoint) until Ctrl-C, and keep the temporary folder
       --timeout    give up after this many seconds (default 90)
     """
 

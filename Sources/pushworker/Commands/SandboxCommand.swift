@@ -36,6 +36,14 @@ enum SandboxCommand {
       --record FILE               append every accepted message as a JSON line
       --max-records N             accepted messages kept in memory (default 100000)
 
+    inbox (docs/sandbox.md "Inbox"):
+      --inbox HOST:PORT           serve the inbox page and API over plain HTTP there (port 0 picks one)
+      --inbox-port-file FILE      write the inbox's bound port there (atomically) once listening
+      --inbox-max N               notifications the inbox keeps, newest first (default 1000)
+      --events-url URL            tracking endpoint (http://HOST:PORT): presses post opened/clicked there
+      --report-delivered          also post delivered there for every accepted notification
+      --msgid-keys KID:KEY,...    verify msgIds in the inbox (default: PUSHWORKER_MSGID_KEYS, else unverified)
+
     control endpoints: GET /_sandbox/stats, GET /_sandbox/messages[?platform=ios|android|web],
     POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health.
     """
@@ -48,12 +56,13 @@ enum SandboxCommand {
             let parsed = try CommandArguments(arguments, valueOptions: [
                 "listen", "port-file", "threads", "cert", "key", "cert-out", "credentials-out", "app", "trust", "seed",
                 "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "record", "max-records",
-            ], flagOptions: ["no-auth"])
+                "inbox", "inbox-port-file", "inbox-max", "events-url", "msgid-keys",
+            ], flagOptions: ["no-auth", "report-delivered"])
             if parsed.wantsHelp {
                 print(usage)
                 return ExitCode.ok
             }
-            options = try parse(parsed)
+            options = try parse(parsed, environment: ProcessInfo.processInfo.environment)
         } catch {
             printError("pushworker sandbox: \(error)\n\n\(usage)")
             return ExitCode.usage
@@ -67,7 +76,7 @@ enum SandboxCommand {
     }
 
     /// Validates the server options.
-    static func parse(_ parsed: CommandArguments) throws(UsageError) -> SandboxOptions {
+    static func parse(_ parsed: CommandArguments, environment: [String: String] = [:]) throws(UsageError) -> SandboxOptions {
         var options = SandboxOptions()
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
         if let listen = parsed.value("listen") {
@@ -98,7 +107,34 @@ enum SandboxCommand {
         options.latencyMilliseconds = try parsed.integer("latency-ms", default: 0, in: 0...60000)
         options.recordPath = parsed.value("record")
         options.maximumRecords = try parsed.integer("max-records", default: 100_000, in: 0...100_000_000)
+        try parseInbox(parsed, environment: environment, into: &options)
         return options
+    }
+
+    /// `--inbox` and what goes with it (docs/sandbox.md "Inbox").
+    static func parseInbox(_ parsed: CommandArguments, environment: [String: String], into options: inout SandboxOptions) throws(UsageError) {
+        if let inbox = parsed.value("inbox") {
+            guard let address = HostPort(inbox), address.host.split(separator: ".").count == 4,
+                  address.host.split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
+                throw UsageError("--inbox must be an IPv4 HOST:PORT, got \(inbox)")
+            }
+            options.inboxAddress = address
+        }
+        options.inboxPortFile = parsed.value("inbox-port-file")
+        if options.inboxPortFile != nil, options.inboxAddress == nil { throw UsageError("--inbox-port-file needs --inbox") }
+        options.inboxCapacity = try parsed.integer("inbox-max", default: 1000, in: 1...1_000_000)
+        if let text = parsed.value("events-url") {
+            guard let url = PlainHTTPURL(text) else { throw UsageError("--events-url must be http://HOST:PORT[/path], got \(text)") }
+            options.eventsURL = url
+        }
+        options.reportsDelivered = parsed.flag("report-delivered")
+        if options.reportsDelivered, options.eventsURL == nil { throw UsageError("--report-delivered needs --events-url URL") }
+        if let keys = parsed.value("msgid-keys") {
+            do { options.msgIDKeyring = try MsgIDKeyring(parsing: keys) } catch { throw UsageError("--msgid-keys: \(error.message)") }
+        } else if options.inboxAddress != nil, let keys = environment["PUSHWORKER_MSGID_KEYS"], !keys.isEmpty {
+            // The sandbox does not need them: keys it cannot read leave msgIds unverified.
+            options.msgIDKeyring = try? MsgIDKeyring(parsing: keys)
+        }
     }
 
     private static func share(_ parsed: CommandArguments, _ name: String) throws(UsageError) -> Double {

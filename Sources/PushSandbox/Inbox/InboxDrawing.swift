@@ -1,0 +1,316 @@
+import PushCore
+
+/// Draws an accepted request the way the device would (DESIGN §5, docs/payloads.md, seeds
+/// 000–004): pure, request in, ``InboxMessage`` out. Texts are shown exactly as sent (a text
+/// the worker cut to fit its budget keeps its "…"; nothing is cut again here).
+///
+/// Per surface (docs/sandbox.md "Inbox"):
+///
+/// | surface | buttons shown | image | icon |
+/// |---|---|---|---|
+/// | iOS | `custom.b`, up to 4, when `mutable-content` lets the SDK's extension register the category | `custom.m` with `mutable-content` | the app's |
+/// | Android | `on.actions`, up to 3 | `on.imageURL` | `on.largeIcon`, small icon `on.smallIcon` |
+/// | Chrome / Edge | `actions`, up to 2 (`Notification.maxActions`) | `image` | `icon` |
+/// | Firefox | none | none | `icon` |
+/// | Safari | none | none | the site's |
+enum InboxDrawing {
+    static let iosMaximumButtons = 4
+    static let androidMaximumButtons = 3
+    static let chromeMaximumButtons = 2
+
+    /// - Parameter keyring: the msgId keys (`--msgid-keys`, `PUSHWORKER_MSGID_KEYS`); without
+    ///   them a msgId is decoded but not verified.
+    static func draw(_ record: InboxRecord, keyring: MsgIDKeyring?) -> InboxMessage {
+        var message = InboxMessage(record: record)
+        guard let payload = JSONValue.parse(record.body), payload.objectValue != nil else {
+            message.problem = "the body is not a JSON object"
+            message.token = token(record, payload: nil)
+            return message
+        }
+        switch record.platform {
+        case "ios": drawAPNS(payload, into: &message)
+        case "android": drawFCM(payload, into: &message)
+        case "web": drawWebPush(payload, into: &message)
+        default: message.problem = "unknown platform"
+        }
+        message.token = token(record, payload: payload)
+        if let msgID = message.msgID, let decoded = MsgID.decode(msgID) {
+            let isValid = keyring.map { MsgID.verify(msgID, keyring: $0) != nil }
+            message.decodedMsgID = InboxMsgID(keyID: decoded.keyID, fields: decoded.fields, isValid: isValid)
+            message.app = decoded.fields.appID
+            if message.campaign == nil { message.campaign = decoded.fields.campaignID }
+        }
+        if message.app == nil { message.app = fallbackApp(record) }
+        return message
+    }
+
+    // MARK: APNs
+
+    private static func drawAPNS(_ payload: JSONValue, into message: inout InboxMessage) {
+        let aps = payload["aps"]
+        let custom = payload["custom"]
+        message.msgID = custom?["i"]?.stringValue
+        message.campaign = custom?["c"]?.stringValue
+        message.language = custom?["l"]?.stringValue
+        message.url = custom?["u"]?.stringValue
+        if let data = custom?["a"]?.objectValue?.members {
+            message.data = stringPairs(data)
+        } else if let members = payload.objectValue?.members {
+            // additionalDataAtRoot (seeds 000–002): the root keys other than aps and custom.
+            message.data = stringPairs(members.filter { $0.key != "aps" && $0.key != "custom" })
+        }
+
+        var display = InboxDisplay(surface: "ios", label: "iOS")
+        display.appName = message.record.header("apns-topic")
+        let alert = aps?["alert"]
+        if let text = alert?.stringValue {
+            display.body = text
+        } else if let alert {
+            display.title = alert["title"]?.stringValue
+            display.subtitle = alert["subtitle"]?.stringValue
+            display.body = alert["body"]?.stringValue
+            display.titleLocalization = localization(alert["title-loc-key"], alert["title-loc-args"])
+            display.bodyLocalization = localization(alert["loc-key"], alert["loc-args"])
+        }
+        if let badge = aps?["badge"]?.numberValue {
+            display.badge = integerText(badge)
+        } else if let increment = custom?["bi"]?.numberValue {
+            display.badge = "+" + integerText(increment)
+        }
+        display.sound = soundName(aps?["sound"])
+        display.group = aps?["thread-id"]?.stringValue
+        display.category = aps?["category"]?.stringValue
+        display.interruptionLevel = aps?["interruption-level"]?.stringValue
+        let isMutable = aps?["mutable-content"]?.numberValue == 1
+        let hasAlert = alert != nil
+        let contentAvailable = aps?["content-available"]?.numberValue == 1
+        if !hasAlert && display.sound == nil && display.badge == nil {
+            display.isSilent = true
+            display.notes.append(contentAvailable ? "background push: the app is woken, nothing is shown" : "nothing to show (no alert, sound or badge)")
+        }
+        if let image = custom?["m"]?.stringValue {
+            if isMutable {
+                display.imageURL = image
+                display.notes.append("image attached by the SDK's notification service extension")
+            } else {
+                display.notes.append("image not attached: needs mutable-content")
+            }
+        }
+        let buttons = (custom?["b"]?.arrayValue ?? []).compactMap { item -> InboxButton? in
+            guard let id = item["i"]?.stringValue, let title = item["n"]?.stringValue else { return nil }
+            return InboxButton(id: id, title: title, url: item["u"]?.stringValue ?? message.url)
+        }
+        if !buttons.isEmpty {
+            if isMutable {
+                display.buttons = Array(buttons.prefix(iosMaximumButtons))
+                display.hiddenButtons = Array(buttons.dropFirst(iosMaximumButtons))
+            } else {
+                display.hiddenButtons = buttons
+                display.notes.append("buttons not shown: the SDK registers their category in its extension, which needs mutable-content")
+            }
+        } else if let category = display.category {
+            display.notes.append("category \(category): its buttons are registered by the app, not carried in the payload")
+        }
+        if display.isSilent { display.buttons = [] }
+        message.displays = [display]
+    }
+
+    // MARK: FCM
+
+    private static func drawFCM(_ payload: JSONValue, into message: inout InboxMessage) {
+        guard let data = payload["message"]?["data"]?.objectValue?.members else {
+            if payload["message"]?["notification"] != nil {
+                message.problem = "a notification message: drawn by the system, not by the SDK (pushworker sends data messages)"
+            }
+            message.displays = [InboxDisplay(surface: "android", label: "Android", isSilent: true,
+                                             notes: ["no message.data: nothing for the SDK to draw"])]
+            return
+        }
+        var sdk: [String: String] = [:]
+        for (key, value) in data {
+            guard let text = value.stringValue else { continue }
+            if key.hasPrefix("on.") {
+                sdk[key] = text
+            } else {
+                message.data.append((key: key, value: text))
+            }
+        }
+        message.msgID = sdk[FCMDataKey.msgID]
+        message.campaign = sdk[FCMDataKey.campaignID]
+        message.language = sdk[FCMDataKey.language]
+        message.url = sdk[FCMDataKey.url]
+
+        var display = InboxDisplay(surface: "android", label: "Android")
+        display.title = sdk[FCMDataKey.title]
+        display.subtitle = sdk[FCMDataKey.subtitle]
+        display.body = sdk[FCMDataKey.body]
+        display.imageURL = sdk[FCMDataKey.imageURL]
+        display.iconURL = sdk[FCMDataKey.largeIcon]
+        display.smallIcon = sdk[FCMDataKey.smallIcon]
+        display.accentColor = sdk[FCMDataKey.accentColor].flatMap(cssColor(argb:))
+        display.sound = sdk[FCMDataKey.sound]
+        display.group = sdk[FCMDataKey.groupKey]
+        display.groupMessage = sdk[FCMDataKey.groupMessage]
+        display.channel = sdk[FCMDataKey.channelID]
+        if let badge = sdk[FCMDataKey.badge] {
+            display.badge = badge
+        } else if let increment = sdk[FCMDataKey.badgeIncrement] {
+            display.badge = "+" + increment
+        }
+        if display.title == nil && display.body == nil {
+            display.isSilent = true
+            display.notes.append("data only: the SDK hands it to the app without drawing")
+        }
+        if let accent = sdk[FCMDataKey.accentColor], display.accentColor == nil {
+            display.notes.append("accent colour \(accent) is not ARGB hex")
+        }
+        if let visibility = sdk[FCMDataKey.visibility] {
+            display.notes.append("lock screen: " + (["1": "public", "0": "private", "-1": "secret"][visibility] ?? visibility))
+        }
+        if let priority = sdk[FCMDataKey.displayPriority] { display.notes.append("display priority \(priority)") }
+        if let collapse = sdk[FCMDataKey.collapseID] { display.notes.append("replaces a shown notification with collapse id \(collapse)") }
+        var buttons: [InboxButton] = []
+        if let actions = sdk[FCMDataKey.actions] {
+            if let list = JSONValue.parse(actions)?.arrayValue {
+                buttons = list.compactMap { item in
+                    guard let id = item["id"]?.stringValue, let title = item["title"]?.stringValue else { return nil }
+                    return InboxButton(id: id, title: title, url: item["url"]?.stringValue ?? message.url)
+                }
+            } else {
+                display.notes.append("on.actions is not a JSON array: no buttons")
+            }
+        }
+        if !display.isSilent {
+            display.buttons = Array(buttons.prefix(androidMaximumButtons))
+            display.hiddenButtons = Array(buttons.dropFirst(androidMaximumButtons))
+        } else {
+            display.hiddenButtons = buttons
+        }
+        message.displays = [display]
+    }
+
+    // MARK: Web Push
+
+    private static func drawWebPush(_ payload: JSONValue, into message: inout InboxMessage) {
+        message.msgID = payload["msgId"]?.stringValue
+        message.campaign = payload["campaignId"]?.stringValue
+        message.language = payload["lang"]?.stringValue
+        var buttonURLs: [String: String] = [:]
+        for (key, value) in payload["data"]?.objectValue?.members ?? [] {
+            guard let text = value.stringValue else { continue }
+            if key == "url" {
+                message.url = text
+            } else if key.hasPrefix("a:") {
+                buttonURLs[String(key.dropFirst(2))] = text
+            } else {
+                message.data.append((key: key, value: text))
+            }
+        }
+        let buttons = (payload["actions"]?.arrayValue ?? []).compactMap { item -> InboxButton? in
+            guard let id = item["action"]?.stringValue, let title = item["title"]?.stringValue else { return nil }
+            return InboxButton(id: id, title: title, url: buttonURLs[id] ?? message.url)
+        }
+        var base = InboxDisplay(surface: "chrome", label: "Chrome / Edge")
+        base.title = payload["title"]?.stringValue
+        base.body = payload["body"]?.stringValue
+        base.group = payload["tag"]?.stringValue
+        if base.title == nil { base.notes.append("no title: the service worker has nothing to show") }
+        if payload["requireInteraction"] == .bool(true) { base.notes.append("stays on screen until pressed (requireInteraction)") }
+
+        var chrome = base
+        chrome.iconURL = payload["icon"]?.stringValue
+        chrome.imageURL = payload["image"]?.stringValue
+        chrome.smallIcon = payload["badge"]?.stringValue
+        chrome.buttons = Array(buttons.prefix(chromeMaximumButtons))
+        chrome.hiddenButtons = Array(buttons.dropFirst(chromeMaximumButtons))
+
+        var firefox = base
+        firefox.surface = "firefox"
+        firefox.label = "Firefox"
+        firefox.iconURL = payload["icon"]?.stringValue
+        firefox.hiddenButtons = buttons
+        if payload["image"] != nil { firefox.notes.append("Firefox shows no image") }
+        if !buttons.isEmpty { firefox.notes.append("Firefox shows no action buttons") }
+
+        var safari = base
+        safari.surface = "safari"
+        safari.label = "Safari"
+        safari.hiddenButtons = buttons
+        safari.notes.append("Safari shows the site's icon, no image and no action buttons")
+
+        message.displays = [chrome, firefox, safari]
+    }
+
+    // MARK: Helpers
+
+    /// The recipient's address: the APNs device token, FCM `message.token`, the Web Push subscription id.
+    static func token(_ record: InboxRecord, payload: JSONValue?) -> String? {
+        let path = record.pathWithoutQuery
+        switch record.platform {
+        case "ios": return path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : nil
+        case "android": return payload?["message"]?["token"]?.stringValue
+        case "web": return path.hasPrefix("/wp/") ? String(path.dropFirst("/wp/".count)) : nil
+        default: return nil
+        }
+    }
+
+    /// The app when the msgId does not name it: the APNs topic, the FCM project.
+    static func fallbackApp(_ record: InboxRecord) -> String? {
+        switch record.platform {
+        case "ios": return record.header("apns-topic")
+        case "android":
+            let parts = record.pathWithoutQuery.split(separator: "/")
+            guard parts.count >= 3, parts[1] == "projects" else { return nil }
+            let project = parts[2]
+            return project.hasPrefix("sandbox-") ? String(project.dropFirst("sandbox-".count)) : String(project)
+        default: return nil
+        }
+    }
+
+    static func localization(_ key: JSONValue?, _ arguments: JSONValue?) -> String? {
+        guard let key = key?.stringValue else { return nil }
+        let values = (arguments?.arrayValue ?? []).compactMap(\.stringValue)
+        return values.isEmpty ? key : "\(key) \(values.map { "“\($0)”" }.joined(separator: ", "))"
+    }
+
+    /// `aps.sound`: a name, or the critical-alert dictionary `{name, critical, volume}`.
+    static func soundName(_ sound: JSONValue?) -> String? {
+        if let name = sound?.stringValue { return name }
+        if let name = sound?["name"]?.stringValue { return sound?["critical"]?.numberValue == 1 ? "\(name) (critical)" : name }
+        return nil
+    }
+
+    static func integerText(_ number: Double) -> String {
+        number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
+    }
+
+    /// `AARRGGBB` (or `RRGGBB`, optional `#`) → `#RRGGBB` / `#RRGGBBAA`; nil if not hex.
+    static func cssColor(argb: String) -> String? {
+        var hex = Substring(argb)
+        if hex.hasPrefix("#") { hex = hex.dropFirst() }
+        guard hex.count == 8 || hex.count == 6, hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
+            return nil
+        }
+        let text = hex.uppercased()
+        if text.count == 6 { return "#" + text }
+        let alpha = text.prefix(2), rgb = text.dropFirst(2)
+        return alpha == "FF" ? "#\(rgb)" : "#\(rgb)\(alpha)"
+    }
+
+    static func stringPairs(_ members: [(key: String, value: JSONValue)]) -> [(key: String, value: String)] {
+        members.compactMap { key, value in value.stringValue.map { (key: key, value: $0) } }
+    }
+}
+
+extension InboxRecord {
+    /// The first value of header `name` (lower-case).
+    func header(_ name: String) -> String? {
+        for header in headers where header.name == name { return header.value }
+        return nil
+    }
+
+    var pathWithoutQuery: Substring {
+        if let mark = path.firstIndex(of: "?") { return path[..<mark] }
+        return path[...]
+    }
+}
