@@ -88,6 +88,18 @@ public final class HTTP2Client: Sendable {
     /// Requests submitted and not yet completed.
     public var inFlight: Int { shared.state.withLock { $0.inFlight } }
 
+    /// CPU seconds the I/O thread has used so far (its own CPU clock, `pthread_getcpuclockid`),
+    /// nil once it has stopped. For benchmarks (`pushworker bench http`); do not call it while
+    /// another thread runs ``shutdown(drainTimeout:)``.
+    public var ioThreadCPUSeconds: Double? {
+        guard !loop.finished.withLock({ $0 }) else { return nil }
+        var clock = clockid_t()
+        guard pthread_getcpuclockid(thread, &clock) == 0 else { return nil }
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return nil }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// Easy handles the I/O thread created so far (tests: a handle is reused request after request).
     var handlesCreated: Int { loop.handlesCreated.load(ordering: .relaxed) }
 

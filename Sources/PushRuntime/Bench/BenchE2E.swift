@@ -29,6 +29,8 @@ struct BenchE2E {
         var brokers: String?
         var redisURL: String?
         var h2loadRequests: Int?
+        /// Extra senders run with h2load's arguments (`make bench-peers`).
+        var peers: [String] = []
         var backlog = false
         var report = "bench-report.json"
         var svg: String?
@@ -238,8 +240,7 @@ struct BenchE2E {
         let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
         var h2load: [String: Any]?
         var h2loadCPUPerRequest: Double?
-        var curlFloor: [String: Any]?
-        var curlFloorCPUPerRequest: Double?
+        var references: CurlFloorReference.All?
         if h2loadRequests > 0, let sample {
             step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
             let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
@@ -247,14 +248,12 @@ struct BenchE2E {
             h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
             h2load = outcome.entry
 
-            // The libcurl floor: the same request through libcurl alone (CurlFloorReference).
-            step("libcurl floor: pushworker-curl-floor with the same arguments")
-            let floor = try CurlFloorReference.run(
-                requestArguments: outcome.requestArguments, requests: h2loadRequests,
-                cpus: options.workerCPUs, output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
-            curlFloor = floor.report
-            curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
+            // The libcurl floors (tuned, plain) and peers: the same request (CurlFloorReference).
+            references = try CurlFloorReference.runAll(requestArguments: outcome.requestArguments, requests: h2loadRequests,
+                                                       cpus: options.workerCPUs, folder: folder, sandboxPID: sandboxPID,
+                                                       peers: options.peers, step: step)
         }
+        let curlFloorCPUPerRequest = references?.tuned.cpuMicrosPerRequest
 
         // Figures.
         let expected = options.notifications
@@ -326,12 +325,15 @@ struct BenchE2E {
             "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
             "h2load": h2load ?? NSNull(),
-            "curlFloor": curlFloor ?? NSNull(),
+            "curlFloor": references?.tuned.report ?? NSNull(),
+            "curlFloorPlain": references?.plain.report ?? NSNull(),
+            "peers": references?.peers ?? [],
             "ratio": [
                 "workerCPUPerNotificationToH2loadCPUPerRequest": ratio.map { Self.round($0, 2) } ?? NSNull(),
                 "curlFloorToH2load": Self.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
                 "workerToCurlFloor": Self.ratio(perNotification, curlFloorCPUPerRequest),
                 "ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, curlFloorCPUPerRequest),
+                "ioThreadToCurlFloorPlain": Self.ratio(ioThreadPerNotification, references?.plain.cpuMicrosPerRequest),
             ] as [String: Any],
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,

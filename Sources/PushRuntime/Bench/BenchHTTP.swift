@@ -25,6 +25,18 @@ struct BenchHTTP {
         var url: String?
         var caFile: String?
         var h2loadRequests: Int?
+        /// Passed to `pushworker sandbox`, e.g. `--latency-ms=50`.
+        var sandboxArguments: [String] = []
+        /// Pin this process (submitting side + the client's I/O thread) and the references
+        /// (h2load, the libcurl floors, peers) with `taskset -c`.
+        var clientCPUs: String?
+        /// Pin the sandbox with `taskset -a -p -c`.
+        var sandboxCPUs: String?
+        /// Extra senders run with h2load's arguments (`make bench-peers`: the Go net/http sender).
+        var peers: [String] = []
+        /// Requests sent one at a time after the measured phase: their latency shows that
+        /// nothing waits in the client (the socket cork is lifted before every wait).
+        var loneRequests = 200
         var report = "bench-http-report.json"
         var timeout = 300.0
         var keep = false
@@ -55,7 +67,7 @@ struct BenchHTTP {
                                          ratePerSecond: nil, problems: [])
         } else {
             step("starting the provider sandbox")
-            let started = try Sandbox(folder: folder, apps: [BenchE2E.appID], seed: "bench-http-\(runID)")
+            let started = try Sandbox(folder: folder, apps: [BenchE2E.appID], seed: "bench-http-\(runID)", extra: options.sandboxArguments)
             sandbox = started
             caFile = caFile ?? started.certificate
             credentials = AppCredentials.load(appID: BenchE2E.appID,
@@ -63,6 +75,9 @@ struct BenchHTTP {
         }
         defer { sandbox?.child.stop() }
         let sandboxPID = sandbox?.child.process.processIdentifier
+        if let cpus = options.sandboxCPUs, let sandboxPID { try BenchE2E.pin(pid: sandboxPID, cpus: cpus) }
+        // Every thread of this process; the client's I/O thread, created below, inherits it.
+        if let cpus = options.clientCPUs { try BenchE2E.pin(pid: getpid(), cpus: cpus) }
 
         var mix = BenchWorkload.Mix()
         mix.android = 0
@@ -94,9 +109,11 @@ struct BenchHTTP {
         let driver = BenchHTTPDriver(client: client, request: request, total: options.requests)
         let sandboxBefore = sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }
         let usageBefore = Self.usage()
+        let ioBefore = client.ioThreadCPUSeconds
         let started = ContinuousClock.now
         let finished = driver.run(window: window, timeout: options.timeout)
         let wall = started.duration(to: .now)
+        let ioAfter = client.ioThreadCPUSeconds
         let usageAfter = Self.usage()
         let sandboxCPU = sandboxBefore.flatMap { before in sandboxPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - before } }
         let tally = driver.tally()
@@ -104,25 +121,40 @@ struct BenchHTTP {
         let user = usageAfter.user - usageBefore.user, system = usageAfter.system - usageBefore.system
         let completed = tally.completed
         let perRequest = completed > 0 ? (user + system) / Double(completed) * 1e6 : nil
+        let ioThreadCPU = ioBefore.flatMap { before in ioAfter.map { $0 - before } }
+        let ioPerRequest = ioThreadCPU.flatMap { completed > 0 ? $0 / Double(completed) * 1e6 : nil }
         step("\(completed)/\(options.requests) in \(String(format: "%.2f", wallSeconds)) s")
+
+        // One request at a time: with nothing else in flight, a request that waited in a corked
+        // socket would take 200 ms (the kernel's cork limit) more than the sandbox's latency.
+        let lone = BenchHTTPDriver(client: client, request: request, total: options.loneRequests)
+        if options.loneRequests > 0 {
+            step("lone requests: \(options.loneRequests), one at a time")
+            _ = lone.run(window: 1, timeout: options.timeout)
+        }
 
         var h2load: [String: Any]?
         var h2loadCPUPerRequest: Double?
-        var curlFloor: [String: Any]?
-        var curlFloorCPUPerRequest: Double?
+        var references: CurlFloorReference.All?
         let h2loadRequests = options.h2loadRequests ?? options.requests
         if h2loadRequests > 0 {
             step("h2load: \(h2loadRequests) requests, -c \(connections) -m \(streams)")
             let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
-                                              folder: folder, cpus: nil, sandboxPID: sandboxPID)
+                                              folder: folder, cpus: options.clientCPUs, sandboxPID: sandboxPID)
             h2load = outcome.entry
             h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
-            step("libcurl floor: pushworker-curl-floor with the same arguments")
-            let floor = try CurlFloorReference.run(requestArguments: outcome.requestArguments, requests: h2loadRequests, cpus: nil,
-                                                   output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
-            curlFloor = floor.report
-            curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
+            references = try CurlFloorReference.runAll(requestArguments: outcome.requestArguments, requests: h2loadRequests,
+                                                       cpus: options.clientCPUs, folder: folder, sandboxPID: sandboxPID,
+                                                       peers: options.peers, step: step)
         }
+        let curlFloorCPUPerRequest = references?.tuned.cpuMicrosPerRequest
+        let plainFloorCPUPerRequest = references?.plain.cpuMicrosPerRequest
+        var peers = references?.peers ?? []
+        for index in peers.indices {
+            peers[index]["toH2load"] = BenchE2E.ratio(peers[index]["cpuMicrosPerRequest"] as? Double, h2loadCPUPerRequest)
+            peers[index]["ioThreadToPeer"] = BenchE2E.ratio(ioPerRequest, peers[index]["cpuMicrosPerRequest"] as? Double)
+        }
+        let loaded = driver.latencies(), alone = lone.latencies()
 
         // Against the sandbox every answer must be 200; another server may refuse the throwaway JWT.
         let ok = finished && completed == options.requests && tally.errors.isEmpty
@@ -139,6 +171,8 @@ struct BenchHTTP {
                 "requests": options.requests, "warmupRequests": warmup, "httpConnections": connections, "httpStreams": streams,
                 "target": options.url == nil ? "sandbox" : "url", "url": sample.url, "bodyBytes": sample.body.count,
                 "headers": sample.headers.map(\.name), "libcurl": client.libcurl.version,
+                "sandboxArguments": options.sandboxArguments, "clientCPUs": options.clientCPUs ?? NSNull(),
+                "sandboxCPUs": options.sandboxCPUs ?? NSNull(),
             ] as [String: Any],
             "client": [
                 "completed": completed, "byStatus": Dictionary(uniqueKeysWithValues: tally.statuses.enumerated().filter { $0.element > 0 }.map { ("\($0.offset)", $0.element) }),
@@ -147,17 +181,27 @@ struct BenchHTTP {
                 "cpuSeconds": BenchE2E.round(user + system, 3), "userSeconds": BenchE2E.round(user, 3), "systemSeconds": BenchE2E.round(system, 3),
                 "cpuMicrosPerRequest": perRequest.map { BenchE2E.round($0, 2) } ?? NSNull(),
                 "what": "this process (getrusage RUSAGE_SELF) over the measured phase: submitting thread + the client's I/O thread",
+                "ioThreadCPUSeconds": ioThreadCPU.map { BenchE2E.round($0, 3) } ?? NSNull(),
+                "ioThreadCPUMicrosPerRequest": ioPerRequest.map { BenchE2E.round($0, 2) } ?? NSNull(),
+                "latencyMs": loaded.summary,
+                "loneRequestLatencyMs": alone.summary,
             ] as [String: Any],
             "sandbox": [
                 "cpuSeconds": sandboxCPU.map { BenchE2E.round($0, 3) } ?? NSNull(),
                 "cpuMicrosPerRequest": sandboxCPU.flatMap { completed > 0 ? BenchE2E.round($0 / Double(completed) * 1e6, 2) : nil } ?? NSNull(),
             ] as [String: Any],
             "h2load": h2load ?? NSNull(),
-            "curlFloor": curlFloor ?? NSNull(),
+            "curlFloor": references?.tuned.report ?? NSNull(),
+            "curlFloorPlain": references?.plain.report ?? NSNull(),
+            "peers": peers,
             "ratio": [
                 "clientCPUPerRequestToH2loadCPUPerRequest": ratio.map { BenchE2E.round($0, 2) } ?? NSNull(),
                 "clientToCurlFloor": BenchE2E.ratio(perRequest, curlFloorCPUPerRequest),
+                "ioThreadToCurlFloor": BenchE2E.ratio(ioPerRequest, curlFloorCPUPerRequest),
+                "ioThreadToCurlFloorPlain": BenchE2E.ratio(ioPerRequest, plainFloorCPUPerRequest),
+                "ioThreadToH2load": BenchE2E.ratio(ioPerRequest, h2loadCPUPerRequest),
                 "curlFloorToH2load": BenchE2E.ratio(curlFloorCPUPerRequest, h2loadCPUPerRequest),
+                "curlFloorPlainToTuned": BenchE2E.ratio(plainFloorCPUPerRequest, curlFloorCPUPerRequest),
             ] as [String: Any],
         ]
         return (report, ok)
@@ -185,6 +229,8 @@ final class BenchHTTPDriver: Sendable {
     let request: HTTPRequest
     let total: Int
     private let state = Mutex(Tally())
+    /// Submit → completion of each request, in ms (appended on the I/O thread).
+    private let samples = Mutex([Double]())
     private let done = DispatchSemaphore(value: 0)
 
     init(client: HTTP2Client, request: HTTPRequest, total: Int) {
@@ -208,8 +254,26 @@ final class BenchHTTPDriver: Sendable {
             tally.submitted += 1
             return true
         }
-        if go { client.submit(request) { [self] result in completed(result) } }
+        guard go else { return }
+        let submitted = ContinuousClock.now
+        client.submit(request) { [self] result in
+            let took = submitted.duration(to: .now)
+            samples.withLock { $0.append(Double(took.components.seconds) * 1e3 + Double(took.components.attoseconds) / 1e15) }
+            completed(result)
+        }
     }
+
+    struct Latencies {
+        var sorted: [Double]
+        var summary: Any {
+            guard !sorted.isEmpty else { return NSNull() }
+            func at(_ p: Double) -> Double { BenchE2E.round(sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))], 2) }
+            return ["count": sorted.count, "p50": at(0.5), "p99": at(0.99), "max": at(1)] as [String: Any]
+        }
+    }
+
+    /// Submit → completion latencies so far.
+    func latencies() -> Latencies { Latencies(sorted: samples.withLock { $0 }.sorted()) }
 
     private func completed(_ result: Result<HTTPResponse, HTTPTransportError>) {
         let last = state.withLock { tally -> Bool in
