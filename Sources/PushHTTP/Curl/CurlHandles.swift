@@ -4,19 +4,21 @@ import Glibc
 import Synchronization
 #endif
 
-/// Owns one `CURLM *`.
+/// Owns one `CURLM *` and the event loop state libcurl's socket API drives on it
+/// (`pw_curl_events` in the CCurl shim: an epoll set, libcurl's timer, the corked sockets).
 ///
-/// Thread safety: `wakeup()` may be called from any thread (`curl_multi_wakeup` is
-/// documented thread-safe); every other use of `handle` happens on the client's I/O thread.
-/// The handle is cleaned up in `deinit`, i.e. only when neither the client nor its I/O loop
-/// references it any more, so a late `wakeup()` never touches a freed handle.
+/// Thread safety: `wakeup()` may be called from any thread (a write to an eventfd); every other
+/// use of `handle` and `events` happens on the client's I/O thread. Both are released in
+/// `deinit`, i.e. only when neither the client, its I/O loop nor a transfer references them
+/// any more, so a late `wakeup()` never touches a freed handle. `curl_multi_cleanup` runs first:
+/// closing the cached connections still calls the event callbacks.
 final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
+    let events: UnsafeMutablePointer<pw_curl_events>
 
-    init(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int) throws(HTTPClientError) {
+    init(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int, coalesceWrites: Bool) throws(HTTPClientError) {
         CurlGlobal.ensureInitialized()
         guard let handle = curl_multi_init() else { throw HTTPClientError("curl_multi_init failed") }
-        self.handle = handle
         let options: [(CURLMoption, Int, String)] = [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
             (CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
@@ -28,12 +30,21 @@ final class CurlMulti: @unchecked Sendable {
             curl_multi_cleanup(handle)
             throw HTTPClientError("libcurl refused \(name)=\(value)")
         }
+        guard let events = pw_curl_events_create(handle, coalesceWrites ? 1 : 0) else {
+            curl_multi_cleanup(handle)
+            throw HTTPClientError("cannot set up the I/O thread's event loop (epoll, eventfd or libcurl's socket callbacks)")
+        }
+        self.handle = handle
+        self.events = events
     }
 
-    /// Interrupts a `curl_multi_poll` in progress (or the next one). Any thread.
-    func wakeup() { _ = curl_multi_wakeup(handle) }
+    /// Interrupts a wait in progress (or the next one). Any thread.
+    func wakeup() { pw_curl_events_wakeup(events) }
 
-    deinit { curl_multi_cleanup(handle) }
+    deinit {
+        curl_multi_cleanup(handle)
+        pw_curl_events_destroy(events)
+    }
 }
 
 /// CA certificates for libcurl: written once to a private temporary file handed over as

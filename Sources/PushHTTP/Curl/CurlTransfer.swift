@@ -10,6 +10,7 @@ struct TransferSettings: Sendable {
     var keepAliveMS: Int
     var maxResponseBodyBytes: Int
     var proxy: String
+    var noProxy: String
     var caBundle: CurlCABundle?
 }
 
@@ -38,6 +39,15 @@ final class CurlTransfer {
     /// The position of this transfer in the I/O loop's `active` array while it runs.
     var activeIndex = -1
     private let settings: TransferSettings
+    /// Kept alive while the easy handle may use its event callbacks (cork, socket close).
+    private let multi: CurlMulti
+    /// The transfer's URL, pre-parsed (`CURLOPT_CURLU`): libcurl duplicates it per transfer
+    /// instead of parsing a URL string. See `setURL`.
+    private let url: OpaquePointer
+    /// `scheme://authority` of the URL last parsed whole into `url`, when that URL had no query
+    /// or fragment: a request to the same origin then only replaces the path.
+    private var parsedOrigin: [UInt8] = []
+    private var pathBuffer: [UInt8] = []
     private var completion: HTTPCompletion?
     private var bodyStorage: UnsafeMutableRawBufferPointer
     private let headerList = CurlHeaderList()
@@ -55,13 +65,19 @@ final class CurlTransfer {
 
     /// Creates the easy handle and sets the client-wide options. Throws when libcurl refuses one
     /// (out of memory, or a libcurl built without a protocol or feature the client needs).
-    init(settings: TransferSettings) throws(HTTPTransportError) {
+    init(settings: TransferSettings, multi: CurlMulti) throws(HTTPTransportError) {
         CurlGlobal.ensureInitialized()
+        guard let url = curl_url() else {
+            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_url failed")
+        }
         guard let handle = curl_easy_init() else {
+            curl_url_cleanup(url)
             throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
         }
         self.handle = handle
+        self.url = url
         self.settings = settings
+        self.multi = multi
         bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -71,6 +87,7 @@ final class CurlTransfer {
     deinit {
         // Cleanup first: the handle may still point at the header list, body and error buffer.
         curl_easy_cleanup(handle)
+        curl_url_cleanup(url)
         bodyStorage.deallocate()
         errorBuffer.deallocate()
     }
@@ -102,7 +119,12 @@ final class CurlTransfer {
         try set(CURLOPT_TCP_KEEPIDLE, settings.keepAliveSeconds)
         try set(CURLOPT_TCP_KEEPINTVL, settings.keepAliveSeconds)
         try set(CURLOPT_UPKEEP_INTERVAL_MS, settings.keepAliveMS)
+        // Never from the environment: "" = no proxy, and an explicit no-proxy list ("" = none)
+        // keeps libcurl from reading no_proxy/NO_PROXY for every transfer.
         try set(CURLOPT_PROXY, string: settings.proxy)
+        try set(CURLOPT_NOPROXY, string: settings.noProxy)
+        try set(CURLOPT_CURLU, pointer: UnsafeMutableRawPointer(url))
+        try check(pw_curl_events_attach(handle, multi.events), CURLOPT_SOCKOPTFUNCTION)
         try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
     }
 
@@ -135,7 +157,7 @@ final class CurlTransfer {
 
     /// Sets the per-request options; `request` passed ``check(_:settings:)``.
     private func apply(_ request: HTTPRequest, cleartext: Bool) throws(HTTPTransportError) {
-        try set(CURLOPT_URL, string: request.url)
+        try setURL(request.url)
         if cleartextSet != cleartext {
             try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
             cleartextSet = cleartext
@@ -178,22 +200,107 @@ final class CurlTransfer {
             }
         }
 
-        // No "Expect: 100-continue" round trip, and no invented form content type.
-        let addContentType = sendsBody && !request.headers.contains { Self.isContentType($0.name) }
-        var lines = 1, bytes = 8 // "Expect:"
+        // Only the headers the request asked for: libcurl's default "Accept: */*" and its
+        // invented form content type are removed ("Name:" lines), and "Expect: 100-continue"
+        // (which libcurl adds only over HTTP/1.1, above 1 MiB) is refused where it could apply.
+        var hasAccept = false, hasContentType = false
+        var lines = 0, bytes = 0
         for header in request.headers {
             lines += 1
             bytes += CurlHeaderList.lineBytes(name: header.name, value: header.value)
+            if Self.isContentType(header.name) { hasContentType = true } else if Self.isAccept(header.name) { hasAccept = true }
         }
-        if addContentType {
-            lines += 1
-            bytes += 14 // "Content-Type:"
-        }
+        let removeContentType = sendsBody && !hasContentType
+        let removeExpect = request.body.count > Self.expectThreshold
+        if !hasAccept { lines += 1; bytes += 8 }           // "Accept:"
+        if removeContentType { lines += 1; bytes += 14 }   // "Content-Type:"
+        if removeExpect { lines += 1; bytes += 8 }         // "Expect:"
         headerList.reset(lines: lines, bytes: bytes)
         for header in request.headers { headerList.append(name: header.name, value: header.value) }
-        headerList.append(line: "Expect:")
-        if addContentType { headerList.append(line: "Content-Type:") }
+        if !hasAccept { headerList.append(line: "Accept:") }
+        if removeContentType { headerList.append(line: "Content-Type:") }
+        if removeExpect { headerList.append(line: "Expect:") }
         try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
+    }
+
+    /// libcurl 8's `EXPECT_100_THRESHOLD`: larger bodies get `Expect: 100-continue` over HTTP/1.1.
+    static let expectThreshold = 1024 * 1024
+
+    /// Points the transfer's CURLU at `url`. A URL of the origin parsed last (no query, no
+    /// fragment, a path of plain characters without dot segments: what provider URLs are) only
+    /// replaces the path, which libcurl stores as given; anything else is parsed whole, as
+    /// `CURLOPT_URL` would be. Both give libcurl the same URL: the full parse changes nothing in
+    /// such a path. A URL libcurl refuses is `.invalidRequest`.
+    private func setURL(_ text: String) throws(HTTPTransportError) {
+        var code = CURLUE_OK
+        let utf8 = text.utf8
+        if let pathStart = Self.pathStart(utf8), utf8.count - pathStart >= 2, !parsedOrigin.isEmpty,
+           pathStart == parsedOrigin.count, utf8.prefix(pathStart).elementsEqual(parsedOrigin),
+           Self.isPlainPath(utf8.dropFirst(pathStart)) {
+            pathBuffer.removeAll(keepingCapacity: true)
+            pathBuffer.append(contentsOf: utf8.dropFirst(pathStart))
+            pathBuffer.append(0)
+            code = pathBuffer.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { curl_url_set(url, CURLUPART_PATH, $0.baseAddress, 0) }
+            }
+        } else {
+            parsedOrigin.removeAll(keepingCapacity: true)
+            code = curl_url_set(url, CURLUPART_URL, text, 0)
+            if code == CURLUE_OK, let pathStart = Self.pathStart(utf8), !utf8.contains(UInt8(ascii: "?")), !utf8.contains(UInt8(ascii: "#")) {
+                parsedOrigin.append(contentsOf: utf8.prefix(pathStart))
+            }
+        }
+        guard code == CURLUE_OK else {
+            parsedOrigin.removeAll(keepingCapacity: true)
+            throw .invalidRequest("URL rejected: \(String(cString: curl_url_strerror(code)))")
+        }
+    }
+
+    /// Where the path starts in `scheme://authority/path…` (the first `/`, `?` or `#` after
+    /// `://`), nil when there is no `://` or no path.
+    static func pathStart(_ utf8: String.UTF8View) -> Int? {
+        var index = 0, slashes = 0, afterScheme = -1
+        for byte in utf8 {
+            if afterScheme < 0 {
+                if byte == UInt8(ascii: ":") && slashes == 0 { slashes = 1 }
+                else if slashes > 0 && byte == UInt8(ascii: "/") {
+                    slashes += 1
+                    if slashes == 3 { afterScheme = index + 1 }
+                } else if slashes > 0 { return nil }
+            } else if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// A path libcurl's URL parser would keep byte for byte: unreserved characters, sub-delims,
+    /// `:`, `@` and `/` only (no `%`, `?`, `#`, space or non-ASCII), and no `.`/`..` segment.
+    static func isPlainPath(_ path: Substring.UTF8View) -> Bool {
+        guard path.first == UInt8(ascii: "/") else { return false }
+        var previous: UInt8 = 0, beforePrevious: UInt8 = 0
+        for byte in path {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "@"),
+                 UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+                 UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+                break
+            case UInt8(ascii: "/"):
+                // "/./" or "/../" (a dot segment) ahead: leave it to the full parse.
+                if previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
+            case UInt8(ascii: "."):
+                break
+            default:
+                return false
+            }
+            beforePrevious = previous
+            previous = byte
+        }
+        // A trailing "/." or "/.." segment.
+        if previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
+        return true
     }
 
     private func setCustomRequest(_ method: String?) throws(HTTPTransportError) {
@@ -215,6 +322,15 @@ final class CurlTransfer {
             zip(utf8, expected).allSatisfy { pair in
                 (pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0) == pair.1
             }
+        }
+    }
+
+    /// `accept`, in any case.
+    static func isAccept(_ name: String) -> Bool {
+        guard name.utf8.count == 6 else { return false }
+        return zip(name.utf8, "accept".utf8).allSatisfy { pair in
+            let byte = pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0
+            return byte == pair.1
         }
     }
 

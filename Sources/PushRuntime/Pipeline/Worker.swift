@@ -58,6 +58,8 @@ public final class Worker: Sendable {
 
         var httpConfiguration = HTTPClientConfiguration()
         httpConfiguration.caFile = configuration.caFile
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
         httpConfiguration.maxConnectionsPerHost = configuration.httpConnections
         httpConfiguration.maxConcurrentStreams = configuration.httpStreams
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
