@@ -52,6 +52,7 @@ typedef struct pw_curl_events {
     int *corked;            /* open connections opened corked (removed on close) */
     int ncorked, capcorked;
     long long flushes;      /* uncork + re-cork rounds (tests) */
+    long long timer_calls;  /* CURLMOPT_TIMERFUNCTION calls */
 } pw_curl_events;
 
 static inline long long pw_curl_events_now_ms(void) {
@@ -86,6 +87,7 @@ static inline int pw_curl_events_timer_cb(CURLM *multi, long timeout_ms, void *u
     pw_curl_events *e = (pw_curl_events *)userp;
     e->timeout_ms = timeout_ms;
     e->timer_set_ms = pw_curl_events_now_ms();
+    e->timer_calls++;
     return 0;
 }
 
@@ -174,12 +176,23 @@ static inline int pw_curl_events_timer_wait_ms(const pw_curl_events *e, int cap)
     return left < cap ? (int)left : cap;
 }
 
-/* Runs libcurl's timer if it is due (the 0 ms one curl_multi_add_handle sets included). */
+/* Runs libcurl's timer if it is due (the 0 ms one curl_multi_add_handle sets included).
+ * libcurl calls the timer callback only when its earliest timeout *changes*: if the call left
+ * it where it was (we were early by a rounding of a millisecond, or the expired timer was set
+ * again for the same instant), no callback comes, so the timer is read back with
+ * curl_multi_timeout instead of being taken as gone (which would stall a lone transfer until
+ * the wait's cap). */
 static inline void pw_curl_events_run_timer(pw_curl_events *e) {
     if (e->timeout_ms < 0 || pw_curl_events_timer_wait_ms(e, 1) > 0) return;
-    e->timeout_ms = -1; /* libcurl sets the next one from inside the call */
+    long long calls = e->timer_calls;
     int running = 0;
     curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    if (e->timer_calls == calls) {
+        long left = -1;
+        if (curl_multi_timeout(e->multi, &left) != CURLM_OK) left = -1;
+        e->timeout_ms = left;
+        e->timer_set_ms = pw_curl_events_now_ms();
+    }
 }
 
 /* Pushes out what this turn wrote (uncork, re-cork), waits up to `max_ms` (less if libcurl's

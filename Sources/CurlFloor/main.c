@@ -91,9 +91,10 @@ struct loop {
     long long timer_set_ms; /* when it was set */
     int *corked;            /* connections opened (and corked) by libcurl, still open */
     int ncorked, capcorked;
+    long long timer_calls;
 };
 
-static struct loop L = { NULL, -1, -1, 0, NULL, 0, 0 };
+static struct loop L = { NULL, -1, -1, 0, NULL, 0, 0, 0 };
 
 static void set_cork(int fd, int on) { setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on); }
 
@@ -155,6 +156,7 @@ static int timer_callback(CURLM *multi, long timeout_ms, void *userp) {
     struct loop *l = userp;
     l->timeout_ms = timeout_ms;
     l->timer_set_ms = monotonic_ms();
+    l->timer_calls++;
     return 0;
 }
 
@@ -254,9 +256,16 @@ int main(int argc, char **argv) {
     struct epoll_event events[64];
     while (finished < total) {
         if (socket_api) {
-            if (timer_wait_ms(&L, 1000) == 0) {
-                L.timeout_ms = -1;
+            if (L.timeout_ms >= 0 && timer_wait_ms(&L, 1000) == 0) {
+                long long calls = L.timer_calls;
                 curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                /* libcurl calls the timer callback only when its timeout changes: read it back. */
+                if (L.timer_calls == calls) {
+                    long left = -1;
+                    if (curl_multi_timeout(multi, &left) != CURLM_OK) left = -1;
+                    L.timeout_ms = left;
+                    L.timer_set_ms = monotonic_ms();
+                }
             }
         } else if (curl_multi_perform(multi, &running) != CURLM_OK) {
             break;

@@ -19,18 +19,19 @@ enum HTTPRequestValidation {
         }
     }
 
-    /// RFC 9110 §5.6.2 `tchar`.
+    /// RFC 9110 §5.6.2 `tchar`, as two 64-bit masks (ASCII 0-63, 64-127).
+    private static let tokenLow: UInt64 = mask("!#$%&'*+-.0123456789", offset: 0)
+    private static let tokenHigh: UInt64 = mask("ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz|~", offset: 64)
+
+    private static func mask(_ characters: String, offset: UInt8) -> UInt64 {
+        var mask: UInt64 = 0
+        for byte in characters.utf8 { mask |= 1 << UInt64(byte - offset) }
+        return mask
+    }
+
     @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
+        byte < 64 ? (tokenLow >> UInt64(byte)) & 1 != 0 : byte < 128 ? (tokenHigh >> UInt64(byte - 64)) & 1 != 0 : false
     }
 
     /// Visible ASCII or any non-ASCII byte: no space, no control character, no DEL.

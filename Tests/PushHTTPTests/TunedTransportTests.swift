@@ -27,21 +27,29 @@ struct TunedTransportTests {
         _ = try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get() // connect + TLS
         var took: [Double] = []
         for index in 0..<21 {
-            let started = ContinuousClock.now
             let request = index % 2 == 0 ? HTTPRequest(url: server.origin + "/hello.txt")
                 : HTTPRequest(method: "POST", url: server.origin + "/echo", body: Array(repeating: 0x61, count: 3000))
-            let response = try await client.send(request).get()
-            took.append(milliseconds(started.duration(to: .now)))
-            #expect(response.status == 200)
+            // Timed from submit to the completion on the I/O thread: the test task's own
+            // resumption (a busy cooperative pool while other suites run) is not counted.
+            let (status, elapsed) = await withCheckedContinuation { (continuation: CheckedContinuation<(Int, Double), Never>) in
+                let started = ContinuousClock.now
+                client.submit(request) { result in
+                    let elapsed = milliseconds(started.duration(to: .now))
+                    continuation.resume(returning: ((try? result.get())?.status ?? 0, elapsed))
+                }
+            }
+            took.append(elapsed)
+            #expect(status == 200)
         }
         // The connection is corked between turns and was uncorked before every wait...
         #expect(client.corkedConnections == 1)
         #expect(client.corkFlushes >= 21)
         // ...so no request waited for the kernel's 200 ms cork timer (a forgotten uncork would
         // make every one of them take at least that long).
+        // (A machine busy with other suites may still delay the odd one.)
         let median = took.sorted()[took.count / 2]
         #expect(median < 100, "lone request times (ms): \(took)")
-        #expect(took.allSatisfy { $0 < 1000 }, "lone request times (ms): \(took)")
+        #expect(took.filter { $0 >= 200 }.count <= 3, "lone request times (ms): \(took)")
     }
 
     @Test("without write coalescing nothing is corked and requests still go out")
@@ -187,7 +195,7 @@ struct CURLUPathTests {
         ("a/b", -1), ("https:/a/b", -1), ("", -1),
     ])
     func pathStart(url: String, expected: Int) {
-        #expect(CurlTransfer.pathStart(url.utf8) ?? -1 == expected)
+        #expect(CurlTransfer.pathStart(url) ?? -1 == expected)
     }
 
     @Test("plain paths are replaced as they are; anything libcurl's parser would change is parsed whole", arguments: [
@@ -197,6 +205,6 @@ struct CURLUPathTests {
         ("/a b", false), ("/ä", false), ("a", false), ("/a\\b", false),
     ])
     func plainPath(path: String, plain: Bool) {
-        #expect(CurlTransfer.isPlainPath(Substring(path).utf8) == plain)
+        #expect(CurlTransfer.isPlainPath(path) == plain)
     }
 }

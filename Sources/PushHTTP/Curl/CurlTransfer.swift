@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What every transfer of one client shares: the options derived from its configuration.
 struct TransferSettings: Sendable {
@@ -47,7 +50,6 @@ final class CurlTransfer {
     /// `scheme://authority` of the URL last parsed whole into `url`, when that URL had no query
     /// or fragment: a request to the same origin then only replaces the path.
     private var parsedOrigin: [UInt8] = []
-    private var pathBuffer: [UInt8] = []
     private var completion: HTTPCompletion?
     private var bodyStorage: UnsafeMutableRawBufferPointer
     private let headerList = CurlHeaderList()
@@ -230,25 +232,29 @@ final class CurlTransfer {
     /// fragment, a path of plain characters without dot segments: what provider URLs are) only
     /// replaces the path, which libcurl stores as given; anything else is parsed whole, as
     /// `CURLOPT_URL` would be. Both give libcurl the same URL: the full parse changes nothing in
-    /// such a path. A URL libcurl refuses is `.invalidRequest`.
+    /// such a path. A URL libcurl refuses is `.invalidRequest`. Works on the string's own
+    /// C string (no copy for a native string): the path is a NUL-terminated suffix of it.
     private func setURL(_ text: String) throws(HTTPTransportError) {
-        var code = CURLUE_OK
-        let utf8 = text.utf8
-        if let pathStart = Self.pathStart(utf8), utf8.count - pathStart >= 2, !parsedOrigin.isEmpty,
-           pathStart == parsedOrigin.count, utf8.prefix(pathStart).elementsEqual(parsedOrigin),
-           Self.isPlainPath(utf8.dropFirst(pathStart)) {
-            pathBuffer.removeAll(keepingCapacity: true)
-            pathBuffer.append(contentsOf: utf8.dropFirst(pathStart))
-            pathBuffer.append(0)
-            code = pathBuffer.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { curl_url_set(url, CURLUPART_PATH, $0.baseAddress, 0) }
+        let count = text.utf8.count
+        let code = text.withCString { cString -> CURLUcode in
+            let fastStart = cString.withMemoryRebound(to: UInt8.self, capacity: count + 1) { base -> Int? in
+                let bytes = UnsafeBufferPointer(start: base, count: count)
+                let start = Self.pathStart(bytes)
+                if let start, count - start >= 2, start == parsedOrigin.count,
+                   parsedOrigin.withUnsafeBufferPointer({ origin in origin.baseAddress.map { memcmp($0, base, start) == 0 } ?? false }),
+                   Self.isPlainPath(UnsafeBufferPointer(rebasing: bytes[start...])) {
+                    return start
+                }
+                // Parsed whole below; its origin is remembered (and kept only if the parse succeeds)
+                // when the URL has a path and no query or fragment.
+                parsedOrigin.removeAll(keepingCapacity: true)
+                if let start, !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) {
+                    parsedOrigin.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<start]))
+                }
+                return nil
             }
-        } else {
-            parsedOrigin.removeAll(keepingCapacity: true)
-            code = curl_url_set(url, CURLUPART_URL, text, 0)
-            if code == CURLUE_OK, let pathStart = Self.pathStart(utf8), !utf8.contains(UInt8(ascii: "?")), !utf8.contains(UInt8(ascii: "#")) {
-                parsedOrigin.append(contentsOf: utf8.prefix(pathStart))
-            }
+            if let fastStart { return curl_url_set(url, CURLUPART_PATH, cString + fastStart, 0) }
+            return curl_url_set(url, CURLUPART_URL, cString, 0)
         }
         guard code == CURLUE_OK else {
             parsedOrigin.removeAll(keepingCapacity: true)
@@ -258,49 +264,63 @@ final class CurlTransfer {
 
     /// Where the path starts in `scheme://authority/path…` (the first `/`, `?` or `#` after
     /// `://`), nil when there is no `://` or no path.
-    static func pathStart(_ utf8: String.UTF8View) -> Int? {
-        var index = 0, slashes = 0, afterScheme = -1
-        for byte in utf8 {
-            if afterScheme < 0 {
-                if byte == UInt8(ascii: ":") && slashes == 0 { slashes = 1 }
-                else if slashes > 0 && byte == UInt8(ascii: "/") {
-                    slashes += 1
-                    if slashes == 3 { afterScheme = index + 1 }
-                } else if slashes > 0 { return nil }
-            } else if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
-                return index
-            }
+    static func pathStart(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        // The scheme, up to "://".
+        while index < bytes.count && bytes[index] != UInt8(ascii: ":") {
+            if bytes[index] == UInt8(ascii: "/") { return nil }
+            index += 1
+        }
+        guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+        index += 3
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return index }
             index += 1
         }
         return nil
     }
 
+    static func pathStart(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { pathStart($0) }
+    }
+
+    /// Bytes libcurl's URL parser keeps as they are in a path: unreserved characters,
+    /// sub-delims, `:`, `@`, `/` (a bit per ASCII byte; `.` is checked for segments apart).
+    private static let plainLow: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in Array("!$&'()*+,-./0123456789:;=".utf8) { mask |= 1 << UInt64(byte) }
+        return mask
+    }()
+    private static let plainHigh: UInt64 = {
+        var mask: UInt64 = 0
+        for byte in Array("@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~".utf8) { mask |= 1 << UInt64(byte - 64) }
+        return mask
+    }()
+
     /// A path libcurl's URL parser would keep byte for byte: unreserved characters, sub-delims,
     /// `:`, `@` and `/` only (no `%`, `?`, `#`, space or non-ASCII), and no `.`/`..` segment.
-    static func isPlainPath(_ path: Substring.UTF8View) -> Bool {
+    static func isPlainPath(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
         guard path.first == UInt8(ascii: "/") else { return false }
+        let low = plainLow, high = plainHigh
         var previous: UInt8 = 0, beforePrevious: UInt8 = 0
         for byte in path {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "@"),
-                 UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-                 UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
-                break
-            case UInt8(ascii: "/"):
-                // "/./" or "/../" (a dot segment) ahead: leave it to the full parse.
-                if previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
-            case UInt8(ascii: "."):
-                break
-            default:
-                return false
-            }
+            let allowed = byte < 64 ? (low >> UInt64(byte)) & 1 : byte < 128 ? (high >> UInt64(byte - 64)) & 1 : 0
+            if allowed == 0 { return false }
+            // "/./" or "/../" (a dot segment) ahead: leave it to the full parse.
+            if byte == UInt8(ascii: "/") && previous == UInt8(ascii: ".")
+                && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
             beforePrevious = previous
             previous = byte
         }
         // A trailing "/." or "/.." segment.
-        if previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
-        return true
+        return !(previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")))
+    }
+
+    static func isPlainPath(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { isPlainPath($0) }
     }
 
     private func setCustomRequest(_ method: String?) throws(HTTPTransportError) {

@@ -37,6 +37,9 @@ struct BenchHTTP {
         /// Requests sent one at a time after the measured phase: their latency shows that
         /// nothing waits in the client (the socket cork is lifted before every wait).
         var loneRequests = 200
+        /// Measured phase + tuned floor + h2load repeated this many times, alternately (the
+        /// first round also runs the plain floor and the peers): per-round figures and medians.
+        var rounds = 1
         var report = "bench-http-report.json"
         var timeout = 300.0
         var keep = false
@@ -156,6 +159,53 @@ struct BenchHTTP {
         }
         let loaded = driver.latencies(), alone = lone.latencies()
 
+        // More rounds: client, tuned floor, h2load again, alternately, so that the ratios come
+        // with their spread on a machine whose speed drifts.
+        var roundIO = [ioPerRequest], roundFloor = [curlFloorCPUPerRequest], roundH2load = [h2loadCPUPerRequest]
+        var roundP99 = [loaded.p99]
+        if options.rounds > 1, h2loadRequests > 0 {
+            for round in 2...options.rounds {
+                step("round \(round)/\(options.rounds): \(options.requests) requests through the client")
+                let again = BenchHTTPDriver(client: client, request: request, total: options.requests)
+                let before = client.ioThreadCPUSeconds
+                _ = again.run(window: window, timeout: options.timeout)
+                let after = client.ioThreadCPUSeconds
+                let done = again.tally().completed
+                roundIO.append(before.flatMap { b in after.map { done > 0 ? ($0 - b) / Double(done) * 1e6 : 0 } })
+                roundP99.append(again.latencies().p99)
+                let outcome = try BenchH2load.run(requests: h2loadRequests, connections: connections, streams: streams, sample: sample,
+                                                  folder: folder, cpus: options.clientCPUs, sandboxPID: sandboxPID)
+                roundH2load.append(outcome.cpuMicrosPerRequest)
+                let floor = try CurlFloorReference.run(mode: "tuned", requestArguments: outcome.requestArguments, requests: h2loadRequests,
+                                                       cpus: options.clientCPUs, output: folder.appendingPathComponent("curl-floor-tuned-\(round).out").path,
+                                                       sandboxPID: sandboxPID)
+                roundFloor.append(floor.cpuMicrosPerRequest)
+            }
+        }
+        let roundRatios = zip(roundIO, roundFloor).map { pair -> Double? in pair.0.flatMap { io in pair.1.map { io / $0 } } }
+        func median(_ values: [Double?]) -> Any {
+            let present = values.compactMap { $0 }.sorted()
+            guard !present.isEmpty else { return NSNull() }
+            let middle = present.count / 2
+            return BenchE2E.round(present.count % 2 == 1 ? present[middle] : (present[middle - 1] + present[middle]) / 2, 2)
+        }
+        func list(_ values: [Double?]) -> [Any] {
+            values.map { value -> Any in
+                guard let value else { return NSNull() }
+                return BenchE2E.round(value, 2)
+            }
+        }
+        let rounds: [String: Any] = [
+            "count": roundIO.count,
+            "ioThreadCPUMicrosPerRequest": list(roundIO), "curlFloorCPUMicrosPerRequest": list(roundFloor),
+            "h2loadCPUMicrosPerRequest": list(roundH2load), "ioThreadToCurlFloor": list(roundRatios), "loadedP99Ms": list(roundP99),
+            "median": [
+                "ioThreadCPUMicrosPerRequest": median(roundIO), "curlFloorCPUMicrosPerRequest": median(roundFloor),
+                "h2loadCPUMicrosPerRequest": median(roundH2load), "ioThreadToCurlFloor": median(roundRatios), "loadedP99Ms": median(roundP99),
+            ] as [String: Any],
+            "order": "each round: client (measured phase), h2load, tuned libcurl floor; round 1 also the lone requests, the plain floor and peers",
+        ]
+
         // Against the sandbox every answer must be 200; another server may refuse the throwaway JWT.
         let ok = finished && completed == options.requests && tally.errors.isEmpty
             && (options.url != nil || tally.statuses[200] == completed)
@@ -194,6 +244,7 @@ struct BenchHTTP {
             "curlFloor": references?.tuned.report ?? NSNull(),
             "curlFloorPlain": references?.plain.report ?? NSNull(),
             "peers": peers,
+            "rounds": rounds,
             "ratio": [
                 "clientCPUPerRequestToH2loadCPUPerRequest": ratio.map { BenchE2E.round($0, 2) } ?? NSNull(),
                 "clientToCurlFloor": BenchE2E.ratio(perRequest, curlFloorCPUPerRequest),
@@ -265,6 +316,7 @@ final class BenchHTTPDriver: Sendable {
 
     struct Latencies {
         var sorted: [Double]
+        var p99: Double? { sorted.isEmpty ? nil : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * 0.99).rounded()))] }
         var summary: Any {
             guard !sorted.isEmpty else { return NSNull() }
             func at(_ p: Double) -> Double { BenchE2E.round(sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))], 2) }

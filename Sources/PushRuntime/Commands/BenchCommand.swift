@@ -145,6 +145,8 @@ enum BenchCommand {
       --ca-file FILE        extra CA certificates to trust (with --url)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default N; 0 skips)
       --lone-requests N     requests sent one at a time after the measured phase (default 200)
+      --rounds N            repeat client, h2load and tuned floor N times, alternately (default 1): per-round
+                            figures and medians in the report
       --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g. --sandbox-arg=--latency-ms=50
       --client-cpus LIST    pin this process (the client) and the references with taskset -c LIST
       --sandbox-cpus LIST   pin the sandbox with taskset -a -p -c LIST
@@ -160,7 +162,7 @@ enum BenchCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: httpUsage, values: [
             "requests", "warmup", "url", "ca-file", "h2load-requests", "report", "timeout", "lone-requests", "sandbox-arg",
-            "client-cpus", "sandbox-cpus", "peer",
+            "client-cpus", "sandbox-cpus", "peer", "rounds",
         ], flags: ["allow-debug", "keep", "quiet"], exitCode: &code) else { return code }
         var options = BenchHTTP.Options()
         do {
@@ -175,6 +177,7 @@ enum BenchCommand {
             if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
             options.report = parsed.value("report") ?? options.report
             options.loneRequests = try parsed.integer("lone-requests", default: 200, in: 0...1_000_000)
+            options.rounds = try parsed.integer("rounds", default: 1, in: 1...100)
             options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.clientCPUs = parsed.value("client-cpus")
             options.sandboxCPUs = parsed.value("sandbox-cpus")
@@ -228,6 +231,11 @@ enum BenchCommand {
         let peers = (report["peers"] as? [[String: Any]] ?? []).map {
             "\n  peer               \(text($0["requestsPerSecond"])) req/s, \(text($0["cpuMicrosPerRequest"])) µs CPU/request (\(text($0["binary"])), \(text($0["version"])))"
         }.joined()
+        let rounds = dict("rounds"), medians = rounds["median"] as? [String: Any] ?? [:]
+        let roundsLine = (rounds["count"] as? Int ?? 1) > 1 ? """
+
+          \(text(rounds["count"])) rounds, medians: I/O thread \(text(medians["ioThreadCPUMicrosPerRequest"])) µs, libcurl floor \(text(medians["curlFloorCPUMicrosPerRequest"])) µs, h2load \(text(medians["h2loadCPUMicrosPerRequest"])) µs, I/O thread/libcurl floor \(text(medians["ioThreadToCurlFloor"])) (per round \(rounds["ioThreadToCurlFloor"].map { "\($0)" } ?? "-")), loaded p99 \(text(medians["loadedP99Ms"])) ms
+        """ : ""
         return """
         pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"])))
           responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
@@ -239,7 +247,7 @@ enum BenchCommand {
           libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
           plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
           ratio I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])) (target ≤ 1.1), I/O thread/h2load \(text(ratio["ioThreadToH2load"])), libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), plain/tuned floor \(text(ratio["curlFloorPlainToTuned"]))
-          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"]))
+          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"]))\(roundsLine)
         """
     }
 
