@@ -84,6 +84,8 @@ public final class Worker: Sendable {
         httpConfiguration.maxConnectionsPerHost = configuration.httpConnections
         httpConfiguration.maxConcurrentStreams = configuration.httpStreams
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
         http = try HTTP2Client(configuration: httpConfiguration)
         deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
