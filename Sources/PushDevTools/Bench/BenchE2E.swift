@@ -153,7 +153,10 @@ package struct BenchE2E: Benchmark {
         // The results reader joins first (it reads from the earliest offset anyway).
         let reader = try KafkaConsumer(properties: ["bootstrap.servers": bootstrap, "group.id": "bench-results-\(runID)",
                                                     "auto.offset.reset": "earliest", "session.timeout.ms": "6000",
-                                                    "fetch.max.bytes": "52428800"], topics: ["push.results.v1"])
+                                                    "fetch.max.bytes": "52428800",
+                                                    // The mock broker holds an empty fetch for the whole wait even when data arrives
+                                                    // meanwhile: a short wait keeps its 0–500 ms out of the result delay.
+                                                    "fetch.wait.max.ms": "10"], topics: ["push.results.v1"])
         defer { reader.close() }
         let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5"])
         var enqueuedAtMs = [Int64](repeating: 0, count: jobs.count)
