@@ -159,6 +159,7 @@ public final class HTTP2Client: Sendable {
             maxResponseBodyBytes: configuration.maxResponseBodyBytes,
             proxy: configuration.proxy ?? "",
             noProxy: configuration.noProxy ?? "",
+            resolveOverrides: configuration.resolveOverrides,
             caBundle: bundle
         )
     }

@@ -39,6 +39,10 @@ public struct HTTPClientConfiguration: Sendable {
     /// means every host. Default: nil = none, and `no_proxy`/`NO_PROXY` are never read (libcurl
     /// gets `CURLOPT_NOPROXY ""`, which also spares it two `getenv` calls per transfer).
     public var noProxy: String?
+    /// `CURLOPT_RESOLVE` entries, `host:port:address[,address…]`: these names resolve to these
+    /// addresses for every transfer, without DNS. For tests (a resolver double answering
+    /// loopback addresses only) and for pinning a provider's addresses. Default: none.
+    public var resolveOverrides: [String] = []
     /// Coalesce writes per I/O-loop turn (`TCP_CORK` on every connection, lifted before every
     /// wait). Measured cheaper per request (docs/performance.md); off only to compare.
     var coalesceWrites = true

@@ -14,6 +14,7 @@ struct TransferSettings: Sendable {
     var maxResponseBodyBytes: Int
     var proxy: String
     var noProxy: String
+    var resolveOverrides: [String]
     var caBundle: CurlCABundle?
 }
 
@@ -51,6 +52,13 @@ final class CurlTransfer {
     /// or fragment: a request to the same origin then only replaces the path.
     private var parsedOrigin: [UInt8] = []
     private var completion: HTTPCompletion?
+    /// The running request's connect-time address check (read by the open-socket callback,
+    /// on the I/O thread like everything else here).
+    private var connectPolicy: ConnectAddressPolicy?
+    /// The address the policy refused during this transfer, for its error.
+    private var refusedAddress: String?
+    /// `CURLOPT_RESOLVE`'s list: libcurl keeps the pointer, so it lives as long as the handle.
+    private var resolveList: OpaquePointer?
     private var bodyStorage: UnsafeMutableRawBufferPointer
     private let headerList = CurlHeaderList()
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -96,6 +104,7 @@ final class CurlTransfer {
     deinit {
         // Cleanup first: the handle may still point at the header list, body and error buffer.
         curl_easy_cleanup(handle)
+        if let resolveList { curl_slist_free_all(UnsafeMutablePointer(resolveList)) }
         curl_url_cleanup(url)
         bodyStorage.deallocate()
         errorBuffer.deallocate()
@@ -134,6 +143,17 @@ final class CurlTransfer {
         try set(CURLOPT_NOPROXY, string: settings.noProxy)
         try set(CURLOPT_CURLU, pointer: UnsafeMutableRawPointer(url))
         try check(pw_curl_events_attach(handle, multi.events), CURLOPT_SOCKOPTFUNCTION)
+        try check(pw_curl_easy_setopt_opensocket_cb(handle, curlOpenSocketCallback), CURLOPT_OPENSOCKETFUNCTION)
+        try set(CURLOPT_OPENSOCKETDATA, pointer: me)
+        if !settings.resolveOverrides.isEmpty {
+            for entry in settings.resolveOverrides {
+                guard let grown = curl_slist_append(resolveList.map { UnsafeMutablePointer($0) }, entry) else {
+                    throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
+                }
+                resolveList = OpaquePointer(grown)
+            }
+            try set(CURLOPT_RESOLVE, pointer: resolveList.map { UnsafeMutableRawPointer($0) })
+        }
         try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
     }
 
@@ -144,6 +164,10 @@ final class CurlTransfer {
         // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
         bodyOverflowed = false
+        // A proxy connection goes to the proxy, not to the request's host: the address check
+        // applies to direct connections (docs/http-client.md).
+        connectPolicy = settings.proxy.isEmpty ? request.connectPolicy : nil
+        refusedAddress = nil
         do {
             try apply(request, cleartext: cleartext)
         } catch {
@@ -406,6 +430,9 @@ final class CurlTransfer {
         responseBody = []
         responseHeaders = []
         guard code == CURLE_OK else {
+            if let refusedAddress {
+                return (completion, .failure(.addressRefused("connection to \(refusedAddress) refused by the request's address policy")))
+            }
             if bodyOverflowed || code == CURLE_FILESIZE_EXCEEDED {
                 return (completion, .failure(.protocolError("response body larger than \(settings.maxResponseBodyBytes) bytes")))
             }
@@ -484,6 +511,48 @@ final class CurlTransfer {
             return name.count
         }
     }
+}
+
+extension CurlTransfer {
+    /// `CURLOPT_OPENSOCKETFUNCTION`: the address libcurl resolved and is about to connect to
+    /// (every try, IPv4 and IPv6). Refused by the request's policy ⇒ no socket
+    /// (`CURL_SOCKET_BAD`: libcurl tries the next address, then fails with COULDNT_CONNECT).
+    fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let family = address.pointee.family
+        if let connectPolicy {
+            var bytes: [UInt8] = []
+            withUnsafeMutablePointer(to: &address.pointee.addr) { raw in
+                if family == AF_INET {
+                    raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                        var value = inet.pointee.sin_addr
+                        bytes = withUnsafeBytes(of: &value) { Array($0) }
+                    }
+                } else if family == AF_INET6, Int(address.pointee.addrlen) >= MemoryLayout<sockaddr_in6>.size {
+                    raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet6 in
+                        var value = inet6.pointee.sin6_addr
+                        bytes = withUnsafeBytes(of: &value) { Array($0) }
+                    }
+                }
+            }
+            guard bytes.count == 4 || bytes.count == 16, connectPolicy.allows(bytes) else {
+                refusedAddress = Self.text(bytes)
+                return CURL_SOCKET_BAD
+            }
+        }
+        return socket(family, address.pointee.socktype, address.pointee.protocol)
+    }
+
+    /// An address as text (dotted quad or IPv6 groups), for errors.
+    static func text(_ bytes: [UInt8]) -> String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        guard bytes.count == 16 else { return "an unknown address family" }
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
+    }
+}
+
+private let curlOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = { user, _, address in
+    guard let user, let address else { return CURL_SOCKET_BAD }
+    return Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue().openSocket(address)
 }
 
 /// `CURLOPT_WRITEFUNCTION`: copies the chunk into the transfer's body buffer.

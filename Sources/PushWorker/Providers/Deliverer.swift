@@ -205,6 +205,7 @@ public final class Deliverer: Sendable {
         case .protocolError: .protocolError
         case .shutdown: .shutdown
         case .invalidRequest: .invalidRequest
+        case .addressRefused: .addressRefused
         case .other: .other
         }
     }
