@@ -195,7 +195,7 @@ public final class DeliveryStateStore: Sendable {
         for index in group {
             let item = items[index]
             arguments.append(.int(Int64(keys.position(app: item.appID, campaign: item.campaignID, key: item.key))))
-            arguments.append(.string(item.key.member))
+            arguments.append(.int(item.key.memberValue))
             arguments.append(.string(item.owner))
         }
         return claimScript.invocation(keys: keys.keys, arguments: arguments)
@@ -210,7 +210,7 @@ public final class DeliveryStateStore: Sendable {
         for index in group {
             let entry = entries[index]
             arguments.append(.int(Int64(keys.position(app: entry.appID, campaign: entry.campaignID, key: entry.key))))
-            arguments.append(.string(entry.key.member))
+            arguments.append(.int(entry.key.memberValue))
             arguments.append(.string(entry.owner))
             arguments.append(.int(max(0, entry.sentRetentionMs ?? 0)))
         }

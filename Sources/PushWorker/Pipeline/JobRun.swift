@@ -4,10 +4,9 @@ import PushKafka
 import PushRedis
 import Synchronization
 
-/// One recipient ready to send.
+/// One recipient ready to send (its plan stays in its ``JobRun``).
 struct SendItem: Sendable {
     var index: Int
-    var plan: PlannedRecipient
     var request: ProviderRequest
 }
 
@@ -208,34 +207,35 @@ final class JobRun: Sendable {
 
     // MARK: results
 
-    func result(_ plan: PlannedRecipient, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
+    func result(_ index: Int, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
                 providerMessageID: String? = nil, attempts: Int? = nil, latencyMs: Double? = nil) -> ResultRecord {
-        ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
-                     userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID, platform: plan.platform,
+        ResultRecord(jobID: job.jobID, msgID: plans[index].msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
+                     userID: plans[index].recipient.userID, subscriptionID: plans[index].recipient.subscriptionID,
+                     platform: plans[index].platform,
                      status: status, reason: reason, httpStatus: httpStatus, providerMessageID: providerMessageID,
                      attempts: attempts ?? job.attempt, latencyMs: latencyMs, atUnixMs: atMs)
     }
 
     /// Maps a provider attempt onto a final result or a retry hand-off (runs on the I/O thread).
-    func outcome(of attempt: Deliverer.Attempt, plan: PlannedRecipient) -> RecipientOutcome {
+    func outcome(of attempt: Deliverer.Attempt, index: Int) -> RecipientOutcome {
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
         let attempts = job.attempt + attempt.attempts
         func final(_ status: DeliveryStatus, _ reason: String?, id: String? = nil) -> ResultRecord {
-            result(plan, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
+            result(index, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
                    attempts: attempts, latencyMs: attempt.latencyMs)
         }
         switch attempt.outcome {
         case .sent(let id):
             return .final(final(.sent, nil, id: id), isSent: true)
         case .invalidToken(let reason, let since):
-            let token = TokenRecord(appID: job.appID, platform: plan.platform, subscriptionID: plan.recipient.subscriptionID,
-                                    userID: plan.recipient.userID, tokenHash: plan.tokenHash, reason: reason,
+            let token = TokenRecord(appID: job.appID, platform: plans[index].platform, subscriptionID: plans[index].recipient.subscriptionID,
+                                    userID: plans[index].recipient.userID, tokenHash: plans[index].tokenHash, reason: reason,
                                     invalidSinceMs: since ?? nowMs, atUnixMs: nowMs)
             return .final(final(.invalidToken, reason), token: token)
         case .rejected(let reason):
             return .final(final(.rejected, reason))
         case .retry(let reason, let retryAfter, let scope):
-            if scope == .provider, let retryAfter, let platform = plan.recipient.platform {
+            if scope == .provider, let retryAfter, let platform = plans[index].recipient.platform {
                 worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)
             }
             return retryOrFail(reason, retryAfter)
@@ -247,7 +247,7 @@ final class JobRun: Sendable {
             let policy = worker.retryPolicy
             guard policy.allowsRetry(afterAttempts: attempts) else { return .final(final(.failed, reason)) }
             let delay = policy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
-            return .retry(plan.recipient, attempts: attempts, delaySeconds: delay)
+            return .retry(plans[index].recipient, attempts: attempts, delaySeconds: delay)
         }
     }
 }

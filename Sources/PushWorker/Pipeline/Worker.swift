@@ -388,15 +388,15 @@ public final class Worker: Sendable {
                                      "kafka.offset": "\(message.offset)"])
 
         var requests: [ClaimRequest] = []
-        for (index, plan) in plans.enumerated() {
-            switch plan.state {
+        for index in plans.indices {
+            switch plans[index].state {
             case .expired:
-                run.complete(index, .final(run.result(plan, .expired, reason: nil, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)))
             case .rejected(let reason):
-                run.complete(index, .final(run.result(plan, .rejected, reason: reason, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .rejected, reason: reason, atMs: nowMs)))
             case .ready:
                 if appCredentials == nil || run.keys[index] == nil {
-                    run.complete(index, .final(run.result(plan, .rejected, reason: "no_credentials", atMs: nowMs)))
+                    run.complete(index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)))
                 } else {
                     requests.append(ClaimRequest(run: run, index: index, due: now))
                 }
@@ -495,17 +495,17 @@ public final class Worker: Sendable {
         var waits: [ClaimRequest] = []
         var counts = (send: 0, duplicate: 0, wait: 0, invalid: 0)
         for (position, request) in taken.enumerated() {
-            let run = request.run, index = request.index, plan = run.plans[index]
+            let run = request.run, index = request.index
             let verdict = ClaimDecision.verdict(answers.replies[position], invalidSinceMs: answers.invalidSinceMs[position],
-                                                tokenUpdatedAtMs: plan.recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
+                                                tokenUpdatedAtMs: run.plans[index].recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
             switch verdict {
             case .send:
-                guard case .ready(let request) = plan.state else { continue }
+                guard case .ready(let request) = run.plans[index].state else { continue }
                 run.noteClaimed(index, atMs: nowMs)
-                sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, plan: plan, request: request))
+                sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, request: request))
                 counts.send += 1
             case .duplicate:
-                run.complete(index, .final(run.result(plan, .duplicate, reason: nil, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)))
                 counts.duplicate += 1
             case .wait:
                 var again = request
@@ -515,7 +515,7 @@ public final class Worker: Sendable {
                 counts.wait += 1
             case .knownInvalid:
                 run.noteClaimed(index, atMs: nowMs) // released when its outcome is recorded
-                run.complete(index, .final(run.result(plan, .invalidToken, reason: "known_invalid", atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .invalidToken, reason: "known_invalid", atMs: nowMs)))
                 counts.invalid += 1
             }
         }
