@@ -130,3 +130,37 @@ struct JobLintTests {
         #expect(JobLint.warnings(document: JobFixtures.parse(SampleJobs.designExample), job: try JobFixtures.decode(SampleJobs.designExample)).isEmpty)
     }
 }
+
+@Suite("Relative dates of the CLI's job input")
+struct RelativeJobDatesTests {
+    @Test("offsets", arguments: [
+        ("now", 0 as Int?), ("+4h", 14_400), ("-10m", -600), ("+90s", 90), ("+2d", 172_800), ("+1h30m", 5_400), (" +5m ", 300),
+        ("4h", nil), ("+", nil), ("+4", nil), ("+4x", nil), ("+h", nil), ("2026-01-01T00:00:00Z", nil), ("+99999999d", nil), ("+٣h", nil),
+    ])
+    func offsets(text: String, seconds: Int?) {
+        #expect(RelativeJobDates.offsetSeconds(text) == seconds)
+    }
+
+    @Test("createdAt and expiresAt are replaced before decoding; other members and real dates are left alone")
+    func resolution() throws {
+        let now = JobFixtures.now
+        var bytes = JobFixtures.edit(["expiresAt"], "\"+4h\"")
+        bytes = JobFixtures.edit(["createdAt"], "\"now\"", in: String(decoding: bytes, as: UTF8.self))
+        bytes = JobFixtures.edit(["notBefore"], "\"+1h\"", in: String(decoding: bytes, as: UTF8.self))
+        let document = try JSONParser.parse(bytes)
+        let (resolved, resolutions) = RelativeJobDates.resolve(document, now: now)
+        #expect(resolutions.map(\.field) == ["createdAt", "expiresAt"])
+        #expect(resolved["expiresAt"]?.stringValue == RFC3339Timestamp.format(now.addingTimeInterval(14_400)))
+        #expect(resolved["notBefore"]?.stringValue == "+1h")  // not a relative field: the decoder refuses it
+        guard case .failure(let failure) = JobInputCheck.check(bytes, now: now, strict: false) else {
+            Issue.record("notBefore +1h accepted"); return
+        }
+        #expect(failure.lines == ["$.notBefore: not an RFC 3339 date-time"])
+        let good = JobFixtures.edit(["expiresAt"], "\"+4h\"")
+        guard case .success(let checked) = JobInputCheck.check(good, now: now, strict: true) else { Issue.record("refused"); return }
+        #expect(checked.job.expiresAt == now.addingTimeInterval(14_400))
+        #expect(checked.job.document["expiresAt"]?.stringValue == RFC3339Timestamp.format(now.addingTimeInterval(14_400)))
+        let unchanged = RelativeJobDates.resolve(try JSONParser.parse(JobFixtures.edit(["expiresAt"], "\"2030-01-01T00:00:00Z\"")), now: now)
+        #expect(unchanged.1.isEmpty)
+    }
+}

@@ -90,23 +90,31 @@ public enum JobLint {
         }
     }
 
-    /// The field probably meant by `name` in an object of `schema`: the same name but for case,
-    /// `_` and `-` (`image_url` → `imageURL`); a known mistake (`message` → `body`, the
-    /// tables' aliases); a near spelling (`tittle` → `title`); or a field of a nested object
-    /// (`title` at the job's root → `content.languages.<tag>.title`).
+    /// The field probably meant by `name` in an object of `schema`, first match wins: the same
+    /// name but for case, `_` and `-` (`image_url` → `imageURL`); a known mistake (`message` →
+    /// `body`, the tables' aliases); a field of a nested object (`title` at the job's root →
+    /// `content.languages.<tag>.title`); a near spelling (`tittle` → `title`); a near spelling
+    /// of a known mistake (`tll` → `ttlSeconds`).
     public static func suggestion(for name: String, in schema: JobObjectSchema) -> String? {
         let wanted = normalized(name)
         guard !wanted.isEmpty else { return nil }
         if let field = schema.fields.first(where: { normalized($0.name) == wanted }) { return field.name }
         if let alias = schema.aliases.first(where: { normalized($0.key) == wanted }) { return alias.value }
-        var best: (name: String, distance: Int)?
+        if let nested = nestedField(wanted, in: schema, depth: 3) { return nested }
+        // Near spellings of a field, then (closer still) of a known mistake (`tll` → ttlSeconds).
         let limit = wanted.count <= 4 ? 1 : (wanted.count <= 8 ? 2 : 3)
+        var best: (name: String, distance: Int)?
         for field in schema.fields {
             let distance = editDistance(wanted, normalized(field.name))
             if distance <= limit, distance < (best?.distance ?? Int.max) { best = (field.name, distance) }
         }
-        if let best { return best.name }
-        return nestedField(wanted, in: schema, depth: 3)
+        if best == nil {
+            for (spelling, field) in schema.aliases.sorted(by: { $0.key < $1.key }) where editDistance(wanted, normalized(spelling)) <= 1 {
+                best = (field, 1)
+                break
+            }
+        }
+        return best?.name
     }
 
     /// The shortest relative path to a field spelled `wanted` (normalized) in an object nested
