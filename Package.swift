@@ -27,6 +27,7 @@ let package = Package(
         // C logic over those libraries, each with its own header (include/) and test target.
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
+        .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
 
         // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
         .target(name: "PushCore", swiftSettings: strict),
@@ -41,7 +42,7 @@ let package = Package(
         // What runs in production: the worker and the tracking endpoint.
         .target(
             name: "PushWorker",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
+            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc", "CPushBuildInfo"],
             swiftSettings: strict
         ),
         .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
