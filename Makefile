@@ -15,6 +15,12 @@ deps:
 build-info:
 	@bash scripts/write-build-info.sh
 
+# topics/*.json built into the binary (topics print|apply from any directory); a test fails
+# while Sources/PushDevTools/Topics/EmbeddedTopics.swift and topics/ differ.
+.PHONY: embed-topics
+embed-topics:
+	@bash scripts/embed-topics.sh
+
 build: deps build-info
 	@$(SWIFT) build $(SWIFT_BUILD_FLAGS) 2>&1 | grep -vE 'prohibited flag|^\[[0-9]+/[0-9]+\]' || true
 	@test -x $(BIN)
