@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
