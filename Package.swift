@@ -69,6 +69,7 @@ let package = Package(
         .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
+        .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),
