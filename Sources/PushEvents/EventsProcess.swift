@@ -44,6 +44,7 @@ public enum EventsProcess {
             logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
         }
         let metrics = Metrics()
+        metrics.registerStartup(.events)
         let keyring: MsgIDKeyring
         let producer: KafkaProducer
         let redis: any RedisPipelining

@@ -98,6 +98,16 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     /// Any other libcurl error (`CURLcode` and its message).
     case other(code: Int, message: String)
 
+    /// The text libcurl gave, if any (for people: `send` explains TLS failures with it).
+    public var detail: String? {
+        switch self {
+        case .timeout: "timed out"
+        case .connect(let text), .tls(let text), .protocolError(let text), .invalidRequest(let text): text
+        case .shutdown: nil
+        case .other(let code, let message): "\(message) (CURLcode \(code))"
+        }
+    }
+
     /// Whether sending the same request again later may succeed. TLS and malformed requests
     /// are configuration problems; timeouts, refused connections, broken streams and a
     /// shutdown are transient (the request may already have reached the server: callers must

@@ -61,6 +61,8 @@ final class JobRun: Sendable {
         var retries: [(recipient: Recipient, attempts: Int, delay: Double)] = []
         var retryJobProduced = false
         var isFinished = false
+        /// Final results by status (DeliveryStatus.allCases order), for the "job finished" log.
+        var statusCounts = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
     }
     private let state: Mutex<State>
 
@@ -145,9 +147,10 @@ final class JobRun: Sendable {
         worker.recorder.add(OutcomeRecorder.Entry(run: self, index: index, outcome: outcome, holdsSlot: holdsSlot))
     }
 
-    /// A final outcome was recorded: `produced` messages went to the producer for it.
-    func published(producedMessages produced: Int) {
+    /// A final outcome (`status`) was recorded: `produced` messages went to the producer for it.
+    func published(producedMessages produced: Int, status: DeliveryStatus) {
         let next = state.withLock { state -> Next in
+            if let slot = DeliveryStatus.allCases.firstIndex(of: status) { state.statusCounts[slot] += 1 }
             state.unpublished -= 1
             state.unacknowledged += produced
             return Self.next(&state)
@@ -163,6 +166,16 @@ final class JobRun: Sendable {
             return Self.next(&state)
         }
         perform(next)
+    }
+
+    /// `sent=3 invalid_token=1 … retry=2`: the final results by status (those seen), and the
+    /// recipients handed to the retry topic.
+    var outcomeSummary: String {
+        state.withLock { state in
+            var parts = zip(DeliveryStatus.allCases, state.statusCounts).filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }
+            if !state.retries.isEmpty { parts.append("retry=\(state.retries.count)") }
+            return parts.joined(separator: " ")
+        }
     }
 
     /// A job without recipients is done at once.

@@ -145,7 +145,7 @@ extension Worker {
                     run.acknowledged()
                 }
             }
-            run.published(producedMessages: produced)
+            run.published(producedMessages: produced, status: result.status)
         case .retry(let recipient, let attempts, let delay):
             metrics.increment("pushworker_retries_total")
             run.deferToRetry(recipient, attempts: attempts, delay: delay)
@@ -169,6 +169,11 @@ extension Worker {
         offsets.finish(run.partition, offset: run.offset, generation: run.generation)
         let elapsed = Date().timeIntervalSince1970 - run.startedAt
         metrics.observe("pushworker_job_seconds", [], seconds: elapsed)
+        if logger.isEnabled(.info) {
+            logger.info("job finished", ["job.id": run.job.jobID, "campaign.id": run.job.campaignID, "job.recipients": "\(run.recipientCount)",
+                                         "job.outcomes": run.outcomeSummary, "job.ms": "\(Int((elapsed * 1000).rounded()))",
+                                         "kafka.partition": "\(run.partition.partition)", "kafka.offset": "\(run.offset)"])
+        }
     }
 
     /// Reasons become a label only from a small fixed set (provider strings are bounded lists).

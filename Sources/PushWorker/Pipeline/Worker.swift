@@ -384,8 +384,8 @@ public final class Worker: Sendable {
                          owner: owner, retentionMs: retention, worker: self)
         activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        logger.debug("job started", ["job.id": job.jobID, "job.recipients": "\(plans.count)", "kafka.partition": "\(message.partition)",
-                                     "kafka.offset": "\(message.offset)"])
+        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(plans.count)",
+                                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
 
         var requests: [ClaimRequest] = []
         for index in plans.indices {
