@@ -102,7 +102,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     public var detail: String? {
         switch self {
         case .timeout: "timed out"
-        case .connect(let text), .tls(let text), .protocolError(let text), .invalidRequest(let text): text
+        case .connect(let text), .tls(let text), .protocolError(let text), .invalidRequest(let text), .addressRefused(let text): text
         case .shutdown: nil
         case .other(let code, let message): "\(message) (CURLcode \(code))"
         }
