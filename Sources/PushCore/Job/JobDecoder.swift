@@ -75,9 +75,14 @@ public enum JobDecoder {
         if let defaultContent = content.defaultContent {
             let hasText = [defaultContent.title, defaultContent.subtitle, defaultContent.body]
                 .contains { !($0 ?? "").isEmpty }
-            if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable {
+            // A Live Activity update or end may carry no alert; a start needs one (DESIGN §16).
+            if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable && ios.liveActivity == nil {
                 throw JobValidationError(path: JobMembers.path(contentMembers.path + ".languages", content.defaultLanguage),
                                          reason: "no text: needs a title or body, ios.locKey/titleLocKey, or ios.contentAvailable")
+            }
+            if ios.liveActivity?.event == .start, !hasText, ios.locKey == nil, ios.titleLocKey == nil {
+                throw JobValidationError(path: "$.ios.liveActivity.event",
+                                         reason: "start needs alert text: a title or body in the default language, or ios.locKey/titleLocKey")
             }
         }
 
@@ -230,7 +235,60 @@ public enum JobDecoder {
         options.locArgs = try ios.stringArray("locArgs") ?? []
         options.titleLocKey = try ios.string("titleLocKey")
         options.titleLocArgs = try ios.stringArray("titleLocArgs") ?? []
+        options.liveActivity = try decodeLiveActivity(ios.object("liveActivity"))
         return options
+    }
+
+    /// The members `ios.liveActivity` knows (DESIGN §16); `ios` itself gains `liveActivity`.
+    static let liveActivityFields = ["event", "contentState", "attributesType", "attributes", "staleDate", "dismissalDate",
+                                     "relevanceScore", "inputPushToken", "timestamp"]
+    /// Latest date accepted as Unix seconds (9999-12-31T23:59:59Z).
+    static let maxUnixSeconds = 253_402_300_799
+
+    /// `ios.liveActivity`: every problem is a job error (a bad section would fail every recipient).
+    private static func decodeLiveActivity(_ section: JobMembers?) throws(JobValidationError) -> LiveActivity? {
+        guard let section else { return nil }
+        guard let eventText = try section.string("event") else { throw section.error("event", "required") }
+        guard let event = LiveActivity.Event(rawValue: eventText) else { throw section.error("event", "must be start, update or end") }
+        // Apple: content-state is the activity's state for every event, the final one for end.
+        guard let contentState = try section.object("contentState") else { throw section.error("contentState", "required") }
+        var activity = LiveActivity(event: event, contentState: contentState.object)
+        activity.attributesType = try section.string("attributesType")
+        activity.attributes = try section.object("attributes")?.object
+        if event == .start {
+            guard let type = activity.attributesType, !type.isEmpty else { throw section.error("attributesType", "required for start") }
+            guard activity.attributes != nil else { throw section.error("attributes", "required for start") }
+        }
+        activity.staleDate = try unixSeconds(section, "staleDate")
+        activity.dismissalDate = try unixSeconds(section, "dismissalDate")
+        if activity.dismissalDate != nil && event != .end { throw section.error("dismissalDate", "only for end") }
+        if let score = try section.double("relevanceScore") {
+            guard score.isFinite, score >= 0 else { throw section.error("relevanceScore", "must be a number ≥ 0") }
+            activity.relevanceScore = score
+        }
+        activity.inputPushToken = try section.bool("inputPushToken") ?? false
+        if activity.inputPushToken && event != .start { throw section.error("inputPushToken", "only for start") }
+        activity.timestamp = try unixSeconds(section, "timestamp")
+        return activity
+    }
+
+    /// A date as an RFC 3339 string or Unix seconds (a number), as whole Unix seconds.
+    private static func unixSeconds(_ members: JobMembers, _ key: String) throws(JobValidationError) -> Int? {
+        let seconds: Double
+        switch members.object[key] {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            guard let date = RFC3339Timestamp.parse(text) else { throw members.error(key, "not an RFC 3339 date-time or Unix seconds") }
+            seconds = date.timeIntervalSince1970
+        case .number(let number)?:
+            seconds = number.double
+        case let other?:
+            throw members.error(key, "expected an RFC 3339 string or Unix seconds, got \(other.typeName)")
+        }
+        guard seconds.isFinite, seconds >= 0, seconds <= Double(maxUnixSeconds) else {
+            throw members.error(key, "must be between 1970 and 9999")
+        }
+        return Int(seconds.rounded(.down))
     }
 
     private static func decodeAndroid(_ android: JobMembers?) throws(JobValidationError) -> AndroidOptions {
