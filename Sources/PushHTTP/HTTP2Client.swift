@@ -137,7 +137,9 @@ public final class HTTP2Client: Sendable {
             keepAliveMS: keepAliveMS,
             maxResponseBodyBytes: configuration.maxResponseBodyBytes,
             proxy: configuration.proxy ?? "",
-            caBundle: bundle
+            caBundle: bundle,
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+            maxTotalConnections: configuration.maxTotalConnections
         )
     }
 }

@@ -22,13 +22,18 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer timeout (connect + send + receive). Default: nil = the client's
     /// ``HTTPClientConfiguration/requestTimeout``.
     public var timeout: Duration?
+    /// The TLS client certificate to connect with (APNs certificate auth); nil: none. Requests
+    /// with different certificates never share a connection (``ClientCertificate``).
+    public var clientCertificate: ClientCertificate?
 
-    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil) {
+    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil,
+                clientCertificate: ClientCertificate? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.clientCertificate = clientCertificate
     }
 }
 

@@ -11,6 +11,9 @@ struct TransferSettings: Sendable {
     var maxResponseBodyBytes: Int
     var proxy: String
     var caBundle: CurlCABundle?
+    /// The client's connection limits, raised per client certificate (``ClientCertificate``).
+    var maxConnectionsPerHost = 2
+    var maxTotalConnections = 16
 }
 
 /// A completion handler of ``HTTP2Client/submit(_:completion:)``.
@@ -52,6 +55,8 @@ final class CurlTransfer {
     private var noBodySet = false
     private var postFieldsSet = false
     private var customRequestSet = false
+    /// The ``ClientCertificate/id`` set on the handle (nil: none).
+    var clientCertificateID: String?
 
     /// Creates the easy handle, wraps it, then sets the client-wide options. Throws when libcurl
     /// refuses one (out of memory, or a libcurl built without a protocol or feature the client
@@ -201,6 +206,7 @@ final class CurlTransfer {
         headerList.append(line: "Expect:")
         if addContentType { headerList.append(line: "Content-Type:") }
         try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
+        try applyClientCertificate(request.clientCertificate)
     }
 
     private func setCustomRequest(_ method: String?) throws(HTTPTransportError) {
