@@ -92,6 +92,15 @@ final class SandboxRouter {
             return .json(200, updated.json, isProviderResponse: false)
         case ("GET", "/_sandbox/health"):
             return .text(200, "ok\n")
+        case ("GET", "/_sandbox/tls"):
+            // The connection's TLS client identity (DESIGN §18): which verified certificate,
+            // for which app, on which connection of this event loop.
+            let certificate = request.clientCertificate.flatMap { trust.apnsCertificates[$0] }
+            return .json(200, JSONWriter.object { w in
+                w.member("connection", request.connectionID)
+                w.member("clientCertificate", orNull: request.clientCertificate)
+                w.member("app", orNull: certificate?.appID)
+            }.text, isProviderResponse: false)
         default:
             return .text(404, "unknown sandbox endpoint\n")
         }
