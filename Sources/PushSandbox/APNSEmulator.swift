@@ -31,6 +31,7 @@ extension SandboxRouter {
             // Certificate connection: trust comes from the TLS handshake and APNs ignores any
             // authorization header (Apple, "Establishing a certificate-based connection to APNs").
             guard let certificate = trust.apnsCertificates[fingerprint] else { return reject(403, "BadCertificate") }
+            if let reason = faults.refuseCertificates { return reject(403, reason) }
             allowedTopics = [certificate.topic]
             isCertificateConnection = true
         } else if let topic = request.header("apns-topic"), trust.certificateTopics.contains(Self.bundleID(ofTopic: topic)) {

@@ -85,7 +85,7 @@ final class SandboxRouter {
             return .json(200, state.faults.json, isProviderResponse: false)
         case ("POST", "/_sandbox/faults"):
             guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
-                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool)"}"#, isProviderResponse: false)
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null)"}"#, isProviderResponse: false)
             }
             state.setFaults(updated)
             faults = updated
@@ -168,6 +168,10 @@ final class SandboxRouter {
                         h.member(header.name, header.value)
                     }
                 }
+                // How the request authenticated: the authorization scheme (never the
+                // credentials), and the TLS client certificate's fingerprint.
+                w.member("authorization", orNull: request.header("authorization").map { String($0.prefix { $0 != " " }) })
+                w.member("clientCertificate", orNull: request.clientCertificate)
                 w.key("body")
                 if let bodyJSON { w.raw(bodyJSON) } else { w.null() }
             }.bytes
