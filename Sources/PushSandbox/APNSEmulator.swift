@@ -104,9 +104,7 @@ extension SandboxRouter {
     }
 
     /// The bundle id a topic names: `com.example.app.push-type.liveactivity` → `com.example.app`.
-    static func bundleID(ofTopic topic: String) -> String {
-        topic.hasSuffix(LiveActivity.topicSuffix) ? String(topic.dropLast(LiveActivity.topicSuffix.count)) : topic
-    }
+    static func bundleID(ofTopic topic: String) -> String { APNSTopic.bundleID(topic) }
 
     /// What is wrong with an ActivityKit payload, if anything (Apple [A1]: `timestamp`, `event`
     /// and `content-state` always; `attributes-type`, `attributes` and `alert` on start;
