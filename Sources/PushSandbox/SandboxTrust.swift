@@ -57,7 +57,7 @@ enum SandboxCredentials {
     /// Apps in `certificateApps` get APNs certificate credentials instead of a signing key
     /// (DESIGN §18): a client certificate issued by `authority` (subject
     /// `UID=<topic>, CN=Apple Push Services: <topic>`, marked for the development environment,
-    /// valid 30 days), written as `apns.json` `{certificate: PEM cert + key, topic, endpoint,
+    /// valid 90 days: past the worker's 30-day expiry warning), written as `apns.json` `{certificate: PEM cert + key, topic, endpoint,
     /// environment: "development"}`.
     static func generate(appIDs: [String], directory: String, origin: String, certificateApps: Set<String> = [],
                          authority: CertificateAuthority? = nil) throws -> SandboxTrust {
@@ -72,7 +72,7 @@ enum SandboxCredentials {
             if certificateApps.contains(appID), let authority {
                 let now = Date().timeIntervalSince1970
                 let issued = try authority.issueClientCertificate(commonName: "Apple Push Services: \(topic)", uid: topic,
-                                                                   notBefore: now - 3600, notAfter: now + 30 * 86400,
+                                                                   notBefore: now - 3600, notAfter: now + 90 * 86400,
                                                                    appleEnvironments: ["development"])
                 apns = JSONWriter.object { w in
                     w.member("certificate", issued.combinedPEM); w.member("topic", topic); w.member("endpoint", origin)
