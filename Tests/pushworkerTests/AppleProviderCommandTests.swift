@@ -66,6 +66,24 @@ struct AppleProviderCommandTests {
         #expect(aps["content-state"] as? [String: Any] != nil)
     }
 
+    @Test("every job in examples/ renders, each recipient ready; the Live Activity ones as ActivityKit requests")
+    func examples() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples")
+        let jobs = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(jobs.contains("live-activity-start.json") && jobs.contains("campaign.json"))
+        for name in jobs {
+            let result = try runCommand(BuiltProducts.pushworker, ["render", folder.appendingPathComponent(name).path], environment: CLITest.environment([:]))
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            let lines = CLITest.lines(result.stdout)
+            #expect(!lines.isEmpty && lines.allSatisfy { $0["status"] as? String == "ready" }, "\(name): \(result.stdout)")
+            if name.hasPrefix("live-activity-") {
+                let headers = (lines.first?["request"] as? [String: Any])?["headers"] as? [String: Any]
+                #expect(headers?["apns-push-type"] as? String == "liveactivity", "\(name)")
+            }
+        }
+    }
+
     @Test("a bad Live Activity section makes the job invalid: render and send exit 65 with the path")
     func invalidActivity() throws {
         let job = CLITest.job(extra: #","ios":{"liveActivity":{"event":"start","contentState":{}}}"#, recipients: [Self.ios])
