@@ -74,11 +74,37 @@ final class HTTP2Connection {
 
     /// Called when epoll reports the socket readable or writable.
     func handleEvent() {
+        if isLingering { return drainUntilClosed() }
         if isHandshaking {
             guard handshake() else { return }
         }
         readAvailable()
         flush()
+    }
+
+    /// After a failed handshake (a refused client certificate): OpenSSL has written its alert.
+    /// With TLS 1.3 the client may already be sending its request; closing with that data
+    /// unread would answer with a TCP reset, which can destroy the alert before the client
+    /// reads it. So the write side is shut (FIN after the alert) and input is discarded until
+    /// the client closes: it then reports the alert (`tlsv1 alert unknown ca`), as with APNs.
+    private var isLingering = false
+
+    private func lingerAfterAlert() {
+        isLingering = true
+        loop.watchWritable(self, false)
+        _ = shutdown(fd, Int32(SHUT_WR))
+        drainUntilClosed()
+    }
+
+    private func drainUntilClosed() {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count > 0 { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+            close() // EOF, or the peer reset
+            return
+        }
     }
 
     /// Continues the TLS handshake; true once done and the HTTP/2 session exists.
@@ -90,7 +116,7 @@ final class HTTP2Connection {
             if error == SSL_ERROR_WANT_READ { loop.watchWritable(self, false); return false }
             if error == SSL_ERROR_WANT_WRITE { loop.watchWritable(self, true); return false }
             ERR_clear_error()
-            close()
+            lingerAfterAlert()
             return false
         }
         isHandshaking = false
