@@ -125,6 +125,16 @@ struct LiveActivityTests {
         #expect(endAPS["alert"] == .object(["title": .string("Order A-1001"), "body": .string("Being prepared")]))
     }
 
+    @Test("without its own timestamp the state is dated by the job's createdAt, else by the time of sending")
+    func timestampFromCreatedAt() throws {
+        var text = String(decoding: Self.job(#"{"event": "update", "contentState": {}}"#), as: UTF8.self)
+        text = String(decoding: JobFixtures.edit(["createdAt"], #""2026-11-30T10:30:00Z""#, in: text), as: UTF8.self)
+        let dated = try requirePayload(Self.request(Array(text.utf8)))
+        #expect(try parsePayloadJSON(dated.body)["aps"]?["timestamp"] == .number(1_796_034_600))
+        let undated = try requirePayload(Self.request(Self.job(#"{"event": "update", "contentState": {}}"#)))
+        #expect(try parsePayloadJSON(undated.body)["aps"]?["timestamp"] == .number(Double(payloadIssuedAt)))
+    }
+
     @Test("loc keys become the alert's title and body objects")
     func localizedAlert() throws {
         let request = try requirePayload(Self.request(Self.job(Self.start, language: "{}", ios: [

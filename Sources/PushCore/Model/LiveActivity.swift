@@ -34,7 +34,8 @@ public struct LiveActivity: Sendable, Equatable {
     /// `start` only: `input-push-token: 1` asks the system for the new activity's update token
     /// (iOS 18+).
     public var inputPushToken: Bool
-    /// Unix seconds of this state (the device keeps the newest); nil ⇒ the time of sending.
+    /// Unix seconds of this state (the device keeps the newest); nil ⇒ the job's `createdAt`,
+    /// else the time of sending (``PreparedJob``).
     public var timestamp: Int?
 
     public init(event: Event, contentState: JSONObject, attributesType: String? = nil, attributes: JSONObject? = nil,
