@@ -69,3 +69,18 @@ bench: release
 .PHONY: bench-http
 bench-http: release
 	.build/release/pushworker bench http --report bench-http-report.json $(BENCH_ARGS)
+
+# A peer beside h2load and the libcurl floors (docs/performance.md): Go's standard net/http
+# HTTP/2 client — the transport gorush and apns2 are built on — from scripts/peers/go-h2-sender,
+# built offline (standard library only, GOPROXY=off: no module is fetched) and run by
+# `bench http` with h2load's arguments against the same sandbox, pinned like the others.
+# Installs Debian's golang-go when `go` is missing. Never part of `make test`.
+PEER_GO := .build/peers/go-h2-sender
+.PHONY: bench-peers
+bench-peers: release
+	@command -v go >/dev/null 2>&1 || { echo "installing Debian's golang-go"; \
+		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$SUDO apt-get install -y --no-install-recommends golang-go || { $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends golang-go; }; }
+	mkdir -p .build/peers
+	cd scripts/peers/go-h2-sender && GOPROXY=off GOFLAGS= GOCACHE=$(CURDIR)/.build/peers/go-cache CGO_ENABLED=0 go build -o $(CURDIR)/$(PEER_GO) .
+	.build/release/pushworker bench http --client-cpus 1 --sandbox-cpus 0 --peer $(PEER_GO) --report bench-peers-report.json $(BENCH_ARGS)

@@ -62,6 +62,8 @@ public enum EventsProcess {
         if let directory = configuration.credentialsDir {
             var clientConfiguration = HTTPClientConfiguration()
             clientConfiguration.caFile = configuration.caFile
+            clientConfiguration.proxy = configuration.httpsProxy
+            clientConfiguration.noProxy = configuration.noProxy
             clientConfiguration.requestTimeout = .seconds(10)
             do {
                 let client = try HTTP2Client(configuration: clientConfiguration)

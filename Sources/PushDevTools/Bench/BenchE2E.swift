@@ -34,6 +34,8 @@ package struct BenchE2E: Benchmark {
         package var brokers: String?
         package var redisURL: String?
         package var h2loadRequests: Int?
+        /// Extra senders run with h2load's arguments (`make bench-peers`).
+        package var peers: [String] = []
         package var backlog = false
         package var report = "bench-report.json"
         package var svg: String?
@@ -263,7 +265,7 @@ package struct BenchE2E: Benchmark {
         let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
         let references = try sample.map {
             try measureReferences(requests: h2loadRequests, connections: connections, streams: streams, sample: $0,
-                                  folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID)
+                                  folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID, peers: options.peers)
         } ?? BenchReferences()
 
         // Figures.
@@ -344,7 +346,8 @@ package struct BenchE2E: Benchmark {
             "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
             "ratio": references.ratios(perNotification, toH2load: "workerCPUPerNotificationToH2loadCPUPerRequest", toCurlFloor: "workerToCurlFloor")
-                .merging(["ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, references.curlFloorCPUPerRequest)]) { _, new in new },
+                .merging(["ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, references.curlFloorCPUPerRequest),
+                          "ioThreadToCurlFloorPlain": Self.ratio(ioThreadPerNotification, references.curlFloorPlainCPUPerRequest)]) { _, new in new },
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
                 "cpuRatioMet": ratio.map { $0 <= 2.0 } ?? NSNull(), "rssMet": peakRSS > 0 && peakRSS <= 150_000_000,

@@ -236,9 +236,31 @@ final class RDKafkaConsumerClient: @unchecked Sendable {
         return s.isEmpty ? nil : s
     }
 
-    /// Leaves the group (serving the final revoke on this thread) and destroys the handle.
+    /// How long ``close()`` waits for librdkafka to leave the group. Default: 15 s.
+    static let closeTimeoutSeconds = 15.0
+
+    /// Leaves the group (serving the final revoke) and destroys the handle, on a thread of its
+    /// own, waiting at most ``closeTimeoutSeconds``: librdkafka 2.0.2 can block in
+    /// `rd_kafka_consumer_close` for good when a rebalance is under way (seen under load with the
+    /// mock cluster). Past the bound the caller goes on (logged); the thread finishes the close
+    /// if librdkafka ever returns, and the coordinator drops the member after its session
+    /// timeout otherwise.
     func close() {
         guard handleGuard.closeAndWait() else { return }
+        let finished = DispatchSemaphore(value: 0)
+        let closer = Thread { [self] in
+            closeNow()
+            finished.signal()
+        }
+        closer.name = "rdkafka-close"
+        closer.start()
+        if finished.wait(timeout: .now() + Self.closeTimeoutSeconds) == .timedOut {
+            KafkaLogging.emit(level: 3, facility: "CLOSE",
+                              message: "consumer close did not finish in \(Int(Self.closeTimeoutSeconds)) s (librdkafka); going on without it: the group drops this member after session.timeout.ms")
+        }
+    }
+
+    private func closeNow() {
         let memberBefore = memberIDUnguarded()
         let err = rd_kafka_consumer_close(handle)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {

@@ -34,6 +34,8 @@ final class JobRun: Sendable {
     let credentials: AppCredentials?
     let partition: TopicPartition
     let offset: Int64
+    /// The partition's ownership generation when the message was polled (OffsetTracker).
+    let generation: Int
     let plans: [PlannedRecipient]
     /// The de-duplication key of each recipient that has a msgId.
     let keys: [DedupKey?]
@@ -63,12 +65,13 @@ final class JobRun: Sendable {
     }
     private let state: Mutex<State>
 
-    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, plans: [PlannedRecipient],
-         owner: String, retentionMs: Int64, worker: Worker) {
+    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
+         plans: [PlannedRecipient], owner: String, retentionMs: Int64, worker: Worker) {
         self.job = job
         self.credentials = credentials
         self.partition = partition
         self.offset = offset
+        self.generation = generation
         self.plans = plans
         self.keys = plans.map { $0.msgID.map(DedupKey.init(msgID:)) }
         self.owner = owner

@@ -166,7 +166,7 @@ extension Worker {
     /// Every result of `run` was acknowledged: its offset may be committed.
     func finished(_ run: JobRun) {
         activeRuns.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(run)) }
-        offsets.finish(run.partition, offset: run.offset)
+        offsets.finish(run.partition, offset: run.offset, generation: run.generation)
         let elapsed = Date().timeIntervalSince1970 - run.startedAt
         metrics.observe("pushworker_job_seconds", [], seconds: elapsed)
     }

@@ -40,6 +40,8 @@ enum SendCommand {
         guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
         var httpConfiguration = HTTPClientConfiguration()
         httpConfiguration.caFile = configuration.caFile
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
         let http: HTTP2Client
         do { http = try HTTP2Client(configuration: httpConfiguration) } catch {
