@@ -14,6 +14,8 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/crypto.h>
+#include <openssl/pkcs12.h>
+#include <openssl/provider.h>
 /* Typed wrappers, prefixed pw_ssl_, for what Swift cannot call: function-like macros and
  * composite constants. Used by PushCrypto (libcrypto) and PushSandbox (its TLS server).
  * C logic over libcrypto lives in the CPushCrypto target, not here. */
@@ -39,4 +41,6 @@ static inline int pw_ssl_ctx_set_min_proto_tls12(SSL_CTX *ctx) { return (int)SSL
 static inline long pw_ssl_ctx_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
 /* SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION (the SSL_OP_BIT macros do not import). */
 static inline void pw_ssl_ctx_set_server_options(SSL_CTX *ctx) { (void)SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION); }
+/* XN_FLAG_RFC2253 (a composite of XN_FLAG_* macros), for X509_NAME_print_ex. */
+static inline unsigned long pw_ssl_xn_flag_rfc2253(void) { return XN_FLAG_RFC2253; }
 #endif

@@ -160,7 +160,9 @@ public final class HTTP2Client: Sendable {
             proxy: configuration.proxy ?? "",
             noProxy: configuration.noProxy ?? "",
             resolveOverrides: configuration.resolveOverrides,
-            caBundle: bundle
+            caBundle: bundle,
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+            maxTotalConnections: configuration.maxTotalConnections
         )
     }
 }

@@ -26,15 +26,19 @@ public struct HTTPRequest: Sendable {
     /// allow-list": the address actually connected to decides, so a name that resolves
     /// differently a second time cannot reach a refused one). Nil: any address.
     public var connectPolicy: ConnectAddressPolicy?
+    /// The TLS client certificate to connect with (APNs certificate auth); nil: none. Requests
+    /// with different certificates never share a connection (``ClientCertificate``).
+    public var clientCertificate: ClientCertificate?
 
     public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil,
-                connectPolicy: ConnectAddressPolicy? = nil) {
+                connectPolicy: ConnectAddressPolicy? = nil, clientCertificate: ClientCertificate? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.connectPolicy = connectPolicy
+        self.clientCertificate = clientCertificate
     }
 }
 

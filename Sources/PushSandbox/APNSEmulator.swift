@@ -26,7 +26,18 @@ extension SandboxRouter {
         let token = path.dropFirst("/3/device/".count)
 
         var allowedTopics: [String]?
-        if !configuration.isAuthDisabled {
+        var isCertificateConnection = false
+        if let fingerprint = request.clientCertificate {
+            // Certificate connection: trust comes from the TLS handshake and APNs ignores any
+            // authorization header (Apple, "Establishing a certificate-based connection to APNs").
+            guard let certificate = trust.apnsCertificates[fingerprint] else { return reject(403, "BadCertificate") }
+            if let reason = faults.refuseCertificates { return reject(403, reason) }
+            allowedTopics = [certificate.topic]
+            isCertificateConnection = true
+        } else if let topic = request.header("apns-topic"), trust.certificateTopics.contains(Self.bundleID(ofTopic: topic)) {
+            // A certificate app's topic on a connection without its certificate.
+            return reject(403, "BadCertificate")
+        } else if !configuration.isAuthDisabled {
             guard let authorization = request.header("authorization") else { return reject(403, "MissingProviderToken") }
             let parts = authorization.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { return reject(403, "InvalidProviderToken") }
@@ -42,14 +53,26 @@ extension SandboxRouter {
         }
         guard let topic = request.header("apns-topic") else { return reject(400, "MissingTopic") }
         guard !topic.isEmpty, topic.utf8.count <= 255, topic.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return reject(400, "BadTopic") }
-        if let allowedTopics, !allowedTopics.contains(topic) { return reject(400, "DeviceTokenNotForTopic") }
+        if let allowedTopics, !allowedTopics.contains(Self.bundleID(ofTopic: topic)) { return reject(400, "DeviceTokenNotForTopic") }
         guard !token.isEmpty else { return reject(400, "MissingDeviceToken") }
         guard Self.isDeviceToken(token) else { return reject(400, "BadDeviceToken") }
         // A token APNs never issues (`config check --connect` sends its dry request there).
         guard !token.utf8.allSatisfy({ $0 == UInt8(ascii: "0") }) else { return reject(400, "BadDeviceToken") }
         if let id = request.header("apns-id"), !Self.isUUID(id) { return reject(400, "BadMessageId") }
-        if let pushType = request.header("apns-push-type"), !Self.apnsPushTypes.contains(pushType) { return reject(400, "InvalidPushType") }
-        if let priority = request.header("apns-priority"), !["10", "5", "1"].contains(priority) { return reject(400, "BadPriority") }
+        let pushType = request.header("apns-push-type")
+        if let pushType, !Self.apnsPushTypes.contains(pushType) { return reject(400, "InvalidPushType") }
+        let priority = request.header("apns-priority")
+        if let priority, !["10", "5", "1"].contains(priority) { return reject(400, "BadPriority") }
+        // Live Activities (DESIGN §16): the topic is `<bundle id>.push-type.liveactivity` exactly
+        // when the push type is liveactivity (Apple answers a bare bundle id with
+        // DeviceTokenNotForTopic, forum 712499); token connections only (Apple: certificate
+        // authentication is not supported for these pushes); priority 5 or 10.
+        let isLiveActivity = pushType == LiveActivity.pushType
+        if isLiveActivity != topic.hasSuffix(LiveActivity.topicSuffix) { return reject(400, "DeviceTokenNotForTopic") }
+        if isLiveActivity && isCertificateConnection { return reject(400, "InvalidPushType") }
+        if isLiveActivity && priority == "1" { return reject(400, "BadPriority") }
+        // Apple: a background notification must be sent with priority 5; 10 is an error.
+        if pushType == "background" && priority == "10" { return reject(400, "BadPriority") }
         if let expiration = request.header("apns-expiration"), expiration.isEmpty || !expiration.utf8.allSatisfy({ (0x30...0x39).contains($0) }) || expiration.utf8.count > 12 {
             return reject(400, "BadExpirationDate")
         }
@@ -58,6 +81,11 @@ extension SandboxRouter {
         guard request.bodyLength <= Self.apnsMaximumPayload else { return reject(413, "PayloadTooLarge") }
         // Apple documents no reason for a body that is not a JSON object; the sandbox says BadPayload.
         guard let payload = JSONValue.parse(request.body), payload.objectValue != nil else { return reject(400, "BadPayload") }
+        if isLiveActivity, let problem = Self.liveActivityProblem(payload) {
+            return finish(.json(400, JSONWriter.object { w in w.member("reason", "BadPayload"); w.member("detail", problem) }.text,
+                                headers: [(name: "apns-id", value: apnsID)]),
+                          platform: "ios", request: request, msgID: nil, bodyJSON: nil)
+        }
 
         if isUnregistered(token) {
             let timestamp = Int(clock() * 1000)
@@ -75,6 +103,32 @@ extension SandboxRouter {
         let msgID = payload["custom"]?["i"]?.stringValue
         return finish(SandboxResponse(status: 200, headers: [(name: "apns-id", value: apnsID)]),
                       platform: "ios", request: request, msgID: msgID, bodyJSON: Self.recordBody(request.body, parsed: payload))
+    }
+
+    /// The bundle id a topic names: `com.example.app.push-type.liveactivity` → `com.example.app`.
+    static func bundleID(ofTopic topic: String) -> String { APNSTopic.bundleID(topic) }
+
+    /// What is wrong with an ActivityKit payload, if anything (Apple [A1]: `timestamp`, `event`
+    /// and `content-state` always; `attributes-type`, `attributes` and `alert` on start;
+    /// `dismissal-date` only on end). APNs itself accepts such a payload and the device drops
+    /// it: the sandbox says so at once, as 400 `BadPayload` with a `detail`.
+    static func liveActivityProblem(_ payload: JSONValue) -> String? {
+        guard let aps = payload["aps"]?.objectValue else { return "aps must be an object" }
+        guard let event = aps["event"]?.stringValue, ["start", "update", "end"].contains(event) else {
+            return "aps.event must be start, update or end"
+        }
+        guard aps["timestamp"]?.numberValue != nil else { return "aps.timestamp (Unix seconds) is required" }
+        guard aps["content-state"]?.objectValue != nil else { return "aps.content-state (an object) is required" }
+        if event == "start" {
+            guard aps["attributes-type"]?.stringValue?.isEmpty == false else { return "aps.attributes-type is required for start" }
+            guard aps["attributes"]?.objectValue != nil else { return "aps.attributes (an object) is required for start" }
+            guard aps["alert"] != nil else { return "aps.alert is required for start" }
+        }
+        if aps["dismissal-date"] != nil && event != "end" { return "aps.dismissal-date is only for end" }
+        for key in ["stale-date", "dismissal-date", "relevance-score"] where aps[key] != nil && aps[key]?.numberValue == nil {
+            return "aps.\(key) must be a number"
+        }
+        return nil
     }
 
     /// Checks an APNs provider token (ES256 JWT, header `kid`, claims `iss` = team and numeric `iat`).

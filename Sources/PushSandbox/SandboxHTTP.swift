@@ -9,6 +9,11 @@ struct SandboxRequest: Sendable {
     var isBodyTruncated = false
     /// The number of body bytes received, including those dropped.
     var bodyLength = 0
+    /// SHA-256 (hex) of the TLS client certificate the connection presented, verified against
+    /// the sandbox's client CA (`--require-client-cert`); nil without one.
+    var clientCertificate: String?
+    /// The connection's number on its event loop (1, 2, …): tells connections apart.
+    var connectionID = 0
 
     /// Bytes kept per request body (1 MiB); anything larger is only counted.
     static let maximumBodyBytes = 1 << 20

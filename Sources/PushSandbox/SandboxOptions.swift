@@ -14,6 +14,10 @@ public struct SandboxOptions: Sendable {
     public var trustDirectories: [String] = []
     public var seed = SandboxSubscriptions.defaultSeed
     public var isAuthDisabled = false
+    /// `--require-client-cert APP` (repeatable): these apps authenticate to APNs with a TLS
+    /// client certificate the sandbox issues (their `apns.json` in `credentialsOutput` holds it),
+    /// and the TLS handshake verifies client certificates against the sandbox's own CA.
+    public var clientCertificateApps: [String] = []
     var faults = SandboxFaults()
     public var recordPath: String?
     public var maximumRecords = 100_000

@@ -85,13 +85,22 @@ final class SandboxRouter {
             return .json(200, state.faults.json, isProviderResponse: false)
         case ("POST", "/_sandbox/faults"):
             guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
-                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool)"}"#, isProviderResponse: false)
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null)"}"#, isProviderResponse: false)
             }
             state.setFaults(updated)
             faults = updated
             return .json(200, updated.json, isProviderResponse: false)
         case ("GET", "/_sandbox/health"):
             return .text(200, "ok\n")
+        case ("GET", "/_sandbox/tls"):
+            // The connection's TLS client identity (DESIGN §18): which verified certificate,
+            // for which app, on which connection of this event loop.
+            let certificate = request.clientCertificate.flatMap { trust.apnsCertificates[$0] }
+            return .json(200, JSONWriter.object { w in
+                w.member("connection", request.connectionID)
+                w.member("clientCertificate", orNull: request.clientCertificate)
+                w.member("app", orNull: certificate?.appID)
+            }.text, isProviderResponse: false)
         default:
             return .text(404, "unknown sandbox endpoint\n")
         }
@@ -159,6 +168,10 @@ final class SandboxRouter {
                         h.member(header.name, header.value)
                     }
                 }
+                // How the request authenticated: the authorization scheme (never the
+                // credentials), and the TLS client certificate's fingerprint.
+                w.member("authorization", orNull: request.header("authorization").map { String($0.prefix { $0 != " " }) })
+                w.member("clientCertificate", orNull: request.clientCertificate)
                 w.key("body")
                 if let bodyJSON { w.raw(bodyJSON) } else { w.null() }
             }.bytes

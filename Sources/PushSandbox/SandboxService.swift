@@ -30,11 +30,17 @@ public enum SandboxService {
         if let certOut = options.certificateOutputPath {
             try SandboxCredentials.writeAtomically(certificate.certificatePEM, to: certOut)
         }
-        let tls = try TLSServerContext.make(certificate: certificate)
+        // --require-client-cert: a CA of this run issues the apps' client certificates, and only
+        // certificates it issued pass the handshake.
+        let clientCA = options.clientCertificateApps.isEmpty ? nil : try CertificateAuthority.generate(commonName: "pushworker sandbox client CA")
+        let tls = try TLSServerContext.make(certificate: certificate, clientCA: clientCA?.certificatePEM)
 
         var trust = SandboxTrust()
         if let directory = options.credentialsOutput {
-            trust = try SandboxCredentials.generate(appIDs: options.apps.isEmpty ? ["app_demo"] : options.apps, directory: directory, origin: origin)
+            var apps = options.apps.isEmpty && options.clientCertificateApps.isEmpty ? ["app_demo"] : options.apps
+            for app in options.clientCertificateApps where !apps.contains(app) { apps.append(app) }
+            trust = try SandboxCredentials.generate(appIDs: apps, directory: directory, origin: origin,
+                                                    certificateApps: Set(options.clientCertificateApps), authority: clientCA)
         }
         for directory in options.trustDirectories { try SandboxCredentials.load(directory: directory, into: &trust) }
 
@@ -84,7 +90,8 @@ public enum SandboxService {
             threads.append(thread)
         }
         let apps = trust.appIDs.isEmpty ? "none" : trust.appIDs.joined(separator: ",")
-        writeOut("pushworker sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(options.isAuthDisabled ? ", auth off" : ""))\n")
+        let certificates = options.clientCertificateApps.isEmpty ? "" : ", client certificates for \(options.clientCertificateApps.joined(separator: ","))"
+        writeOut("pushworker sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(certificates)\(options.isAuthDisabled ? ", auth off" : ""))\n")
         if let inboxListener, let address = options.inboxAddress {
             let tracked = options.eventsURL.map { ", events to \($0.description)\(options.reportsDelivered ? " (delivered too)" : "")" } ?? ""
             writeOut("pushworker sandbox inbox on http://\(address.host):\(inboxListener.port)/\(tracked)\n")

@@ -22,6 +22,10 @@ struct SandboxFaults: Sendable, Equatable {
     /// The next FCM send answers 401 `UNAUTHENTICATED` and revokes the access token it carried
     /// (an access token Google stopped accepting). Consumed by one request. Default: false.
     var fcmUnauthenticatedOnce = false
+    /// APNs requests on certificate connections are answered 403 with this reason
+    /// (`BadCertificate` or `BadCertificateEnvironment`: a revoked certificate, one for the other
+    /// environment). Default: nil (off).
+    var refuseCertificates: String?
 
     var json: String {
         JSONWriter.object { w in
@@ -29,6 +33,7 @@ struct SandboxFaults: Sendable, Equatable {
             w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
             w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
             w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
+            w.member("refuseCertificates", orNull: refuseCertificates)
         }.text
     }
 
@@ -40,6 +45,15 @@ struct SandboxFaults: Sendable, Equatable {
             if key == "fcmUnauthenticatedOnce" {
                 guard case .bool(let flag) = value else { return nil }
                 faults.fcmUnauthenticatedOnce = flag
+                continue
+            }
+            if key == "refuseCertificates" {
+                switch value {
+                case .null: faults.refuseCertificates = nil
+                case .string(let reason) where reason == "BadCertificate" || reason == "BadCertificateEnvironment":
+                    faults.refuseCertificates = reason
+                default: return nil
+                }
                 continue
             }
             guard let number = value.numberValue, number >= 0 else { return nil }

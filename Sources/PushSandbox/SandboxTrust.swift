@@ -21,10 +21,22 @@ struct FCMTrustedAccount: Sendable {
     let publicKey: RSAPublicKey
 }
 
+/// An APNs client certificate the sandbox issued (`--require-client-cert`, DESIGN §18).
+struct APNSTrustedCertificate: Sendable {
+    let appID: String
+    /// The bundle id the certificate is for (its subject `UID`).
+    let topic: String
+}
+
 /// The credentials the sandbox verifies against, keyed the way requests name them.
 struct SandboxTrust: Sendable {
     var apnsKeys: [String: [APNSTrustedKey]] = [:]
     var fcmAccounts: [String: FCMTrustedAccount] = [:]
+    /// Issued client certificates by SHA-256 fingerprint (hex).
+    var apnsCertificates: [String: APNSTrustedCertificate] = [:]
+    /// Topics of the apps that authenticate with a certificate: a request for one of them on a
+    /// connection without its certificate is 403 `BadCertificate`.
+    var certificateTopics: Set<String> = []
     var appIDs: [String] = []
 
     mutating func add(_ key: APNSTrustedKey) { apnsKeys[key.keyID, default: []].append(key) }
@@ -41,23 +53,44 @@ public struct SandboxCredentialsError: Error, Sendable, CustomStringConvertible 
 /// Credential folders in the worker's format (DESIGN §9), generated or read.
 enum SandboxCredentials {
     /// Writes `<directory>/<appID>/{apns,fcm,webpush,app}.json` with fresh keys whose endpoints point at `origin`.
-    static func generate(appIDs: [String], directory: String, origin: String) throws -> SandboxTrust {
+    ///
+    /// Apps in `certificateApps` get APNs certificate credentials instead of a signing key
+    /// (DESIGN §18): a client certificate issued by `authority` (subject
+    /// `UID=<topic>, CN=Apple Push Services: <topic>`, marked for the development environment,
+    /// valid 90 days: past the worker's 30-day expiry warning), written as `apns.json` `{certificate: PEM cert + key, topic, endpoint,
+    /// environment: "development"}`.
+    static func generate(appIDs: [String], directory: String, origin: String, certificateApps: Set<String> = [],
+                         authority: CertificateAuthority? = nil) throws -> SandboxTrust {
         var trust = SandboxTrust()
         for appID in appIDs {
             guard isValidAppID(appID) else { throw SandboxCredentialsError("invalid app id '\(appID)'") }
             let folder = (directory as NSString).appendingPathComponent(appID)
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 
-            let apnsKey = try P256PrivateKey.generate()
-            let teamID = randomID(10)
-            let keyID = randomID(10)
             let topic = "com.example.\(appID)"
-            let apnsPEM = try apnsKey.pkcs8PEM()
-            let apns = JSONWriter.object { w in
-                w.member("teamId", teamID); w.member("keyId", keyID); w.member("privateKey", apnsPEM)
-                w.member("topic", topic); w.member("endpoint", origin)
-            }.text
-            trust.add(APNSTrustedKey(appID: appID, teamID: teamID, keyID: keyID, topic: topic, publicKey: apnsKey.publicKey))
+            let apns: String
+            if certificateApps.contains(appID), let authority {
+                let now = Date().timeIntervalSince1970
+                let issued = try authority.issueClientCertificate(commonName: "Apple Push Services: \(topic)", uid: topic,
+                                                                   notBefore: now - 3600, notAfter: now + 90 * 86400,
+                                                                   appleEnvironments: ["development"])
+                apns = JSONWriter.object { w in
+                    w.member("certificate", issued.combinedPEM); w.member("topic", topic); w.member("endpoint", origin)
+                    w.member("environment", "development")
+                }.text
+                trust.apnsCertificates[issued.fingerprint] = APNSTrustedCertificate(appID: appID, topic: topic)
+                trust.certificateTopics.insert(topic)
+            } else {
+                let apnsKey = try P256PrivateKey.generate()
+                let teamID = randomID(10)
+                let keyID = randomID(10)
+                let apnsPEM = try apnsKey.pkcs8PEM()
+                apns = JSONWriter.object { w in
+                    w.member("teamId", teamID); w.member("keyId", keyID); w.member("privateKey", apnsPEM)
+                    w.member("topic", topic); w.member("endpoint", origin)
+                }.text
+                trust.add(APNSTrustedKey(appID: appID, teamID: teamID, keyID: keyID, topic: topic, publicKey: apnsKey.publicKey))
+            }
 
             let rsaKey = try RSAPrivateKey.generate(bits: 2048)
             let projectID = "sandbox-\(appID.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" })"
@@ -99,7 +132,12 @@ enum SandboxCredentials {
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
             var found = false
             let apnsPath = (folder as NSString).appendingPathComponent("apns.json")
-            if let apns = readJSON(apnsPath) {
+            if let apns = readJSON(apnsPath), apns["certificate"] != nil || apns["certificateFile"] != nil {
+                // A certificate app: its certificate verifies only against the CA of the run
+                // that issued it; its topic still refuses requests without one.
+                if let topic = apns["topic"]?.stringValue { trust.certificateTopics.insert(topic) }
+                found = true
+            } else if let apns = readJSON(apnsPath) {
                 guard let teamID = apns["teamId"]?.stringValue, let keyID = apns["keyId"]?.stringValue,
                       let topic = apns["topic"]?.stringValue else { throw SandboxCredentialsError("\(apnsPath): teamId, keyId and topic are required") }
                 var pem = apns["privateKey"]?.stringValue

@@ -163,4 +163,16 @@ struct RelativeJobDatesTests {
         let unchanged = RelativeJobDates.resolve(try JSONParser.parse(JobFixtures.edit(["expiresAt"], "\"2030-01-01T00:00:00Z\"")), now: now)
         #expect(unchanged.1.isEmpty)
     }
+
+    @Test("a Live Activity's staleDate and dismissalDate may be relative too; its timestamp may not")
+    func liveActivityResolution() throws {
+        let now = JobFixtures.now
+        let section = #"{"event": "end", "contentState": {}, "staleDate": "+2h", "dismissalDate": "+15m", "timestamp": "+1h"}"#
+        let document = try JSONParser.parse(JobFixtures.edit(["ios"], #"{"sound": "default", "liveActivity": \#(section)}"#))
+        let (resolved, resolutions) = RelativeJobDates.resolve(document, now: now)
+        #expect(resolutions.map(\.field) == ["ios.liveActivity.staleDate", "ios.liveActivity.dismissalDate"])
+        #expect(resolved["ios"]?["liveActivity"]?["dismissalDate"]?.stringValue == RFC3339Timestamp.format(now.addingTimeInterval(900)))
+        #expect(resolved["ios"]?["sound"]?.stringValue == "default")
+        #expect(resolved["ios"]?["liveActivity"]?["timestamp"]?.stringValue == "+1h")
+    }
 }

@@ -25,6 +25,9 @@ struct APNSClassificationTests {
         Row(status: 413, body: #"{"reason":"PayloadTooLarge"}"#, expected: .rejected(reason: "PayloadTooLarge")),
         Row(status: 403, body: #"{"reason":"ExpiredProviderToken"}"#, expected: .authExpired(reason: "ExpiredProviderToken")),
         Row(status: 403, body: #"{"reason":"InvalidProviderToken"}"#, expected: .rejected(reason: "InvalidProviderToken")),
+        // Certificate apps (DESIGN §18): final for the message; the Deliverer stops the app.
+        Row(status: 403, body: #"{"reason":"BadCertificate"}"#, expected: .rejected(reason: "BadCertificate")),
+        Row(status: 403, body: #"{"reason":"BadCertificateEnvironment"}"#, expected: .rejected(reason: "BadCertificateEnvironment")),
         Row(status: 429, body: #"{"reason":"TooManyRequests"}"#, retryAfter: "7",
             expected: .retry(reason: "TooManyRequests", retryAfterSeconds: 7, scope: .recipient)),
         Row(status: 429, body: #"{"reason":"TooManyProviderTokenUpdates"}"#,
@@ -44,6 +47,8 @@ struct APNSClassificationTests {
         let outcome = ResponseClassifier.classify(platform: .ios, status: row.status, header: headers(pairs),
                                                   body: Array(row.body.utf8), nowUnix: now)
         #expect(outcome == row.expected)
+        let isCertificate = row.body.contains("BadCertificate")
+        #expect(APNSResponseClassifier.isCertificateRefusal(outcome) == isCertificate)
     }
 }
 

@@ -126,6 +126,24 @@ struct InboxBrowserTests {
         #expect(clicked?["campaignId"] as? String == Self.campaign)
         #expect(clicked?["platform"] as? String == "android")
 
+        // A Live Activity start (DESIGN §16) is drawn as the activity's card: event, state, dates.
+        let activityJob = #"""
+        {"schemaVersion":1,"jobId":"la:1","appId":"\#(Self.app)","campaignId":"cmp_la","priority":"normal",
+         "content":{"defaultLanguage":"en","languages":{"en":{"title":"Order A-1001","body":"Being prepared"}}},
+         "ios":{"liveActivity":{"event":"start","contentState":{"status":"preparing","etaMin":25},"attributesType":"DeliveryAttributes",
+                                "attributes":{"orderId":"A-1001"},"staleDate":"2099-01-01T00:00:00Z"}},
+         "recipients":[{"userId":"u9","subscriptionId":"la-1","platform":"ios","token":"\#(String(repeating: "cd", count: 32))"}]}
+        """#
+        #expect(try inbox.send(activityJob).first?["status"] as? String == "sent")
+        let activity = "#list li[data-platform=ios] .activity[data-event=start]"
+        try browser.navigate(inbox.inboxURL + "/?campaign=cmp_la")
+        try browser.wait(for: "document.querySelector(\(q(activity))) !== null")
+        #expect(try browser.evaluate("[...document.querySelectorAll(\(q("\(activity) .state dd")))].map(d => d.textContent)") as? [String]
+                == ["preparing", "25"])
+        #expect(try browser.evaluate("document.querySelector(\(q("\(activity) .title"))).textContent") as? String == "Order A-1001")
+        try browser.navigate(inbox.inboxURL + "/")
+        try browser.wait(for: "document.querySelectorAll('#list > li.message').length === 5")
+
         // The picture the docs use, then a phone-sized window: no sideways scrolling.
         try browser.evaluate("window.scrollTo(0, 0)")
         let picture = try browser.screenshot()

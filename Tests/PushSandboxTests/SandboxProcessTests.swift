@@ -238,6 +238,8 @@ struct SandboxProcessTests {
         #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--bogus"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--throttle-share", "2"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--require-client-cert", "app_cert"]).status == 64, "needs --credentials-out")
+        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--credentials-out", "/tmp/x", "--require-client-cert", "a/b"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--help"]).status == 0)
     }
 }

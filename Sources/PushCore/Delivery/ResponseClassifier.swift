@@ -31,6 +31,16 @@ public enum ResponseClassifier {
 public enum APNSResponseClassifier {
     /// 400 reasons that mean the token itself is dead or belongs elsewhere.
     static let invalidTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic"]
+    /// 403 reasons that condemn the app's TLS client certificate, not the message (DESIGN §18;
+    /// Apple: "The certificate is invalid" / "for the wrong environment"): `rejected`, never
+    /// retried, and every later request of the app would get the same answer.
+    public static let certificateReasons: Set<String> = ["BadCertificate", "BadCertificateEnvironment"]
+
+    /// Whether `outcome` is a refusal of the app's certificate (see ``certificateReasons``).
+    public static func isCertificateRefusal(_ outcome: ProviderOutcome) -> Bool {
+        guard case .rejected(let reason?) = outcome else { return false }
+        return certificateReasons.contains(reason)
+    }
 
     public static func classify(status: Int, header: (String) -> String?, body: [UInt8], nowUnix: Double) -> ProviderOutcome {
         if status == 200 { return .sent(providerMessageID: header("apns-id")) }
@@ -47,6 +57,8 @@ public enum APNSResponseClassifier {
             return .invalidToken(reason: reason, invalidSinceMs: Int64(nowUnix * 1000))
         case 403 where reason == "ExpiredProviderToken":
             return .authExpired(reason: "ExpiredProviderToken")
+        case 403 where reason.map(certificateReasons.contains) == true:
+            return .rejected(reason: reason)
         case 429 where reason == "TooManyRequests":
             // Too many pushes to one device: only this recipient waits.
             return .retry(reason: reason, retryAfterSeconds: retryAfter, scope: .recipient)

@@ -80,9 +80,14 @@ public enum JobDecoder {
         if let content, let contentMembers, let defaultContent = content.defaultContent {
             let hasText = [defaultContent.title, defaultContent.subtitle, defaultContent.body]
                 .contains { !($0 ?? "").isEmpty }
-            if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable {
+            // A Live Activity update or end may carry no alert; a start needs one (DESIGN §16).
+            if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable && ios.liveActivity == nil {
                 problems.add(path: JobMembers<ContentField>.path(contentMembers.path(.languages), defaultContent.language),
                              reason: "no text: needs a title or body, ios.locKey/titleLocKey, or ios.contentAvailable")
+            }
+            if ios.liveActivity?.event == .start, !hasText, ios.locKey == nil, ios.titleLocKey == nil {
+                problems.add(path: "$.ios.liveActivity.event",
+                             reason: "start needs alert text: a title or body in the default language, or ios.locKey/titleLocKey")
             }
         }
 
@@ -241,7 +246,69 @@ public enum JobDecoder {
         options.locArgs = ios.stringArray(.locArgs) ?? []
         options.titleLocKey = ios.string(.titleLocKey)
         options.titleLocArgs = ios.stringArray(.titleLocArgs) ?? []
+        options.liveActivity = decodeLiveActivity(ios.object(.liveActivity, LiveActivityField.self))
         return options
+    }
+
+    /// Latest date accepted as Unix seconds (9999-12-31T23:59:59Z).
+    static let maxUnixSeconds = 253_402_300_799
+
+    /// `ios.liveActivity` (DESIGN §16): every problem is a job error (a bad section would fail
+    /// every recipient).
+    private static func decodeLiveActivity(_ section: JobMembers<LiveActivityField>?) -> LiveActivity? {
+        guard let section else { return nil }
+        let eventText = section.required(.event, section.string)
+        let event = eventText.flatMap(LiveActivity.Event.init(rawValue:))
+        if eventText != nil && event == nil { section.report(.event, "must be start, update or end") }
+        // Apple: content-state is the activity's state for every event, the final one for end.
+        let contentState = section.required(.contentState, section.freeform)
+        let attributesType = section.string(.attributesType)
+        let attributes = section.freeform(.attributes)?.object
+        if event == .start {
+            if (attributesType ?? "").isEmpty { section.report(.attributesType, "required for start") }
+            if attributes == nil { section.report(.attributes, "required for start") }
+        }
+        let staleDate = unixSeconds(section, .staleDate)
+        let dismissalDate = unixSeconds(section, .dismissalDate)
+        if dismissalDate != nil, let event, event != .end { section.report(.dismissalDate, "only for end") }
+        var relevanceScore: Double?
+        if let score = section.double(.relevanceScore) {
+            if score.isFinite && score >= 0 { relevanceScore = score } else { section.report(.relevanceScore, "must be a number ≥ 0") }
+        }
+        let inputPushToken = section.bool(.inputPushToken) ?? false
+        if inputPushToken, let event, event != .start { section.report(.inputPushToken, "only for start") }
+        let timestamp = unixSeconds(section, .timestamp)
+        guard let event, let contentState else { return nil }
+        var activity = LiveActivity(event: event, contentState: contentState.object)
+        activity.attributesType = attributesType
+        activity.attributes = attributes
+        activity.staleDate = staleDate
+        activity.dismissalDate = dismissalDate
+        activity.relevanceScore = relevanceScore
+        activity.inputPushToken = inputPushToken
+        activity.timestamp = timestamp
+        return activity
+    }
+
+    /// A date as an RFC 3339 string or Unix seconds (a number), as whole Unix seconds.
+    private static func unixSeconds<Field>(_ members: JobMembers<Field>, _ field: Field) -> Int? {
+        let seconds: Double
+        switch members.value(field) {
+        case nil: return nil
+        case .string(let text)?:
+            guard let date = RFC3339Timestamp.parse(text) else {
+                members.report(field, "not an RFC 3339 date-time or Unix seconds"); return nil
+            }
+            seconds = date.timeIntervalSince1970
+        case .number(let number)?:
+            seconds = number.double
+        case let other?:
+            members.report(field, "expected an RFC 3339 string or Unix seconds, got \(other.typeName)"); return nil
+        }
+        guard seconds.isFinite, seconds >= 0, seconds <= Double(maxUnixSeconds) else {
+            members.report(field, "must be between 1970 and 9999"); return nil
+        }
+        return Int(seconds.rounded(.down))
     }
 
     private static func decodeAndroid(_ android: JobMembers<AndroidField>?) -> AndroidOptions {

@@ -136,7 +136,7 @@ public enum ActionField: String, JobFieldTable {
 /// `$.ios`.
 public enum IOSField: String, JobFieldTable {
     case sound, badge, threadId, category, interruptionLevel, relevanceScore, contentAvailable, mutableContent
-    case locKey, locArgs, titleLocKey, titleLocArgs
+    case locKey, locArgs, titleLocKey, titleLocArgs, liveActivity
 
     public static let objectName = "$.ios"
     public static let aliases: [String: IOSField] = [
@@ -144,8 +144,32 @@ public enum IOSField: String, JobFieldTable {
         "relevance": .relevanceScore, "silent": .contentAvailable, "background": .contentAvailable,
         "mutable": .mutableContent, "categoryId": .category, "categoryIdentifier": .category,
         "bodyLocKey": .locKey, "bodyLocArgs": .locArgs, "locKeyArgs": .locArgs,
+        "activity": .liveActivity, "liveActivities": .liveActivity,
     ]
-    public var shape: JobFieldShape { self == .badge ? .object(BadgeField.schema) : .value }
+    public var shape: JobFieldShape {
+        switch self {
+        case .badge: .object(BadgeField.schema)
+        case .liveActivity: .object(LiveActivityField.schema)
+        default: .value
+        }
+    }
+}
+
+/// `$.ios.liveActivity` (DESIGN §16).
+public enum LiveActivityField: String, JobFieldTable {
+    case event, contentState, attributesType, attributes, staleDate, dismissalDate, relevanceScore, inputPushToken, timestamp
+
+    public static let objectName = "$.ios.liveActivity"
+    public static let aliases: [String: LiveActivityField] = [
+        "state": .contentState, "type": .attributesType, "stale": .staleDate, "dismissal": .dismissalDate,
+        "relevance": .relevanceScore, "pushToken": .inputPushToken, "input-push": .inputPushToken,
+    ]
+    public var shape: JobFieldShape {
+        switch self {
+        case .contentState, .attributes: .freeform
+        default: .value
+        }
+    }
 }
 
 /// `$.ios.badge` when it is an object (a number sets the badge).

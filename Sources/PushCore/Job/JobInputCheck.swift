@@ -60,6 +60,8 @@ public enum JobInputCheck {
 public enum RelativeJobDates {
     /// The members that may be relative.
     public static let fields: [JobField] = [.createdAt, .expiresAt]
+    /// The members of `ios.liveActivity` that may be relative (DESIGN §16).
+    public static let liveActivityFields: [LiveActivityField] = [.staleDate, .dismissalDate]
 
     /// One replaced member.
     public struct Resolution: Sendable, Equatable {
@@ -74,14 +76,28 @@ public enum RelativeJobDates {
     public static func resolve(_ document: JSONValue, now: Date) -> (JSONValue, [Resolution]) {
         guard case .object(var root) = document else { return (document, []) }
         var resolutions: [Resolution] = []
-        for field in fields {
-            guard case .string(let text)? = root[field.rawValue], let seconds = offsetSeconds(text) else { continue }
-            let instant = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + Double(seconds)).rounded(.down))
-            let formatted = RFC3339Timestamp.format(instant)
-            root[field.rawValue] = .string(formatted)
-            resolutions.append(Resolution(field: field.rawValue, written: text, resolved: formatted))
+        resolveMembers(&root, fields.map(\.rawValue), prefix: "", now: now, into: &resolutions)
+        if case .object(var ios)? = root[JobField.ios.rawValue],
+           case .object(var activity)? = ios[IOSField.liveActivity.rawValue] {
+            let before = resolutions.count
+            resolveMembers(&activity, liveActivityFields.map(\.rawValue), prefix: "ios.liveActivity.", now: now, into: &resolutions)
+            if resolutions.count > before {
+                ios[IOSField.liveActivity.rawValue] = .object(activity)
+                root[JobField.ios.rawValue] = .object(ios)
+            }
         }
         return resolutions.isEmpty ? (document, []) : (.object(root), resolutions)
+    }
+
+    private static func resolveMembers(_ object: inout JSONObject, _ names: [String], prefix: String, now: Date,
+                                       into resolutions: inout [Resolution]) {
+        for name in names {
+            guard case .string(let text)? = object[name], let seconds = offsetSeconds(text) else { continue }
+            let instant = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + Double(seconds)).rounded(.down))
+            let formatted = RFC3339Timestamp.format(instant)
+            object[name] = .string(formatted)
+            resolutions.append(Resolution(field: prefix + name, written: text, resolved: formatted))
+        }
     }
 
     /// Seconds from now for `now`, `+4h`, `-10m`, `+1h30m`, `+2d`, `+90s`; nil for anything else.

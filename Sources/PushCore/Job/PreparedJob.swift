@@ -96,10 +96,18 @@ public struct PreparedJob: Sendable {
         }
         isExpired = expired
         ttlSeconds = ttl
+        // A Live Activity state without its own timestamp is dated by the job's createdAt: the
+        // device keeps the state with the newest timestamp, so a retried update sent later must
+        // not pass for newer than an update created after it (DESIGN §16; Apple: "timestamp").
+        var ios = job.ios
+        if ios.liveActivity?.timestamp == nil, let createdAt = job.createdAt?.timeIntervalSince1970,
+           createdAt.isFinite, createdAt >= 0, createdAt < 253_402_300_800 {
+            ios.liveActivity?.timestamp = Int(createdAt.rounded(.down))
+        }
         base = NotificationContent(jobID: job.jobID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
                                    subscriptionID: "", msgID: "", language: "", data: job.data, priority: job.priority,
                                    ttlSeconds: ttl, expiresAtUnix: expiresAtUnix, collapseID: job.collapseID,
-                                   ios: job.ios, android: job.android, web: job.web)
+                                   ios: ios, android: job.android, web: job.web)
     }
 
     /// The signed msgID for `recipient` in this job.

@@ -94,14 +94,17 @@ public struct IOSOptions: Sendable, Equatable {
     public var locArgs: [String]
     public var titleLocKey: String?
     public var titleLocArgs: [String]
+    /// `ios.liveActivity` (DESIGN §16): set ⇒ the request is an ActivityKit push, not a notification.
+    public var liveActivity: LiveActivity?
     public init(sound: String? = nil, badge: Badge? = nil, threadID: String? = nil, category: String? = nil,
                 interruptionLevel: String? = nil, relevanceScore: Double? = nil, contentAvailable: Bool = false,
                 mutableContent: Bool = false, locKey: String? = nil, locArgs: [String] = [], titleLocKey: String? = nil,
-                titleLocArgs: [String] = []) {
+                titleLocArgs: [String] = [], liveActivity: LiveActivity? = nil) {
         self.sound = sound; self.badge = badge; self.threadID = threadID; self.category = category
         self.interruptionLevel = interruptionLevel; self.relevanceScore = relevanceScore
         self.contentAvailable = contentAvailable; self.mutableContent = mutableContent
         self.locKey = locKey; self.locArgs = locArgs; self.titleLocKey = titleLocKey; self.titleLocArgs = titleLocArgs
+        self.liveActivity = liveActivity
     }
 }
 

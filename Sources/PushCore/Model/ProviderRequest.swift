@@ -31,11 +31,23 @@ public struct ProviderRequest: Sendable, Equatable {
 /// Per-app facts payload builders need from the credentials folder (no secrets).
 public struct AppProfile: Sendable, Equatable {
     public struct APNS: Sendable, Equatable {
+        /// How the app authenticates to APNs (DESIGN §7, §18).
+        public enum Authentication: String, Sendable, Equatable {
+            /// A provider token (ES256 JWT) in every request's `authorization` header.
+            case token
+            /// A TLS client certificate on the connection; no `authorization` header. Apple
+            /// supports no Live Activity pushes over it (DESIGN §16: `unsupported_auth`).
+            case certificate
+        }
         /// The app's bundle id, sent as `apns-topic`.
         public var topic: String
         /// Default `https://api.push.apple.com`.
         public var endpoint: String
-        public init(topic: String, endpoint: String = "https://api.push.apple.com") { self.topic = topic; self.endpoint = endpoint }
+        /// Default `.token`.
+        public var authentication: Authentication
+        public init(topic: String, endpoint: String = "https://api.push.apple.com", authentication: Authentication = .token) {
+            self.topic = topic; self.endpoint = endpoint; self.authentication = authentication
+        }
     }
     public struct FCM: Sendable, Equatable {
         public var projectID: String

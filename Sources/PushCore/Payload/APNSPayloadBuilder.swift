@@ -4,7 +4,9 @@
 /// Body: `aps` (what iOS shows) + `custom` (what the SDK reads, compact keys, see
 /// ``APNSCustomKey``) + the job's `data` at the root when the app sets `additionalDataAtRoot`.
 /// Headers: `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`,
-/// `apns-collapse-id`; the transport adds `authorization: bearer <JWT>`.
+/// `apns-collapse-id`; the transport adds `authorization: bearer <JWT>` (token auth; a
+/// certificate app sends none, DESIGN §18). A job with `ios.liveActivity` gets the ActivityKit
+/// request instead (``buildLiveActivity(_:activity:deviceToken:apns:issuedAtUnix:)``, DESIGN §16).
 public enum APNSPayloadBuilder {
     /// APNs rejects larger bodies with 413 `PayloadTooLarge`. Bytes.
     public static let maxPayloadBytes = 4096
@@ -12,6 +14,9 @@ public enum APNSPayloadBuilder {
     /// - Parameter issuedAtUnix: now, Unix seconds; `apns-expiration` = `issuedAtUnix + ttlSeconds`.
     public static func build(_ content: NotificationContent, deviceToken: String, apns: AppProfile.APNS,
                              additionalDataAtRoot: Bool, issuedAtUnix: Int) -> Result<ProviderRequest, PayloadError> {
+        if let activity = content.ios.liveActivity {
+            return buildLiveActivity(content, activity: activity, deviceToken: deviceToken, apns: apns, issuedAtUnix: issuedAtUnix)
+        }
         let budgets = [PayloadBudget(limit: maxPayloadBytes, measure: .jsonEscaped)]
         var text = NotificationText(content)
         var body = payload(content, text: text, additionalDataAtRoot: additionalDataAtRoot)

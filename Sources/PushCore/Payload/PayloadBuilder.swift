@@ -7,12 +7,17 @@ public enum PayloadError: Error, Sendable, Equatable {
     /// Even with the texts cut to "…" the payload exceeds the provider's budget (huge `data`,
     /// URL, action titles …). DESIGN §5 Budgets.
     case payloadTooLarge
+    /// The request needs an authentication the app's credential cannot give: a Live Activity
+    /// for an app whose APNs credential is a certificate (Apple: token-based connections only;
+    /// DESIGN §16).
+    case unsupportedAuth
 
     /// The `reason` of the `rejected` result (DESIGN §4, §15).
     public var reason: String {
         switch self {
         case .noCredentials: "no_credentials"
         case .payloadTooLarge: "payload_too_large"
+        case .unsupportedAuth: "unsupported_auth"
         }
     }
 }
@@ -35,6 +40,7 @@ public enum PayloadBuilder {
         switch target {
         case .apns(let deviceToken):
             guard let apns = profile.apns else { return .failure(.noCredentials) }
+            if content.ios.liveActivity != nil && apns.authentication == .certificate { return .failure(.unsupportedAuth) }
             return APNSPayloadBuilder.build(content, deviceToken: deviceToken, apns: apns,
                                             additionalDataAtRoot: profile.additionalDataAtRoot,
                                             issuedAtUnix: issuedAtUnix)

@@ -39,6 +39,8 @@ final class CurlIOLoop: @unchecked Sendable {
     private var done: [(HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>)] = []
     private var submittedHere = false
     private let maxFreeHandles: Int
+    /// Client certificates seen so far (each raises the connection limits once).
+    private var clientIdentities: Set<String> = []
 
     init(multi: CurlMulti, shared: HTTPClientShared, settings: TransferSettings, maxFreeHandles: Int) {
         self.multi = multi
@@ -104,6 +106,9 @@ final class CurlIOLoop: @unchecked Sendable {
             // Not recycled: a half-configured handle must not carry options into another request.
             done.append((submission.completion, .failure(error)))
             return
+        }
+        if let identity = submission.request.clientCertificate?.id, clientIdentities.insert(identity).inserted {
+            multi.raiseLimits(identities: clientIdentities.count, perHost: settings.maxConnectionsPerHost, total: settings.maxTotalConnections)
         }
         let code = curl_multi_add_handle(multi.handle, transfer.handle)
         guard code == CURLM_OK else {

@@ -16,6 +16,9 @@ struct TransferSettings: Sendable {
     var noProxy: String
     var resolveOverrides: [String]
     var caBundle: CurlCABundle?
+    /// The client's connection limits, raised per client certificate (``ClientCertificate``).
+    var maxConnectionsPerHost = 2
+    var maxTotalConnections = 16
 }
 
 /// A completion handler of ``HTTP2Client/submit(_:completion:)``.
@@ -72,6 +75,8 @@ final class CurlTransfer {
     private var noBodySet = false
     private var postFieldsSet = false
     private var customRequestSet = false
+    /// The ``ClientCertificate/id`` set on the handle (nil: none).
+    var clientCertificateID: String?
 
     /// Creates the URL and easy handles, wraps them, then sets the client-wide options. Throws
     /// when libcurl refuses one (out of memory, or a libcurl built without a protocol or feature
@@ -254,6 +259,7 @@ final class CurlTransfer {
         if removeContentType { headerList.append(line: "Content-Type:") }
         if removeExpect { headerList.append(line: "Expect:") }
         try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
+        try applyClientCertificate(request.clientCertificate)
     }
 
     /// libcurl 8's `EXPECT_100_THRESHOLD`: larger bodies get `Expect: 100-continue` over HTTP/1.1.

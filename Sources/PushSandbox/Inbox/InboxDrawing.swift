@@ -1,3 +1,4 @@
+import Foundation
 import PushCore
 
 /// Draws an accepted request the way the device would (DESIGN §5, docs/payloads.md, seeds
@@ -47,6 +48,9 @@ enum InboxDrawing {
     // MARK: APNs
 
     private static func drawAPNS(_ payload: JSONValue, into message: inout InboxMessage) {
+        if message.record.header("apns-push-type") == LiveActivity.pushType {
+            return drawLiveActivity(payload, into: &message)
+        }
         let aps = payload["aps"]
         let custom = payload["custom"]
         message.msgID = custom?["i"]?.stringValue
@@ -113,6 +117,59 @@ enum InboxDrawing {
         }
         if display.isSilent { display.buttons = [] }
         message.displays = [display]
+    }
+
+    // MARK: Live Activities
+
+    /// An ActivityKit push (DESIGN §16): the activity's card with its state, not a banner.
+    private static func drawLiveActivity(_ payload: JSONValue, into message: inout InboxMessage) {
+        let aps = payload["aps"]
+        let custom = payload["custom"]
+        message.msgID = custom?["i"]?.stringValue
+        message.campaign = custom?["c"]?.stringValue
+        message.language = custom?["l"]?.stringValue
+        var display = InboxDisplay(surface: "ios", label: "iOS Live Activity")
+        display.appName = message.record.header("apns-topic").map(APNSTopic.bundleID)
+        let event = aps?["event"]?.stringValue ?? "?"
+        var activity = InboxLiveActivity(event: event)
+        activity.attributesType = aps?["attributes-type"]?.stringValue
+        activity.attributes = displayPairs(aps?["attributes"]?.objectValue?.members ?? [])
+        activity.contentState = displayPairs(aps?["content-state"]?.objectValue?.members ?? [])
+        activity.timestamp = aps?["timestamp"]?.numberValue.flatMap(dateText)
+        activity.staleDate = aps?["stale-date"]?.numberValue.flatMap(dateText)
+        activity.dismissalDate = aps?["dismissal-date"]?.numberValue.flatMap(dateText)
+        activity.relevanceScore = aps?["relevance-score"]?.numberValue.map(integerText)
+        activity.requestsPushToken = aps?["input-push-token"]?.numberValue == 1
+        // Title and body: strings, or {"loc-key","loc-args"} objects the app localizes.
+        if let alert = aps?["alert"] {
+            display.title = alert["title"]?.stringValue
+            display.body = alert["body"]?.stringValue
+            display.titleLocalization = localization(alert["title"]?["loc-key"], alert["title"]?["loc-args"])
+            display.bodyLocalization = localization(alert["body"]?["loc-key"], alert["body"]?["loc-args"])
+            display.sound = soundName(alert["sound"])
+            display.notes.append("alert: lights the screen and shows the expanded presentation")
+        }
+        switch event {
+        case "start": display.notes.append("push-to-start: a new \(activity.attributesType ?? "activity") starts (iOS 17.2+)")
+        case "end":
+            display.notes.append(activity.dismissalDate.map { "ended: leaves the Lock Screen at \($0)" }
+                                 ?? "ended: stays on the Lock Screen up to 4 hours (no dismissal-date)")
+        default: break
+        }
+        if activity.requestsPushToken { display.notes.append("asks for the new activity's update token (input-push-token)") }
+        if let stale = activity.staleDate { display.notes.append("shown as out of date after \(stale)") }
+        display.liveActivity = activity
+        message.displays = [display]
+    }
+
+    /// Members for display: strings as they are, other values as compact JSON.
+    static func displayPairs(_ members: [(key: String, value: JSONValue)]) -> [KeyValue] {
+        members.map { KeyValue($0.key, $0.value.stringValue ?? $0.value.jsonString()) }
+    }
+
+    static func dateText(_ seconds: Double) -> String? {
+        guard seconds.isFinite, seconds >= 0, seconds < 253_402_300_800 else { return nil }
+        return RFC3339Timestamp.format(Date(timeIntervalSince1970: seconds.rounded(.down)))
     }
 
     // MARK: FCM
@@ -257,7 +314,7 @@ enum InboxDrawing {
     /// The app when the msgId does not name it: the APNs topic, the FCM project.
     static func fallbackApp(_ record: InboxRecord) -> String? {
         switch record.platform {
-        case "ios": return record.header("apns-topic")
+        case "ios": return record.header("apns-topic").map(APNSTopic.bundleID)
         case "android":
             let parts = record.pathWithoutQuery.split(separator: "/")
             guard parts.count >= 3, parts[1] == "projects" else { return nil }
@@ -299,6 +356,14 @@ enum InboxDrawing {
 
     static func stringPairs(_ members: [(key: String, value: JSONValue)]) -> [(key: String, value: String)] {
         members.compactMap { key, value in value.stringValue.map { (key: key, value: $0) } }
+    }
+}
+
+/// Topic helpers shared with the APNs emulator.
+enum APNSTopic {
+    /// `com.example.app.push-type.liveactivity` → `com.example.app`.
+    static func bundleID(_ topic: String) -> String {
+        topic.hasSuffix(LiveActivity.topicSuffix) ? String(topic.dropLast(LiveActivity.topicSuffix.count)) : topic
     }
 }
 

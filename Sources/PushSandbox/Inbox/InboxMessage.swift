@@ -47,6 +47,24 @@ struct InboxButton: Sendable, Equatable {
     var url: String?
 }
 
+/// An ActivityKit push as the Lock Screen's Live Activity shows it (DESIGN §16): the event, the
+/// dynamic state as key/values, the dates. Values are shown as sent: strings as they are,
+/// anything else as its JSON text.
+struct InboxLiveActivity: Sendable, Equatable {
+    /// `start`, `update` or `end`.
+    var event: String
+    var attributesType: String?
+    var attributes: [KeyValue] = []
+    var contentState: [KeyValue] = []
+    /// RFC 3339 UTC, from the Unix seconds in the payload.
+    var timestamp: String?
+    var staleDate: String?
+    var dismissalDate: String?
+    var relevanceScore: String?
+    /// `input-push-token: 1`: the started activity reports its update token.
+    var requestsPushToken = false
+}
+
 /// One surface drawing one notification: the iOS banner, the Android notification, or a
 /// browser's Web notification (Chrome/Edge, Firefox, Safari draw the same payload differently).
 struct InboxDisplay: Sendable, Equatable {
@@ -86,6 +104,8 @@ struct InboxDisplay: Sendable, Equatable {
     var hiddenButtons: [InboxButton] = []
     /// Facts worth knowing about this drawing ("image attached by the service extension").
     var notes: [String] = []
+    /// Set for an ActivityKit push: drawn as a Live Activity, not as a banner.
+    var liveActivity: InboxLiveActivity?
 }
 
 /// One accepted notification as the inbox page and `GET /api/messages` show it.
@@ -218,6 +238,31 @@ extension InboxDisplay {
             json.endArray()
         }
         json.member("notes", strings: notes)
+        json.key("liveActivity")
+        if let activity = liveActivity {
+            json.beginObject()
+            json.member("event", activity.event)
+            json.member("attributesType", orNull: activity.attributesType)
+            for (name, pairs) in [("attributes", activity.attributes), ("contentState", activity.contentState)] {
+                json.key(name)
+                json.beginArray()
+                for pair in pairs {
+                    json.beginArray()
+                    json.string(pair.key)
+                    json.string(pair.value)
+                    json.endArray()
+                }
+                json.endArray()
+            }
+            json.member("timestamp", orNull: activity.timestamp)
+            json.member("staleDate", orNull: activity.staleDate)
+            json.member("dismissalDate", orNull: activity.dismissalDate)
+            json.member("relevanceScore", orNull: activity.relevanceScore)
+            json.member("requestsPushToken", activity.requestsPushToken)
+            json.endObject()
+        } else {
+            json.null()
+        }
         json.endObject()
     }
 }

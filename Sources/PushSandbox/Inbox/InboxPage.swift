@@ -112,6 +112,13 @@ img.ph, .ph { object-fit:cover; }
 .ios .actions { margin-top:6px; background:rgba(245,245,247,.98); border-radius:14px; overflow:hidden; box-shadow:0 1px 6px rgba(0,0,0,.1); }
 .ios .actions button { display:block; width:100%; text-align:left; border:0; border-top:1px solid var(--line); background:transparent; padding:9px 14px; font-size:14px; color:var(--ink); }
 .ios .actions button:first-child { border-top:0; }
+.ios .activity { background:#1c1c1e; color:#f5f5f7; border-radius:20px; padding:12px 14px; box-shadow:0 1px 8px rgba(0,0,0,.25); }
+.ios .activity .head { display:flex; justify-content:space-between; align-items:center; font-size:12px; color:#aeaeb2; margin-bottom:4px; }
+.ios .activity .event { border-radius:8px; padding:0 7px; font-weight:600; color:#fff; background:#30d158; text-transform:uppercase; font-size:10px; line-height:16px; }
+.ios .activity .event.update { background:#0a84ff; } .ios .activity .event.end { background:#8e8e93; }
+.ios .activity .type { font-size:11px; color:#aeaeb2; }
+.ios .activity .title { font-weight:600; font-size:14px; } .ios .activity .body { font-size:14px; white-space:pre-wrap; overflow-wrap:anywhere; }
+.ios .activity .kv { margin-top:6px; } .ios .activity .kv dt { color:#aeaeb2; } .ios .activity .state dd { font-weight:600; }
 .android .card { background:#fff; border-radius:20px; padding:12px 14px; box-shadow:0 1px 6px rgba(0,0,0,.15); display:grid; grid-template-columns:1fr auto; gap:2px 10px; font-family: Roboto, "DejaVu Sans", sans-serif; }
 .android .head { grid-column:1 / span 2; display:flex; align-items:center; gap:6px; font-size:12px; color:var(--muted); }
 .android .small { width:18px; height:18px; border-radius:50%; background:#5f6368; color:#fff; font-size:10px; display:flex; align-items:center; justify-content:center; }
@@ -185,6 +192,7 @@ img.ph, .ph { object-fit:cover; }
   }
 
   function time(text) { const d = new Date(text); return isNaN(d) ? text : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }); }
+  function when(text) { const d = new Date(text); return isNaN(d) ? text : d.toLocaleString([], { dateStyle: "short", timeStyle: "medium" }); }
   function short(text, n) { return text && text.length > n ? text.slice(0, Math.ceil(n / 2)) + "…" + text.slice(-Math.floor(n / 2) + 1) : text; }
 
   // The press the SDK hands the app (seed 003): {url, data, actionId, msgId, campaignId}.
@@ -253,7 +261,29 @@ img.ph, .ph { object-fit:cover; }
     return out;
   }
 
+  function drawLiveActivity(m, d, card) {
+    const la = d.liveActivity;
+    const root = el("div", "surface ios");
+    root.dataset.surface = d.surface;
+    const box = pressable(el("div", "activity"), m, card);
+    box.dataset.event = la.event;
+    add(box, add(el("div", "head"), el("span", "app", m.app || d.appName || "app"), el("span", "event " + la.event, la.event)));
+    if (la.attributesType) box.appendChild(el("div", "type", la.attributesType));
+    if (d.title) box.appendChild(el("div", "title", d.title));
+    if (d.titleLocalization) box.appendChild(el("div", "title loc", "⟨" + d.titleLocalization + "⟩"));
+    if (d.body) box.appendChild(el("div", "body", d.body));
+    if (d.bodyLocalization) box.appendChild(el("div", "body loc", "⟨" + d.bodyLocalization + "⟩"));
+    const state = kv(la.contentState.map(([k, v]) => [k, v]));
+    state.classList.add("state");
+    box.appendChild(state);
+    box.appendChild(kv([["attributes", la.attributes.map(([k, v]) => k + ": " + v).join(", ")],
+      ["updated", la.timestamp && when(la.timestamp)], ["stale after", la.staleDate && when(la.staleDate)],
+      ["dismissed at", la.dismissalDate && when(la.dismissalDate)], ["relevance", la.relevanceScore]]));
+    add(root, box, facts(d, m), ...extras(d));
+    return root;
+  }
   function drawIOS(m, d, card) {
+    if (d.liveActivity) return drawLiveActivity(m, d, card);
     const root = el("div", "surface ios");
     root.dataset.surface = d.surface;
     if (d.silent) { add(root, el("div", "silent", "not displayed"), ...extras(d)); return root; }

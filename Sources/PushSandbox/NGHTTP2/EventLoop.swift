@@ -54,6 +54,8 @@ final class EventLoop: @unchecked Sendable {
     private var connections: [Int32: HTTP2Connection] = [:]
     private var delayed: [DelayedResponse] = []
     private var delayedHead = 0
+    /// Connections accepted so far (numbers them).
+    private var accepted = 0
     /// Scratch buffer for SSL_read, reused by every connection of this loop.
     let readBuffer: UnsafeMutableBufferPointer<UInt8>
 
@@ -150,7 +152,8 @@ final class EventLoop: @unchecked Sendable {
             if fd < 0 { return }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            guard let connection = HTTP2Connection.make(fd: fd, tls: tls, loop: self) else { close(fd); continue }
+            accepted += 1
+            guard let connection = HTTP2Connection.make(fd: fd, tls: tls, loop: self, number: accepted) else { close(fd); continue }
             connections[fd] = connection
             add(fd, events: EPOLLIN.rawValue)
         }

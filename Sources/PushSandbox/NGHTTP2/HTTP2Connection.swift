@@ -21,6 +21,10 @@ final class HTTP2Connection {
     /// Whether epoll currently watches EPOLLOUT for this connection.
     var isWatchingWritable = false
     private unowned let loop: EventLoop
+    /// This connection's number on its loop (``SandboxRequest/connectionID``).
+    let number: Int
+    /// SHA-256 (hex) of the verified client certificate, once the handshake is done.
+    private(set) var clientCertificate: String?
 
     /// Coalesce outgoing frames into TLS records of about this size.
     private static let outputChunk = 16 * 1024
@@ -29,7 +33,7 @@ final class HTTP2Connection {
 
     /// A connection on the accepted socket `fd`, or nil if OpenSSL cannot make an `SSL` for it
     /// (out of memory, or `SSL_set_fd` failing); the caller then still owns and closes `fd`.
-    static func make(fd: Int32, tls: TLSServerContext, loop: EventLoop) -> HTTP2Connection? {
+    static func make(fd: Int32, tls: TLSServerContext, loop: EventLoop, number: Int) -> HTTP2Connection? {
         guard let ssl = SSL_new(tls.context) else {
             ERR_clear_error()
             return nil
@@ -41,14 +45,15 @@ final class HTTP2Connection {
             return nil
         }
         SSL_set_accept_state(ssl)
-        return HTTP2Connection(fd: fd, ssl: ssl, loop: loop)
+        return HTTP2Connection(fd: fd, ssl: ssl, loop: loop, number: number)
     }
 
     /// Takes ownership of `ssl` and of the socket `fd` (closed in `close()` or `deinit`).
-    private init(fd: Int32, ssl: OpaquePointer, loop: EventLoop) {
+    private init(fd: Int32, ssl: OpaquePointer, loop: EventLoop, number: Int) {
         self.fd = fd
         self.ssl = ssl
         self.loop = loop
+        self.number = number
     }
 
     deinit {
@@ -69,11 +74,37 @@ final class HTTP2Connection {
 
     /// Called when epoll reports the socket readable or writable.
     func handleEvent() {
+        if isLingering { return drainUntilClosed() }
         if isHandshaking {
             guard handshake() else { return }
         }
         readAvailable()
         flush()
+    }
+
+    /// After a failed handshake (a refused client certificate): OpenSSL has written its alert.
+    /// With TLS 1.3 the client may already be sending its request; closing with that data
+    /// unread would answer with a TCP reset, which can destroy the alert before the client
+    /// reads it. So the write side is shut (FIN after the alert) and input is discarded until
+    /// the client closes: it then reports the alert (`tlsv1 alert unknown ca`), as with APNs.
+    private var isLingering = false
+
+    private func lingerAfterAlert() {
+        isLingering = true
+        loop.watchWritable(self, false)
+        _ = shutdown(fd, Int32(SHUT_WR))
+        drainUntilClosed()
+    }
+
+    private func drainUntilClosed() {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count > 0 { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+            close() // EOF, or the peer reset
+            return
+        }
     }
 
     /// Continues the TLS handshake; true once done and the HTTP/2 session exists.
@@ -85,7 +116,7 @@ final class HTTP2Connection {
             if error == SSL_ERROR_WANT_READ { loop.watchWritable(self, false); return false }
             if error == SSL_ERROR_WANT_WRITE { loop.watchWritable(self, true); return false }
             ERR_clear_error()
-            close()
+            lingerAfterAlert()
             return false
         }
         isHandshaking = false
@@ -97,7 +128,22 @@ final class HTTP2Connection {
             return false
         }
         guard startSession() else { close(); return false }
+        clientCertificate = Self.peerFingerprint(ssl)
         return true
+    }
+
+    /// SHA-256 (hex) of the client's certificate, when it sent one (it was verified in the
+    /// handshake: `SSL_VERIFY_PEER` fails the handshake otherwise).
+    private static func peerFingerprint(_ ssl: OpaquePointer) -> String? {
+        guard let peer = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(peer) }
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard X509_digest(peer, EVP_sha256(), &digest, &length) == 1 else { ERR_clear_error(); return nil }
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in digest.prefix(Int(length)) { text.append(hex[Int(byte >> 4)]); text.append(hex[Int(byte & 0x0F)]) }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private func startSession() -> Bool {
@@ -226,7 +272,9 @@ final class HTTP2Connection {
     fileprivate func requestCompleted(streamID: Int32) {
         guard let stream = streams[streamID], !stream.isDispatched else { return }
         stream.isDispatched = true
-        let request = stream.request
+        var request = stream.request
+        request.clientCertificate = clientCertificate
+        request.connectionID = number
         stream.request = SandboxRequest()
         loop.dispatch(request, connection: self, streamID: streamID)
     }

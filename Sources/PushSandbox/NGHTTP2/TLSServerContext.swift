@@ -94,11 +94,41 @@ final class TLSServerContext: @unchecked Sendable {
 
     /// A context serving `certificate`; throws if OpenSSL cannot build one or refuses the
     /// certificate or key (unreadable PEM, key not matching the certificate).
-    static func make(certificate: SandboxCertificate) throws(SandboxTLSError) -> TLSServerContext {
+    ///
+    /// With `clientCA` (PEM, `--require-client-cert`) the server asks every client for a
+    /// certificate and verifies one that is presented against that CA alone: a certificate from
+    /// another CA (or expired) fails the handshake, as at APNs. A client without one still
+    /// connects (token auth); the router then refuses certificate apps' requests.
+    static func make(certificate: SandboxCertificate, clientCA: String? = nil) throws(SandboxTLSError) -> TLSServerContext {
         guard let handle = SSL_CTX_new(TLS_server_method()) else { throw SandboxTLSError("SSL_CTX_new failed") }
         let server = TLSServerContext(handle: handle)
         try useCertificate(handle, certificate)
+        if let clientCA { try requireClientCertificates(handle, caPEM: clientCA) }
         return server
+    }
+
+    private static func requireClientCertificates(_ context: OpaquePointer, caPEM: String) throws(SandboxTLSError) {
+        let bytes = Array(caPEM.utf8)
+        // BIO_new_mem_buf does not copy: `bytes` outlives the BIO (freed in this scope).
+        let ca: OpaquePointer? = bytes.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_X509(bio, nil, nil, nil)
+        }
+        guard let ca else { throw SandboxTLSError("cannot read the client CA PEM") }
+        defer { X509_free(ca) }
+        // Both take their own reference to `ca`.
+        guard let store = SSL_CTX_get_cert_store(context), X509_STORE_add_cert(store, ca) == 1 else {
+            throw SandboxTLSError("X509_STORE_add_cert failed")
+        }
+        guard SSL_CTX_add_client_CA(context, ca) == 1 else { throw SandboxTLSError("SSL_CTX_add_client_CA failed") }
+        // Resumed sessions keep the client's identity: OpenSSL refuses to resume without a
+        // session id context once peers are verified (SSL_CTX_set_session_id_context(3)).
+        let sessionContext = Array("pushworker-sandbox".utf8)
+        guard SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count)) == 1 else {
+            throw SandboxTLSError("SSL_CTX_set_session_id_context failed")
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
     }
 
     /// Takes ownership of `handle` and sets the options every context gets (none can fail).

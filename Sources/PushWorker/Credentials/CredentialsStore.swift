@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushCrypto
+import PushHTTP
 import Synchronization
 
 /// One app's provider credentials, parsed from `<dir>/<appId>/` (DESIGN §9). Keys live only
@@ -15,6 +16,23 @@ public struct AppCredentials: Sendable {
 
         package init(teamID: String, keyID: String, key: P256PrivateKey, topic: String, endpoint: String) {
             self.teamID = teamID; self.keyID = keyID; self.key = key; self.topic = topic; self.endpoint = endpoint
+        }
+    }
+    /// `apns.json` with a TLS client certificate instead of a signing key (DESIGN §18).
+    public struct APNSCertificate: Sendable {
+        public var identity: TLSClientIdentity
+        /// The bundle id: `topic`, else the certificate's subject `UID` (APNs' default topic).
+        public var topic: String
+        public var endpoint: String
+        /// `production` (default) or `development`: picks the default endpoint.
+        public var environment: String
+        /// What the HTTP client connects with (one connection pool per certificate).
+        public var clientCertificate: ClientCertificate
+
+        package init(identity: TLSClientIdentity, topic: String, endpoint: String, environment: String) {
+            self.identity = identity; self.topic = topic; self.endpoint = endpoint; self.environment = environment
+            clientCertificate = ClientCertificate(id: identity.fingerprint, certificatePEM: Array(identity.certificatePEM.utf8),
+                                                  privateKeyPEM: Array(identity.privateKeyPEM.utf8))
         }
     }
     public struct FCM: Sendable {
@@ -37,7 +55,10 @@ public struct AppCredentials: Sendable {
         public var secret: [UInt8]
     }
     public var appID: String
+    /// APNs token auth (a `.p8` key); at most one of `apns` and `apnsCertificate` is set.
     public var apns: APNS?
+    /// APNs certificate auth (DESIGN §18).
+    public var apnsCertificate: APNSCertificate? = nil
     public var fcm: FCM?
     public var webPush: WebPush?
     public var additionalDataAtRoot: Bool
@@ -45,6 +66,8 @@ public struct AppCredentials: Sendable {
     public var ratePerSecond: Double?
     /// Files that exist but could not be used, with the reason (never the content).
     public var problems: [String]
+    /// Usable, but soon not (an APNs certificate expiring within 30 days).
+    public var warnings: [String] = []
     /// Extra files read besides the four JSON files (an APNs `privateKeyFile`), relative to the
     /// app's folder: the store watches them for changes too.
     var extraFiles: [String] = []
@@ -59,13 +82,15 @@ public struct AppCredentials: Sendable {
 
     /// What payload builders need (no secrets).
     public var profile: AppProfile {
-        AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) },
+        AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) }
+                       ?? apnsCertificate.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint, authentication: .certificate) },
                    fcm: fcm.map { AppProfile.FCM(projectID: $0.projectID, endpoint: $0.endpoint) },
                    hasWebPush: webPush != nil, additionalDataAtRoot: additionalDataAtRoot)
     }
 
     /// Loads `folder` (one app). Missing files mean "no credentials for that platform".
-    public static func load(appID: String, folder: URL) -> AppCredentials {
+    /// `now` (Unix seconds) judges certificate validity.
+    public static func load(appID: String, folder: URL, now: Double = Date().timeIntervalSince1970) -> AppCredentials {
         var credentials = AppCredentials(appID: appID, apns: nil, fcm: nil, webPush: nil, additionalDataAtRoot: false,
                                          ratePerSecond: nil, problems: [])
         func object(_ name: String) -> [String: Any]? {
@@ -81,7 +106,9 @@ public struct AppCredentials: Sendable {
         /// Reads `name` and builds that platform's credentials from it; a problem is recorded
         /// (`<app>/<file>: why`) and leaves the platform without credentials.
         func section<T>(_ name: String, _ build: ([String: Any]) throws -> T) -> T? {
-            guard let value = object(name) else { return nil }
+            object(name).flatMap { parsed(name, $0, build) }
+        }
+        func parsed<T>(_ name: String, _ value: [String: Any], _ build: ([String: Any]) throws -> T) -> T? {
             do {
                 return try build(value)
             } catch {
@@ -89,7 +116,17 @@ public struct AppCredentials: Sendable {
                 return nil
             }
         }
-        credentials.apns = section("apns.json") { apns in
+        let apnsFile = object("apns.json")
+        if let apns = apnsFile, apns["certificate"] != nil || apns["certificateFile"] != nil {
+            // Certificate auth (DESIGN §18); expired or not yet valid ⇒ a problem, no APNs credentials.
+            var extraFiles: [String] = [], warnings: [String] = []
+            credentials.apnsCertificate = parsed("apns.json", apns) { apns in
+                try Self.loadCertificate(apns, folder: folder, now: now, extraFiles: &extraFiles, warnings: &warnings)
+            }
+            credentials.extraFiles += extraFiles
+            credentials.warnings += warnings.map { "\(appID)/\($0)" }
+        } else if let apns = apnsFile {
+            credentials.apns = parsed("apns.json", apns) { apns in
             guard let teamID = apns["teamId"] as? String, let keyID = apns["keyId"] as? String,
                   let topic = apns["topic"] as? String else {
                 throw CredentialsError("needs teamId, keyId and topic")
@@ -107,6 +144,7 @@ public struct AppCredentials: Sendable {
             let key = try P256PrivateKey(pem: pem)
             return APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
                         endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
+            }
         }
         credentials.fcm = section("fcm.json") { fcm in
             guard let projectID = fcm["project_id"] as? String, let email = fcm["client_email"] as? String,
@@ -149,6 +187,61 @@ public struct AppCredentials: Sendable {
     }
 
     static func trimSlash(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+
+    /// Certificates warn this long before they expire. Seconds (30 days).
+    public static let certificateWarningSeconds: Double = 30 * 86400
+    static let apnsEndpoints = ["production": "https://api.push.apple.com", "development": "https://api.sandbox.push.apple.com"]
+
+    /// `apns.json` `{certificate: PEM | certificateFile: x.p12 | x.pem, password?, topic?, environment?, endpoint?}`.
+    static func loadCertificate(_ apns: [String: Any], folder: URL, now: Double, extraFiles: inout [String],
+                                warnings: inout [String]) throws -> APNSCertificate {
+        if apns["teamId"] != nil || apns["keyId"] != nil || apns["privateKey"] != nil || apns["privateKeyFile"] != nil {
+            throw CredentialsError("holds both a signing key (teamId/keyId/privateKey) and a certificate: keep one")
+        }
+        let password = apns["password"] as? String
+        let identity: TLSClientIdentity
+        if let pem = apns["certificate"] as? String {
+            identity = try TLSClientIdentity(pem: pem, password: password)
+        } else if let file = apns["certificateFile"] as? String {
+            // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+            guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
+                throw CredentialsError("certificateFile must be a path inside the app's folder")
+            }
+            extraFiles.append(file)
+            guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(file).path) else {
+                throw CredentialsError("certificateFile \(file) is not readable")
+            }
+            let lower = file.lowercased()
+            if lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") {
+                identity = try TLSClientIdentity(pkcs12: [UInt8](data), password: password)
+            } else {
+                identity = try TLSClientIdentity(pem: String(decoding: data, as: UTF8.self), password: password)
+            }
+        } else {
+            throw CredentialsError("certificate must be a PEM string")
+        }
+        let environment = apns["environment"] as? String ?? "production"
+        guard let defaultEndpoint = apnsEndpoints[environment] else {
+            throw CredentialsError("environment must be production or development, got \(environment)")
+        }
+        // Apple marks a push certificate with the environments it serves (node-apn checks the same).
+        if !identity.appleEnvironments.isEmpty && !identity.appleEnvironments.contains(environment) {
+            throw CredentialsError("the certificate is for \(identity.appleEnvironments.sorted().joined(separator: " and ")), not \(environment)")
+        }
+        let until = RFC3339Timestamp.format(Date(timeIntervalSince1970: identity.notAfter))
+        guard now < identity.notAfter else { throw CredentialsError("the certificate expired at \(until)") }
+        guard now >= identity.notBefore else {
+            throw CredentialsError("the certificate is not valid before \(RFC3339Timestamp.format(Date(timeIntervalSince1970: identity.notBefore)))")
+        }
+        if identity.notAfter - now < certificateWarningSeconds {
+            warnings.append("apns.json: the certificate expires at \(until), in \(Int((identity.notAfter - now) / 86400)) days: renew it")
+        }
+        guard let topic = (apns["topic"] as? String) ?? identity.subjectUID, !topic.isEmpty else {
+            throw CredentialsError("needs topic (the certificate names no bundle id in its subject UID)")
+        }
+        return APNSCertificate(identity: identity, topic: topic,
+                               endpoint: trimSlash(apns["endpoint"] as? String ?? defaultEndpoint), environment: environment)
+    }
 }
 
 struct CredentialsError: Error, CustomStringConvertible {
@@ -179,20 +272,23 @@ public final class CredentialsStore: Sendable {
     /// decoder (`[A-Za-z0-9._-]+`, not `.`/`..`), so it is a safe path component.
     public func credentials(for appID: String, now: Double = Date().timeIntervalSince1970) -> AppCredentials? {
         guard let directory else { return nil }
-        if let entry = entries.withLock({ $0[appID] }), now - entry.checkedAt < recheckSeconds {
+        // A certificate that expired since it was loaded is loaded again (and refused).
+        func isCurrent(_ entry: Entry) -> Bool { entry.credentials.apnsCertificate.map { now < $0.identity.notAfter } ?? true }
+        if let entry = entries.withLock({ $0[appID] }), now - entry.checkedAt < recheckSeconds, isCurrent(entry) {
             return entry.credentials
         }
         let folder = directory.appendingPathComponent(appID)
         let cached = entries.withLock { $0[appID] }
         let stamp = Self.stamp(folder, extra: cached?.credentials.extraFiles ?? [])
-        if let entry = entries.withLock({ $0[appID] }), entry.stamp == stamp {
+        if let entry = entries.withLock({ $0[appID] }), entry.stamp == stamp, isCurrent(entry) {
             entries.withLock { $0[appID]?.checkedAt = now }
             return entry.credentials
         }
-        let credentials = AppCredentials.load(appID: appID, folder: folder)
+        let credentials = AppCredentials.load(appID: appID, folder: folder, now: now)
         // Stamp what this load read (a new privateKeyFile included).
         let loadedStamp = credentials.extraFiles == cached?.credentials.extraFiles ?? [] ? stamp : Self.stamp(folder, extra: credentials.extraFiles)
         for problem in credentials.problems { logger?.error("credentials unusable", ["problem": problem]) }
+        for warning in credentials.warnings { logger?.warning("credentials expire soon", ["problem": warning]) }
         entries.withLock { $0[appID] = Entry(credentials: credentials, stamp: loadedStamp, checkedAt: now) }
         return credentials
     }

@@ -29,6 +29,7 @@ extension Metrics {
                 ("pushworker_claims_total", ["send", "duplicate", "wait", "known_invalid"].map { [("verdict", $0)] }),
                 ("pushworker_claims_lost_total", [[]]),
                 ("pushworker_redis_record_skipped_total", [[]]),
+                ("pushworker_apns_certificate_held_total", [[]]),
                 ("pushworker_provider_request_seconds", providers.map { [("provider", $0)] }),
                 ("pushworker_result_delay_seconds", [[]]),
                 ("pushworker_job_seconds", [[]]),

@@ -33,6 +33,8 @@ public final class Deliverer: Sendable {
     private let clock: @Sendable () -> Double
     private let webPushGuard: WebPushAddressGuard?
     private let gate: OriginGate?
+    /// Apps whose APNs certificate was refused (DESIGN §18).
+    let certificateCircuit: APNSCertificateCircuit
 
     /// - Parameters:
     ///   - maxInFlightPerOrigin: caps the requests handed to libcurl per origin (nil: no limit);
@@ -44,6 +46,7 @@ public final class Deliverer: Sendable {
     ///   - clock: Unix time in seconds, for provider token ages (injectable for tests).
     public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration,
                 maxInFlightPerOrigin: Int? = nil, webPushGuard: WebPushAddressGuard? = nil,
+                certificateHoldSeconds: Double = 300,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.http = http
         gate = maxInFlightPerOrigin.map { OriginGate(limit: max(1, $0)) }
@@ -52,6 +55,7 @@ public final class Deliverer: Sendable {
         self.requestTimeout = requestTimeout
         self.clock = clock
         self.webPushGuard = webPushGuard
+        certificateCircuit = APNSCertificateCircuit(holdSeconds: certificateHoldSeconds)
         apnsTokens = APNSTokenCache(metrics: metrics)
         fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
         vapid = VAPIDCache(metrics: metrics)
@@ -66,6 +70,10 @@ public final class Deliverer: Sendable {
         let now = clock()
         switch request.platform {
         case .ios:
+            if credentials.apns == nil, let certificate = credentials.apnsCertificate {
+                return deliverWithCertificate(request, certificate: certificate, appID: credentials.appID, attempt: attempt,
+                                              completion: completion)
+            }
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
             let jwt: String
             do { jwt = try apnsTokens.token(for: apns, now: now) } catch {
@@ -126,6 +134,35 @@ public final class Deliverer: Sendable {
         }
     }
 
+    /// APNs certificate auth (DESIGN §18): the TLS client certificate instead of an
+    /// `authorization` header; a refused certificate stops the app (``APNSCertificateCircuit``).
+    private func deliverWithCertificate(_ request: ProviderRequest, certificate: AppCredentials.APNSCertificate, appID: String,
+                                        attempt: Int, completion: @escaping Completion) {
+        let fingerprint = certificate.identity.fingerprint
+        if let reason = certificateCircuit.refusal(for: fingerprint, now: clock()) {
+            metrics.increment("pushworker_apns_certificate_held_total")
+            return completion(Attempt(outcome: .rejected(reason: reason), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+        }
+        send(request, authorization: nil, body: request.body, extraHeaders: [], clientCertificate: certificate.clientCertificate,
+             attempt: attempt) { [self] result in
+            let refused = APNSResponseClassifier.isCertificateRefusal(result.outcome)
+                || result.outcome == .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
+            if refused, let reason = result.outcome.reason {
+                if certificateCircuit.trip(fingerprint, reason: reason, now: clock()) {
+                    logger.error("APNs refused the app's TLS client certificate: its iOS recipients are rejected until the certificate is replaced",
+                                 ["app.id": appID, "apns.reason": reason, "http.status": result.httpStatus.map { "\($0)" } ?? "tls",
+                                  "certificate.subject": certificate.identity.subject,
+                                  "certificate.fingerprint": String(fingerprint.prefix(16)),
+                                  "certificate.not_after": RFC3339Timestamp.format(Date(timeIntervalSince1970: certificate.identity.notAfter)),
+                                  "apns.environment": certificate.environment])
+                }
+            } else if case .sent = result.outcome {
+                certificateCircuit.reset(fingerprint)
+            }
+            completion(result)
+        }
+    }
+
     private func sendWebPush(_ request: ProviderRequest, subscription: WebPushSubscription, web: AppCredentials.WebPush, appID: String,
                              now: Double, attempt: Int, completion: @escaping Completion) {
         do {
@@ -134,7 +171,7 @@ public final class Deliverer: Sendable {
             let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
                                                      authSecret: subscription.auth)
             send(request, authorization: authorization, body: body,
-                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], attempt: attempt) { result in
+                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, attempt: attempt) { result in
                 completion(Self.finalizeAuth(result))
             }
         } catch {
@@ -142,15 +179,18 @@ public final class Deliverer: Sendable {
         }
     }
 
-    private func send(_ request: ProviderRequest, authorization: String, body: [UInt8], extraHeaders: [HTTPHeader],
-                      attempt: Int, completion: @escaping Completion) {
+    /// `authorization` nil: none (certificate auth); `clientCertificate`: the TLS identity to
+    /// connect with (its own connections, so its own admission lane too).
+    private func send(_ request: ProviderRequest, authorization: String?, body: [UInt8], extraHeaders: [HTTPHeader],
+                      clientCertificate: ClientCertificate? = nil, attempt: Int, completion: @escaping Completion) {
         var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
-        headers.append(HTTPHeader(name: "authorization", value: authorization))
+        if let authorization { headers.append(HTTPHeader(name: "authorization", value: authorization)) }
         headers.append(contentsOf: extraHeaders)
-        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout)
+        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
+                                      clientCertificate: clientCertificate)
         let platform = request.platform
         guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
-        let origin = OriginGate.origin(of: request.url)
+        let origin = clientCertificate.map { OriginGate.origin(of: request.url) + "#" + $0.id } ?? OriginGate.origin(of: request.url)
         gate.enter(origin) { [self] in
             submit(httpRequest, platform: platform, attempt: attempt) { attempt in
                 gate.leave(origin)
@@ -174,7 +214,11 @@ public final class Deliverer: Sendable {
                 completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
             case .failure(let error):
                 metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
-                let outcome = ResponseClassifier.classify(transport: Self.transportFailure(error))
+                // A handshake the server aborted over our client certificate is final, like a 403
+                // BadCertificate, not a transient TLS failure.
+                let outcome = httpRequest.clientCertificate != nil && APNSCertificateCircuit.isHandshakeRefusal(error)
+                    ? .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
+                    : ResponseClassifier.classify(transport: Self.transportFailure(error))
                 completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail))
             }
         }

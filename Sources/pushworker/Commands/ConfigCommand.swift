@@ -47,6 +47,8 @@ enum ConfigCommand {
                 return ExitCode.ok
             }
             let problems = credentialProblems(configuration.credentialsDir)
+            let warnings = credentialWarnings(configuration.credentialsDir)
+            if !warnings.isEmpty { printError("configuration warnings:\n" + warnings.map { "- \($0)" }.joined(separator: "\n")) }
             guard problems.isEmpty else {
                 printError("configuration problems:\n\(Configuration.Problems(messages: problems))")
                 return ExitCode.config
@@ -74,16 +76,26 @@ enum ConfigCommand {
         }
     }
 
-    /// Problems of every app folder under `directory` (none when it is nil or not a folder).
+    /// Problems of every app folder under `directory` (none when it is nil or not a folder):
+    /// unusable files, and APNs certificates that expired or are not valid yet (DESIGN §18).
     static func credentialProblems(_ directory: String?) -> [String] {
+        apps(directory).flatMap { $0.problems.map { "PUSHWORKER_CREDENTIALS_DIR: \($0)" } }
+    }
+
+    /// What works but soon will not: APNs certificates expiring within 30 days.
+    static func credentialWarnings(_ directory: String?) -> [String] {
+        apps(directory).flatMap { $0.warnings.map { "PUSHWORKER_CREDENTIALS_DIR: \($0)" } }
+    }
+
+    private static func apps(_ directory: String?) -> [AppCredentials] {
         guard let directory, let apps = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        var problems: [String] = []
+        var loaded: [AppCredentials] = []
         for app in apps.sorted() where !app.hasPrefix(".") {
             var isDirectory: ObjCBool = false
             let folder = URL(fileURLWithPath: directory).appendingPathComponent(app)
             guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
-            problems += AppCredentials.load(appID: app, folder: folder).problems.map { "PUSHWORKER_CREDENTIALS_DIR: \($0)" }
+            loaded.append(AppCredentials.load(appID: app, folder: folder))
         }
-        return problems
+        return loaded
     }
 }

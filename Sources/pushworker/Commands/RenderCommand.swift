@@ -57,13 +57,15 @@ enum RenderCommand {
         } else {
             profile = .placeholder
         }
+        // A certificate app sends no authorization header (DESIGN §18): the TLS client certificate authenticates.
+        let apnsAuthentication = profile?.apns?.authentication ?? .token
         for plan in planner.plan(job, profile: profile, now: now) {
-            CommandSupport.writeLine(line(plan))
+            CommandSupport.writeLine(line(plan, apnsAuthentication: apnsAuthentication))
         }
         return ExitCode.ok
     }
 
-    static func line(_ plan: PlannedRecipient) -> String {
+    static func line(_ plan: PlannedRecipient, apnsAuthentication: AppProfile.APNS.Authentication = .token) -> String {
         JSONWriter.object { w in
             w.member("subscriptionId", plan.recipient.subscriptionID)
             w.member("platform", plan.platform)
@@ -87,15 +89,15 @@ enum RenderCommand {
                 w.member("reason", orNull: nil)
                 w.member("payloadBytes", request.body.count)
                 w.member("truncated", strings: request.truncatedFields)
-                w.key("request"); writeRequest(request, to: &w)
+                w.key("request"); writeRequest(request, apnsAuthentication: apnsAuthentication, to: &w)
             }
         }.text
     }
 
-    static func writeRequest(_ request: ProviderRequest, to w: inout JSONWriter) {
+    static func writeRequest(_ request: ProviderRequest, apnsAuthentication: AppProfile.APNS.Authentication = .token, to w: inout JSONWriter) {
         var headers = request.headers
         switch request.platform {
-        case .ios: headers.append(KeyValue("authorization", "bearer <redacted>"))
+        case .ios: if apnsAuthentication == .token { headers.append(KeyValue("authorization", "bearer <redacted>")) }
         case .android: headers.append(KeyValue("authorization", "Bearer <redacted>"))
         case .web:
             headers.append(KeyValue("authorization", "vapid t=<redacted>, k=<redacted>"))

@@ -26,6 +26,10 @@ enum SandboxCommand {
       --credentials-out DIR       generate credential folders (worker format) for each --app
       --app APPID                 an app to generate credentials for (repeatable; default app_demo)
       --trust DIR                 also accept the credentials found in DIR/<app>/ (repeatable)
+      --require-client-cert APPID the app authenticates to APNs with a TLS client certificate the
+                                  sandbox issues (its apns.json holds it; repeatable; needs
+                                  --credentials-out): only certificates of the sandbox's CA pass the
+                                  handshake, its requests without one get 403 BadCertificate
       --seed S                    seed of Web Push subscription keys (default \(SandboxSubscriptions.defaultSeed))
       --no-auth                   skip provider authentication (raw load tests)
       --unregistered-share F      share of tokens answered as unregistered (0...1, stable per token)
@@ -45,7 +49,7 @@ enum SandboxCommand {
       --msgid-keys KID:KEY,...    verify msgIds in the inbox (default: PUSHWORKER_MSGID_KEYS, else unverified)
 
     control endpoints: GET /_sandbox/stats, GET /_sandbox/messages[?platform=ios|android|web],
-    POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health.
+    POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health, GET /_sandbox/tls.
     """
 
     /// Runs the subcommand with `arguments` (after `sandbox`); returns the exit status.
@@ -56,7 +60,7 @@ enum SandboxCommand {
             let parsed = try CommandArguments(arguments, valueOptions: [
                 "listen", "port-file", "threads", "cert", "key", "cert-out", "credentials-out", "app", "trust", "seed",
                 "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "record", "max-records",
-                "inbox", "inbox-port-file", "inbox-max", "events-url", "msgid-keys",
+                "inbox", "inbox-port-file", "inbox-max", "events-url", "msgid-keys", "require-client-cert",
             ], flagOptions: ["no-auth", "report-delivered"])
             if parsed.wantsHelp {
                 print(usage)
@@ -98,6 +102,11 @@ enum SandboxCommand {
         if !options.apps.isEmpty, options.credentialsOutput == nil { throw UsageError("--app needs --credentials-out DIR") }
         for app in options.apps where !SandboxOptions.isValidAppID(app) { throw UsageError("invalid app id \(app)") }
         options.trustDirectories = parsed.allValues("trust")
+        options.clientCertificateApps = parsed.allValues("require-client-cert")
+        if !options.clientCertificateApps.isEmpty, options.credentialsOutput == nil {
+            throw UsageError("--require-client-cert needs --credentials-out DIR (the certificates are written there)")
+        }
+        for app in options.clientCertificateApps where !SandboxOptions.isValidAppID(app) { throw UsageError("invalid app id \(app)") }
         options.seed = parsed.value("seed") ?? options.seed
         options.isAuthDisabled = parsed.flag("no-auth")
         options.unregisteredShare = try share(parsed, "unregistered-share")

@@ -65,7 +65,7 @@ enum SendCommand {
         let results = Mutex<[Int: Outcome]>([:])
         let group = DispatchGroup()
 
-        if credentials.map({ $0.apns == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
+        if credentials.map({ $0.apns == nil && $0.apnsCertificate == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
             logger.error("no credentials for the app: every recipient is rejected/no_credentials",
                          ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
         }
@@ -156,6 +156,7 @@ enum SendCommand {
     static let credentialReasons: Set<String> = [
         "InvalidProviderToken", "MissingProviderToken", "ExpiredProviderToken", "TooManyProviderTokenUpdates", "auth_error",
         "UNAUTHENTICATED", "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR",
+        "BadCertificate", "BadCertificateEnvironment", "certificate_refused",
     ]
 
     static func isCredentialsProblem(_ outcome: ProviderOutcome, httpStatus: Int?) -> Bool {
