@@ -27,7 +27,7 @@ struct WebPushAddressGuardTests {
         let guardian = WebPushAddressGuard(policy: .standard, resolver: { host in
             calls.withLock { $0 += 1 }
             switch host {
-            case "push.example.test": return ["203.0.113.9", "192.168.1.5"]
+            case "push.example.test": return ["93.184.215.14", "192.168.1.5"]
             case "fcm.googleapis.com": return ["142.250.1.1", "2a00:1450::1"]
             default: return nil
             }
@@ -42,6 +42,26 @@ struct WebPushAddressGuardTests {
         #expect(guardian.verdict(host: "gone.example") == .unresolvable)
         #expect(guardian.verdict(host: "gone.example") == .unresolvable)
         #expect(calls.withLock { $0 } == 5)  // failures are not cached
+    }
+
+    @Test("a private address in any form refuses the host (mapped, NAT64, 6to4); an answer that is no address refuses it too")
+    func embeddedForms() {
+        let guardian = WebPushAddressGuard(policy: .standard, resolver: { host in
+            switch host {
+            case "nat64.example": return ["64:ff9b::a9fe:a9fe"]
+            case "mapped.example": return ["::ffff:127.0.0.1"]
+            case "sixtofour.example": return ["2606:4700::1111", "2002:c0a8:101::1"]
+            case "junk.example": return ["not-an-address"]
+            case "public.example": return ["2606:4700::1111", "64:ff9b::808:808", "8.8.8.8"]
+            default: return nil
+            }
+        })
+        #expect(guardian.verdict(host: "nat64.example") == .refused(address: "64:ff9b::a9fe:a9fe"))
+        #expect(guardian.verdict(host: "mapped.example") == .refused(address: "::ffff:127.0.0.1"))
+        #expect(guardian.verdict(host: "sixtofour.example") == .refused(address: "2002:c0a8:101::1"))
+        #expect(guardian.verdict(host: "junk.example") == .refused(address: "not-an-address"))
+        #expect(guardian.verdict(host: "public.example") == .allowed)
+        #expect(guardian.verdict(host: "64:ff9b::7f00:1") == .refused(address: "64:ff9b::7f00:1"), "an IP-literal host needs no resolver")
     }
 
     @Test("the Deliverer refuses an endpoint on localhost (not listed) with endpoint_not_allowed; 127.0.0.1 listed is sent")

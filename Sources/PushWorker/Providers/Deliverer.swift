@@ -104,7 +104,8 @@ public final class Deliverer: Sendable {
                 return sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
                                    completion: completion)
             }
-            guard let host = URLComponents(string: subscription.endpoint)?.host else {
+            // The same parser as the allow-list's (EndpointURL), so the guard checks the host that was allowed.
+            guard let host = EndpointURL(subscription.endpoint)?.host else {
                 return completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
             }
             webPushGuard.check(host: host) { [self] verdict in
@@ -113,7 +114,9 @@ public final class Deliverer: Sendable {
                     sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
                                 completion: completion)
                 case .refused(let address):
-                    logger.warning("Web Push endpoint refused: private or loopback address", ["webpush.host": host, "webpush.address": address])
+                    logger.warning("Web Push endpoint refused: private or loopback address", [
+                        "webpush.host": host, "webpush.address": address,
+                        "webpush.range": IPAddress(address)?.specialRange?.rawValue ?? "not an address"])
                     completion(Attempt(outcome: .rejected(reason: "endpoint_not_allowed"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
                 case .unresolvable:
                     completion(Attempt(outcome: .retry(reason: "dns_error", retryAfterSeconds: nil, scope: .recipient),
