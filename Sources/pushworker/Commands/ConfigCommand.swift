@@ -12,7 +12,9 @@ enum ConfigCommand {
 
     Configuration: environment first, then the JSON file named by PUSHWORKER_CONFIG_FILE.
     `check` also reads every app folder under PUSHWORKER_CREDENTIALS_DIR and reports files that
-    exist but cannot be used (never their content). See docs/configuration.md.
+    exist but cannot be used (never their content), asks librdkafka about every
+    PUSHWORKER_RDKAFKA_* property (offline) and checks the tracking endpoint's EVENT_*
+    variables. See docs/configuration.md.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -22,13 +24,15 @@ enum ConfigCommand {
             printError("error: expected check|print\n\n\(usage)")
             return ExitCode.usage
         }
+        var eventProblems: [String] = []
+        if case .failure(let problems) = EventsProcess.Settings.load(ProcessInfo.processInfo.environment) { eventProblems = problems.messages }
         do {
             let configuration = try Configuration.load(purpose: .worker)
             if parsed.positionals[0] == "print" {
                 for line in configuration.redactedLines() { print(line) }
                 return ExitCode.ok
             }
-            let problems = credentialProblems(configuration.credentialsDir)
+            let problems = credentialProblems(configuration.credentialsDir) + eventProblems
             guard problems.isEmpty else {
                 printError("configuration problems:\n\(Configuration.Problems(messages: problems))")
                 return ExitCode.config
@@ -37,7 +41,7 @@ enum ConfigCommand {
             return ExitCode.ok
         } catch {
             // Credentials are checked too when the folder exists, so one run lists everything.
-            var messages = error.messages
+            var messages = error.messages + eventProblems
             if let dir = ProcessInfo.processInfo.environment["PUSHWORKER_CREDENTIALS_DIR"], !dir.isEmpty {
                 messages += credentialProblems(dir)
             }
