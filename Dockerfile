@@ -32,6 +32,10 @@ COPY Package.swift Package.resolved* ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The commit `pushworker version` reports (the build context has no .git):
+#   docker build --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD) .
+ARG GIT_COMMIT=unknown
+RUN printf '#define PW_GIT_COMMIT "%s"\n' "$(printf '%s' "$GIT_COMMIT" | tr -cd 'A-Za-z0-9._-')" > Sources/CPushBuildInfo/commit.h
 # --static-swift-stdlib links the Swift runtime and Foundation into the binary (~70 MB), so
 # the runtime stage needs only the C libraries below.
 RUN --mount=type=cache,target=/src/.build \

@@ -5,16 +5,27 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?= -j 2
 BIN := .build/debug/pushworker
 
-.PHONY: deps build release demo test test-swift test-ops bench chaos clean
+.PHONY: deps build-info build release demo test test-swift test-ops bench chaos clean
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+# The git commit `pushworker version` and pushworker_build_info report (a plain `swift build`
+# says "unknown"): Sources/CPushBuildInfo/commit.h, rewritten only when the commit changes.
+build-info:
+	@bash scripts/write-build-info.sh
+
+# topics/*.json built into the binary (topics print|apply from any directory); a test fails
+# while Sources/PushDevTools/Topics/EmbeddedTopics.swift and topics/ differ.
+.PHONY: embed-topics
+embed-topics:
+	@bash scripts/embed-topics.sh
+
+build: deps build-info
 	@$(SWIFT) build $(SWIFT_BUILD_FLAGS) 2>&1 | grep -vE 'prohibited flag|^\[[0-9]+/[0-9]+\]' || true
 	@test -x $(BIN)
 
-release: deps
+release: deps build-info
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
 
 # Builds, starts embedded Redis, a Kafka broker and the provider sandbox, runs a sample
@@ -29,7 +40,7 @@ demo: build
 # services it needs on free loopback ports.
 test: deps test-swift test-ops
 
-test-swift:
+test-swift: build-info
 	@log=$$(mktemp); $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) > $$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; rm -f $$log
 	$(SWIFT) test --skip-build
 
@@ -42,7 +53,7 @@ clean:
 # Tracking endpoint benchmark (docs/events.md): `pushworker events` pinned to one core with
 # taskset, driven by wrk from the other core(s). Needs the Debian package wrk.
 .PHONY: bench-events
-bench-events: deps
+bench-events: deps build-info
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	.build/release/pushworker bench events --duration 15
 
@@ -69,3 +80,18 @@ bench: release
 .PHONY: bench-http
 bench-http: release
 	.build/release/pushworker bench http --report bench-http-report.json $(BENCH_ARGS)
+
+# A peer beside h2load and the libcurl floors (docs/performance.md): Go's standard net/http
+# HTTP/2 client — the transport gorush and apns2 are built on — from scripts/peers/go-h2-sender,
+# built offline (standard library only, GOPROXY=off: no module is fetched) and run by
+# `bench http` with h2load's arguments against the same sandbox, pinned like the others.
+# Installs Debian's golang-go when `go` is missing. Never part of `make test`.
+PEER_GO := .build/peers/go-h2-sender
+.PHONY: bench-peers
+bench-peers: release
+	@command -v go >/dev/null 2>&1 || { echo "installing Debian's golang-go"; \
+		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$SUDO apt-get install -y --no-install-recommends golang-go || { $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends golang-go; }; }
+	mkdir -p .build/peers
+	cd scripts/peers/go-h2-sender && GOPROXY=off GOFLAGS= GOCACHE=$(CURDIR)/.build/peers/go-cache CGO_ENABLED=0 go build -o $(CURDIR)/$(PEER_GO) .
+	.build/release/pushworker bench http --client-cpus 1 --sandbox-cpus 0 --peer $(PEER_GO) --report bench-peers-report.json $(BENCH_ARGS)

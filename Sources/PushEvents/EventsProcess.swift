@@ -92,6 +92,7 @@ public enum EventsProcess {
             logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
         }
         let metrics = Metrics()
+        metrics.registerStartup(.events)
         let keyring: MsgIDKeyring
         let producer: KafkaProducer
         let redis: any RedisPipelining
@@ -110,6 +111,8 @@ public enum EventsProcess {
         if let directory = configuration.credentialsDir {
             var clientConfiguration = HTTPClientConfiguration()
             clientConfiguration.caFile = configuration.caFile
+            clientConfiguration.proxy = configuration.httpsProxy
+            clientConfiguration.noProxy = configuration.noProxy
             clientConfiguration.requestTimeout = .seconds(10)
             do {
                 let client = try HTTP2Client(configuration: clientConfiguration)

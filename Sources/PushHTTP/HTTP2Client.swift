@@ -29,7 +29,8 @@ public final class HTTP2Client: Sendable {
         multi = try CurlMulti.make(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             maxTotalConnections: configuration.maxTotalConnections,
-            maxConcurrentStreams: configuration.maxConcurrentStreams
+            maxConcurrentStreams: configuration.maxConcurrentStreams,
+            coalesceWrites: configuration.coalesceWrites
         )
         shared = HTTPClientShared()
         loop = CurlIOLoop(
@@ -71,7 +72,9 @@ public final class HTTP2Client: Sendable {
     public func submit(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request, completion: completion)) }
         switch action {
-        case .wakeUp: multi.wakeup()
+        case .wakeUp:
+            // From a completion (the I/O thread): the loop starts it before it waits, no wake-up.
+            if pthread_equal(pthread_self(), thread) != 0 { loop.submittedOnLoopThread() } else { multi.wakeup() }
         case .queued: break
         case .reject: completion(.failure(.shutdown))
         }
@@ -88,8 +91,25 @@ public final class HTTP2Client: Sendable {
     /// Requests submitted and not yet completed.
     public var inFlight: Int { shared.state.withLock { $0.inFlight } }
 
+    /// CPU seconds the I/O thread has used so far (its own CPU clock, `pthread_getcpuclockid`),
+    /// nil once it has stopped. For benchmarks (`pushworker bench http`); do not call it while
+    /// another thread runs ``shutdown(drainTimeout:)``.
+    public var ioThreadCPUSeconds: Double? {
+        guard !loop.finished.withLock({ $0 }) else { return nil }
+        var clock = clockid_t()
+        guard pthread_getcpuclockid(thread, &clock) == 0 else { return nil }
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return nil }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// Easy handles the I/O thread created so far (tests: a handle is reused request after request).
     var handlesCreated: Int { loop.handlesCreated.load(ordering: .relaxed) }
+
+    /// Open connections corked between loop turns, and uncork rounds so far (tests: the
+    /// write coalescing is on and lifted before every wait).
+    var corkedConnections: Int { loop.corkedConnections.load(ordering: .relaxed) }
+    var corkFlushes: Int { loop.corkFlushes.load(ordering: .relaxed) }
 
     /// Stops accepting requests (later submits fail with `.shutdown`), lets in-flight ones
     /// finish for up to `drainTimeout`, fails the rest with `.shutdown`, then stops the I/O
@@ -127,6 +147,7 @@ public final class HTTP2Client: Sendable {
         if let caFile = configuration.caFile {
             bundle = CurlCABundle(try CABundleBuilder.combined(extraFile: caFile, systemBundlePath: CurlCABundle.defaultBundlePath()))
         }
+        if let problem = HTTPClientConfiguration.proxyProblem(configuration.proxy) { throw HTTPClientError(problem) }
         let keepAliveMS = configuration.keepAliveInterval.wholeMilliseconds
         return TransferSettings(
             protocols: configuration.allowCleartextHTTP2 ? "https,http" : "https",
@@ -137,6 +158,8 @@ public final class HTTP2Client: Sendable {
             keepAliveMS: keepAliveMS,
             maxResponseBodyBytes: configuration.maxResponseBodyBytes,
             proxy: configuration.proxy ?? "",
+            noProxy: configuration.noProxy ?? "",
+            resolveOverrides: configuration.resolveOverrides,
             caBundle: bundle
         )
     }

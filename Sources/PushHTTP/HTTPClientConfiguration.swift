@@ -29,9 +29,73 @@ public struct HTTPClientConfiguration: Sendable {
     public var allowCleartextHTTP2: Bool = false
     /// Largest response body accepted; a larger one fails with `.protocolError`. Default: 1 MiB.
     public var maxResponseBodyBytes: Int = 1 << 20
-    /// `CURLOPT_PROXY`. Default: nil = no proxy, and proxy environment variables
-    /// (`https_proxy`, …) are ignored.
+    /// `CURLOPT_PROXY`: an `http://`, `https://`, `socks4://`, `socks4a://`, `socks5://` or
+    /// `socks5h://` URL (`scheme://[user:password@]host[:port]`); HTTPS requests go through it
+    /// with `CONNECT`. Default: nil = no proxy. Never taken from the environment: libcurl gets
+    /// `CURLOPT_PROXY ""` when nil, so `https_proxy`, `HTTPS_PROXY`, `ALL_PROXY` & co. are ignored.
     public var proxy: String?
+    /// `CURLOPT_NOPROXY`: comma-separated host names (a leading `.` or none matches
+    /// sub-domains), IP addresses or CIDR ranges reached directly although `proxy` is set; `*`
+    /// means every host. Default: nil = none, and `no_proxy`/`NO_PROXY` are never read (libcurl
+    /// gets `CURLOPT_NOPROXY ""`, which also spares it two `getenv` calls per transfer).
+    public var noProxy: String?
+    /// `CURLOPT_RESOLVE` entries, `host:port:address[,address…]`: these names resolve to these
+    /// addresses for every transfer, without DNS. For tests (a resolver double answering
+    /// loopback addresses only) and for pinning a provider's addresses. Default: none.
+    public var resolveOverrides: [String] = []
+    /// Coalesce writes per I/O-loop turn (`TCP_CORK` on every connection, lifted before every
+    /// wait). Measured cheaper per request (docs/performance.md); off only to compare.
+    var coalesceWrites = true
 
     public init() {}
+
+    /// The proxy schemes libcurl is asked to use.
+    public static let proxySchemes = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
+
+    /// Why `proxy` is unusable, or nil when it is nil or a `scheme://host[:port]` URL with one
+    /// of ``proxySchemes`` (an explicit scheme is required: libcurl would guess `http://`).
+    public static func proxyProblem(_ proxy: String?) -> String? {
+        guard let proxy else { return nil }
+        guard let separator = schemeSeparator(proxy) else {
+            return "proxy must be a URL such as http://host:port (schemes: \(proxySchemes.joined(separator: ", ")))"
+        }
+        let scheme = proxy[..<separator.lowerBound].lowercased()
+        guard proxySchemes.contains(scheme) else {
+            return "proxy scheme \(scheme.isEmpty ? "(none)" : scheme) is not one of \(proxySchemes.joined(separator: ", "))"
+        }
+        let rest = proxy[separator.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map(String.init) ?? ""
+        guard !host.isEmpty, !host.hasPrefix(":") else { return "proxy \(redacted(proxy)) names no host" }
+        let printable = rest.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+        guard printable else {
+            return "proxy \(redacted(proxy)) contains spaces or control characters"
+        }
+        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
+            let port = host[host.index(after: colon)...]
+            guard let number = Int(port), (1...65535).contains(number) else { return "proxy \(redacted(proxy)) has a bad port" }
+        }
+        return nil
+    }
+
+    /// The proxy URL with any user-info replaced (it may hold a password).
+    public static func redacted(_ proxy: String) -> String {
+        guard let separator = schemeSeparator(proxy) else { return "<proxy>" }
+        let rest = proxy[separator.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return proxy }
+        let head = String(proxy[..<separator.upperBound])
+        let tail = String(rest[at...])
+        return head + "<redacted>" + tail
+    }
+
+    /// The range of the first "://" (no Foundation in this module).
+    static func schemeSeparator(_ text: String) -> Range<String.Index>? {
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index...].hasPrefix("://") { return index..<text.index(index, offsetBy: 3) }
+            index = text.index(after: index)
+        }
+        return nil
+    }
 }

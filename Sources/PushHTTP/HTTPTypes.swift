@@ -22,14 +22,30 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer timeout (connect + send + receive). Default: nil = the client's
     /// ``HTTPClientConfiguration/requestTimeout``.
     public var timeout: Duration?
+    /// Checked against the address libcurl is about to connect to (DESIGN §15 "Web Push
+    /// allow-list": the address actually connected to decides, so a name that resolves
+    /// differently a second time cannot reach a refused one). Nil: any address.
+    public var connectPolicy: ConnectAddressPolicy?
 
-    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil) {
+    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil,
+                connectPolicy: ConnectAddressPolicy? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.connectPolicy = connectPolicy
     }
+}
+
+/// Which addresses a request may connect to, decided when libcurl opens the socket
+/// (`CURLOPT_OPENSOCKETFUNCTION`), for every address libcurl tries (IPv4 and IPv6, each try of
+/// happy eyeballs). A connection that exists already was checked when it was opened.
+public struct ConnectAddressPolicy: Sendable {
+    /// `address`: 4 bytes (IPv4) or 16 (IPv6), network order. True: connect.
+    public let allows: @Sendable (_ address: [UInt8]) -> Bool
+
+    public init(allows: @escaping @Sendable (_ address: [UInt8]) -> Bool) { self.allows = allows }
 }
 
 /// A complete HTTP response (any status: a 4xx/5xx is a response, not a transport error).
@@ -76,8 +92,21 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     case shutdown
     /// The request itself is malformed (CR/LF/NUL in a header, unsupported scheme …): never retry.
     case invalidRequest(String)
+    /// The address libcurl was about to connect to was refused by the request's
+    /// ``ConnectAddressPolicy`` (nothing was sent): never retry.
+    case addressRefused(String)
     /// Any other libcurl error (`CURLcode` and its message).
     case other(code: Int, message: String)
+
+    /// The text libcurl gave, if any (for people: `send` explains TLS failures with it).
+    public var detail: String? {
+        switch self {
+        case .timeout: "timed out"
+        case .connect(let text), .tls(let text), .protocolError(let text), .invalidRequest(let text), .addressRefused(let text): text
+        case .shutdown: nil
+        case .other(let code, let message): "\(message) (CURLcode \(code))"
+        }
+    }
 
     /// Whether sending the same request again later may succeed. TLS and malformed requests
     /// are configuration problems; timeouts, refused connections, broken streams and a
@@ -86,7 +115,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     public var isRetryable: Bool {
         switch self {
         case .timeout, .connect, .protocolError, .shutdown: true
-        case .tls, .invalidRequest, .other: false
+        case .tls, .invalidRequest, .addressRefused, .other: false
         }
     }
 }

@@ -189,56 +189,63 @@ public final class DeliveryStateStore: Sendable {
     /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now, lease,
     /// then per item: bucket position (1-based), member, owner.
     private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64, leaseMs: Int64) -> [RedisArgument] {
-        var keys: [String] = []
-        var position: [BucketKey: Int] = [:]
+        var keys = ScriptKeys()
         var arguments: [RedisArgument] = [.int(nowMs), .int(leaseMs)]
         arguments.reserveCapacity(2 + 3 * group.count)
         for index in group {
             let item = items[index]
-            let bucketKey = BucketKey(app: item.appID, campaign: item.campaignID, bucket: item.key.bucket)
-            let slot: Int
-            if let known = position[bucketKey] { slot = known } else {
-                keys.append(RedisKeys.dedupSent(appID: item.appID, campaignID: item.campaignID, bucket: item.key))
-                keys.append(RedisKeys.dedupClaims(appID: item.appID, campaignID: item.campaignID, bucket: item.key))
-                slot = keys.count / 2
-                position[bucketKey] = slot
-            }
-            arguments.append(.int(Int64(slot)))
-            arguments.append(.string(item.key.member))
+            arguments.append(.int(Int64(keys.position(app: item.appID, campaign: item.campaignID, key: item.key))))
+            arguments.append(.int(item.key.memberValue))
             arguments.append(.string(item.owner))
         }
-        return claimScript.invocation(keys: keys, arguments: arguments)
+        return claimScript.invocation(keys: keys.keys, arguments: arguments)
     }
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
     /// (0: release only).
     private static func recordCommand(_ entries: [RecordEntry], _ group: [Int]) -> [RedisArgument] {
-        var keys: [String] = []
-        var position: [BucketKey: Int] = [:]
+        var keys = ScriptKeys()
         var arguments: [RedisArgument] = []
         arguments.reserveCapacity(4 * group.count)
         for index in group {
             let entry = entries[index]
-            let bucketKey = BucketKey(app: entry.appID, campaign: entry.campaignID, bucket: entry.key.bucket)
-            let slot: Int
-            if let known = position[bucketKey] { slot = known } else {
-                keys.append(RedisKeys.dedupSent(appID: entry.appID, campaignID: entry.campaignID, bucket: entry.key))
-                keys.append(RedisKeys.dedupClaims(appID: entry.appID, campaignID: entry.campaignID, bucket: entry.key))
-                slot = keys.count / 2
-                position[bucketKey] = slot
-            }
-            arguments.append(.int(Int64(slot)))
-            arguments.append(.string(entry.key.member))
+            arguments.append(.int(Int64(keys.position(app: entry.appID, campaign: entry.campaignID, key: entry.key))))
+            arguments.append(.int(entry.key.memberValue))
             arguments.append(.string(entry.owner))
             arguments.append(.int(max(0, entry.sentRetentionMs ?? 0)))
         }
-        return recordScript.invocation(keys: keys, arguments: arguments)
+        return recordScript.invocation(keys: keys.keys, arguments: arguments)
     }
 
-    private struct BucketKey: Hashable {
+    /// The KEYS of one claim or record script call: each distinct bucket's sent set and claims
+    /// hash, in first-seen order, and the bucket's 1-based position for ARGV. The entries of one
+    /// job come together, so the (app, campaign) of the previous entry is checked first and its
+    /// buckets are looked up by number alone.
+    private struct ScriptKeys {
+        private(set) var keys: [String] = []
+        private var scopes: [BucketScope: [Int: Int]] = [:]
+        private var current: BucketScope?
+        private var currentPositions: [Int: Int] = [:]
+
+        mutating func position(app: String, campaign: String, key: DedupKey) -> Int {
+            if current?.app != app || current?.campaign != campaign {
+                if let current { scopes[current] = currentPositions }
+                let scope = BucketScope(app: app, campaign: campaign)
+                currentPositions = scopes[scope] ?? [:]
+                current = scope
+            }
+            if let known = currentPositions[key.bucket] { return known }
+            keys.append(RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key))
+            keys.append(RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
+            let position = keys.count / 2
+            currentPositions[key.bucket] = position
+            return position
+        }
+    }
+
+    private struct BucketScope: Hashable {
         var app: String
         var campaign: String
-        var bucket: Int
     }
 
     /// `MGET`s of at most ``checkKeysPerCommand`` keys each.

@@ -45,6 +45,8 @@ extension SandboxRouter {
         if let allowedTopics, !allowedTopics.contains(topic) { return reject(400, "DeviceTokenNotForTopic") }
         guard !token.isEmpty else { return reject(400, "MissingDeviceToken") }
         guard Self.isDeviceToken(token) else { return reject(400, "BadDeviceToken") }
+        // A token APNs never issues (`config check --connect` sends its dry request there).
+        guard !token.utf8.allSatisfy({ $0 == UInt8(ascii: "0") }) else { return reject(400, "BadDeviceToken") }
         if let id = request.header("apns-id"), !Self.isUUID(id) { return reject(400, "BadMessageId") }
         if let pushType = request.header("apns-push-type"), !Self.apnsPushTypes.contains(pushType) { return reject(400, "InvalidPushType") }
         if let priority = request.header("apns-priority"), !["10", "5", "1"].contains(priority) { return reject(400, "BadPriority") }

@@ -135,6 +135,10 @@ extension SandboxRouter {
         case .unavailable: return reply(503, "UNAVAILABLE", "The service is currently unavailable.", errorCode: "UNAVAILABLE")
         case nil: break
         }
+        // `validate_only` (FCM v1 Message): checked like a send, never delivered nor recorded.
+        if body["validate_only"] == .bool(true) {
+            return .json(200, JSONWriter.object { w in w.member("name", "projects/\(project)/messages/fake_message_id") }.text)
+        }
         let name = "projects/\(project)/messages/0:\(Int(clock() * 1000))\(String(random.next() % 1_000_000))"
         return finish(.json(200, JSONWriter.object { w in w.member("name", name) }.text), platform: "android", request: request, msgID: msgID,
                       bodyJSON: Self.recordBody(request.body, parsed: body))

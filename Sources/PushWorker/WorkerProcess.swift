@@ -25,6 +25,8 @@ public enum WorkerProcess {
             logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
         }
         let metrics = Metrics()
+        metrics.registerStartup(.worker)
+        logger.info("pushworker", ["version": BuildInfo.version, "commit": BuildInfo.commit])
         let worker: Worker
         do { worker = try Worker(configuration: configuration, logger: logger, metrics: metrics) } catch {
             logger.error("cannot start the worker", ["error": "\(error)"])

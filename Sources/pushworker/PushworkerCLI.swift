@@ -28,6 +28,8 @@ enum PushworkerCLI {
       config check|print  configuration
       events              the tracking endpoint
       chaos               reliability drills against real processes (docs/reliability.md)
+      inspect results|dlq|stats  delivery results, dead letters (and replay), a campaign's counts
+      version             version, git commit and C library versions (also --version)
 
     Run `pushworker <command> --help` for a command's options.
     """
@@ -38,6 +40,7 @@ enum PushworkerCLI {
         "config": ConfigCommand.main, "demo": DemoCommand.main, "sandbox": SandboxCommand.main,
         "dev-broker": DevBrokerCommand.main, "enqueue": EnqueueCommand.main, "topics": TopicsCommand.main,
         "events": EventsCommand.main, "chaos": ChaosCommand.main, "bench": BenchCommand.main,
+        "version": VersionCommand.main, "inspect": InspectCommand.main,
     ]
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
@@ -50,6 +53,7 @@ enum PushworkerCLI {
             print(usage)
             return ExitCode.ok
         }
+        if command == "--version" { return VersionCommand.main(Array(arguments.dropFirst())) }
         guard let main = commands[command] else {
             printError("pushworker: unknown command '\(command)'\n\n\(usage)")
             return ExitCode.usage

@@ -206,6 +206,59 @@ struct JobDecoderTests {
         #expect(throws: JobValidationError.self) { try JobDecoder.decode(Array(JobFixtures.minimal.utf8), maxBytes: 100) }
     }
 
+    @Test("an invalid job lists every problem at once, in document order")
+    func everyProblemAtOnce() {
+        var bytes = JobFixtures.edit(["jobId"], nil)
+        for (path, value) in [(["priority"], "\"urgent\""), (["ttlSeconds"], "-5"), (["content", "languages", "en", "actions"],
+                               #"[{"id":"a","title":"A"},{"id":"a"},5]"#), (["data", "url"], "\"x\""), (["data", "n"], "1"),
+                              (["ios", "badge"], #"{"mode":"twice"}"#), (["web", "topic"], "\"a b\""), (["recipients", "0"], "7")] {
+            bytes = JobFixtures.edit(path, value, in: String(decoding: bytes, as: UTF8.self))
+        }
+        do throws(JobValidationError) {
+            _ = try JobDecoder.decode(bytes)
+            Issue.record("decoded although invalid")
+        } catch {
+            #expect(error.problems.map(\.description) == [
+                "$.jobId: required",
+                "$.priority: must be \"high\" or \"normal\"",
+                "$.ttlSeconds: must be between 0 and 2147483647",
+                "$.content.languages.en.actions[1].id: duplicate action id \"a\"",
+                "$.content.languages.en.actions[1].title: required",
+                "$.content.languages.en.actions[2]: expected an object, got number",
+                "$.data.url: key collides with a payload key (url, a:*, aps, custom, on.*)",
+                "$.data.n: data values must be strings, got number",
+                "$.ios.badge.mode: must be \"set\" or \"increase\"",
+                "$.ios.badge.value: required",
+                "$.web.topic: must use only the base64url alphabet [A-Za-z0-9_-]",
+                "$.recipients[0]: expected an object, got number",
+            ])
+            #expect(error.path == "$.jobId" && error.reason == "required")
+            #expect(error.description.hasPrefix("$.jobId: required; $.priority: must be"))
+            #expect(error.lines.count == 12)
+        }
+    }
+
+    @Test("an unsupported schemaVersion stops there: the rest is another format")
+    func otherVersionStops() {
+        #expect(throws: JobValidationError(path: "$.schemaVersion", reason: "unsupported version 2, expected 1")) {
+            try JobDecoder.decode(JobFixtures.edit(["jobId"], "7", in: String(decoding: JobFixtures.edit(["schemaVersion"], "2"), as: UTF8.self)))
+        }
+    }
+
+    @Test("a job with thousands of broken recipients keeps 50 problems and counts the rest")
+    func boundedProblems() {
+        let bytes = JobFixtures.edit(["recipients"], "[" + Array(repeating: "1", count: 3000).joined(separator: ",") + "]")
+        do throws(JobValidationError) {
+            _ = try JobDecoder.decode(bytes)
+            Issue.record("decoded although invalid")
+        } catch {
+            #expect(error.problems.count == 50)
+            #expect(error.omitted == 2950)
+            #expect(error.description.hasSuffix("; and 2950 more"))
+            #expect(error.lines.last == "… and 2950 more problems")
+        }
+    }
+
     @Test("recipient problems never fail the job")
     func lenientRecipients() throws {
         let recipients = """

@@ -102,6 +102,7 @@ struct PayloadTruncationTests {
         let texts = platform.texts(try parsePayloadJSON(request.body))
         #expect(texts.title == "Başlık 🇹🇷")
         if platform != .web { #expect(texts.subtitle == "Subtitle") }
+        #expect(request.truncatedFields == ["body"])
         expectMaximalCut(texts, of: content.body ?? "", platform: platform, content: content, field: \.body)
     }
 
@@ -118,6 +119,7 @@ struct PayloadTruncationTests {
         let subtitle = texts.subtitle
         #expect(body == "…")
         if platform != .web { #expect(subtitle == "…") }
+        #expect(request.truncatedFields == (platform == .web ? ["title", "body"] : ["title", "subtitle", "body"]))
         expectMaximalCut(texts, of: content.title ?? "", platform: platform, content: content, field: \.title)
     }
 
@@ -140,6 +142,7 @@ struct PayloadTruncationTests {
         let request = try requirePayload(buildPayload(content, platform.target))
         let isUntouched = platform.texts(try parsePayloadJSON(request.body)).body == content.body
         #expect(isUntouched)
+        #expect(request.truncatedFields.isEmpty)
     }
 
     @Test("huge data or URL cannot fit: payload_too_large", arguments: PayloadTruncationPlatform.allCases, [true, false])

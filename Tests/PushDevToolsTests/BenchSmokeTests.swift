@@ -53,6 +53,9 @@ struct BenchSmokeTests {
         #expect(ratio["curlFloorToH2load"] is NSNumber)
         #expect(ratio["ioThreadToCurlFloor"] is NSNumber)
         #expect(worker["ioThreadCPUMicrosPerNotification"] is NSNumber)
+        #expect(floor["mode"] as? String == "tuned")
+        let plain = try #require(object["curlFloorPlain"] as? [String: Any])
+        #expect(plain["mode"] as? String == "plain" && plain["succeeded"] as? Int == 200, "plain floor: \(plain["output"] ?? "")")
         let throughput = try #require(object["throughput"] as? [String: Any])
         #expect((throughput["resultsPerBucket"] as? [Int])?.reduce(0, +) == 120)
 
@@ -102,6 +105,16 @@ struct BenchSmokeTests {
         let floor = try #require(object["curlFloor"] as? [String: Any])
         #expect(floor["succeeded"] as? Int == 200, "curl floor output: \(floor["output"] ?? floor["skipped"] ?? "")")
         #expect(ratio["clientToCurlFloor"] is NSNumber && ratio["curlFloorToH2load"] is NSNumber)
+        // The tuned floor is the reference line; the plain one is kept for the record.
+        #expect(floor["mode"] as? String == "tuned" && (floor["command"] as? String)?.contains("--mode tuned") == true)
+        let plain = try #require(object["curlFloorPlain"] as? [String: Any])
+        #expect(plain["succeeded"] as? Int == 200, "plain floor output: \(plain["output"] ?? "")")
+        #expect(ratio["ioThreadToCurlFloor"] is NSNumber && ratio["curlFloorPlainToTuned"] is NSNumber)
+        #expect(client["ioThreadCPUMicrosPerRequest"] is NSNumber)
+        let latency = try #require(client["latencyMs"] as? [String: Any])
+        #expect(latency["count"] as? Int == 300 && latency["p99"] is NSNumber)
+        let lone = try #require(client["loneRequestLatencyMs"] as? [String: Any])
+        #expect(lone["count"] as? Int == 200 && lone["p50"] is NSNumber)
     }
 
     @Test("bench http --url sends to that origin with a throwaway key: every request gets an answer")

@@ -30,15 +30,21 @@ struct CurlFloorReferenceTests {
         #expect(unknown.status == 64)
         let missing = try runCommand(binary, ["-n", "1", "-d", "/nonexistent/body.json", "https://127.0.0.1:1/"])
         #expect(missing.status == 66)
+        let badMode = try runCommand(binary, ["--mode", "fast", "-n", "1", "-d", "/dev/null", "https://127.0.0.1:1/"])
+        #expect(badMode.status == 64)
+        let badAPI = try runCommand(binary, ["--api", "select", "-n", "1", "-d", "/dev/null", "https://127.0.0.1:1/"])
+        #expect(badAPI.status == 64)
     }
 
-    @Test("a refused connection is a failed run (exit 1), reported, not a hang")
-    func refused() throws {
+    @Test("a refused connection is a failed run (exit 1), reported, not a hang, in every mode", arguments: [
+        ["--mode", "tuned"], ["--mode", "tuned", "--api", "perform"], ["--mode", "plain"],
+    ])
+    func refused(mode: [String]) throws {
         let body = FileManager.default.temporaryDirectory.appendingPathComponent("floor-body-\(UUID().uuidString).json")
         try Data("{}".utf8).write(to: body)
         defer { try? FileManager.default.removeItem(at: body) }
         let port = freeLoopbackPort()
-        let run = try runCommand(BuiltProducts.curlFloor, ["-n", "3", "-c", "1", "-m", "2", "-d", body.path, "https://127.0.0.1:\(port)/3/device/x"], timeout: 30)
+        let run = try runCommand(BuiltProducts.curlFloor, mode + ["-n", "3", "-c", "1", "-m", "2", "-d", body.path, "https://127.0.0.1:\(port)/3/device/x"], timeout: 30)
         #expect(run.status == 1)
         #expect(CurlFloorReference.parse(run.stdout).succeeded == 0)
         #expect(run.stderr.contains("request failed"))

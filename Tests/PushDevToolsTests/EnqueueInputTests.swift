@@ -106,8 +106,9 @@ struct EnqueueInputTests {
         let result = enqueuer.validate(EnqueueInput.documents(Array(input.utf8)))
         #expect(result.valid.map(\.line) == [1, 3])
         #expect(result.recipients == 4)
-        #expect(result.errors.count == 2)
-        #expect(result.errors.first == "line 2: $.jobId: required")
+        #expect(result.invalidCount == 2)
+        #expect(result.errors == ["line 2: $.jobId: required", "line 2: $.appId: required", "line 2: $.campaignId: required",
+                                  "line 2: $.content: required", "line 2: $.recipients: required", result.errors.last ?? ""])
         #expect(result.errors.last?.hasPrefix("line 4: $: invalid JSON") == true)
     }
 
@@ -125,7 +126,28 @@ struct EnqueueInputTests {
         let checked = try Enqueuer(options: .init(topic: "t", skipInvalid: true)).check(input)
         #expect(checked.valid.count == 1)
         #expect(checked.errors.count == 1)
+        #expect(checked.invalidCount == 1)
         #expect(throws: Enqueuer.Failure.self) { try Enqueuer(options: .init(topic: "t", skipInvalid: true)).check(Array(#"{"x":1}"#.utf8)) }
         #expect(throws: Enqueuer.Failure.self) { try Enqueuer(options: .init(topic: "t")).check([]) }
+    }
+
+    @Test("warnings are listed by line; --strict refuses them; relative dates are produced resolved")
+    func warningsStrictAndRelativeDates() throws {
+        let job = enqueueTestJob(id: "w")
+        let edited = job.replacingOccurrences(of: "\"jobId\"", with: "\"expiresAt\":\"+4h\",\"tll\":5,\"jobId\"")
+        let input = Array(edited.utf8)
+        let checked = try Enqueuer(options: .init(topic: "t")).check(input)
+        #expect(checked.warnings == ["line 1: warning: $.tll: unknown field (did you mean ttlSeconds?)"])
+        let produced = try JobDecoder.decode(Array(try #require(checked.valid.first).bytes))
+        let expiresAt = try #require(produced.expiresAt)
+        #expect(abs(expiresAt.timeIntervalSinceNow - 4 * 3600) < 60)
+        do {
+            _ = try Enqueuer(options: .init(topic: "t", strict: true)).check(input)
+            Issue.record("--strict accepted a warning")
+        } catch {
+            #expect(error.exitCode == 65)
+            #expect(error.messages.first?.hasPrefix("line 1: $.tll: unknown field") == true)
+            #expect(error.messages.first?.hasSuffix("(--strict)") == true)
+        }
     }
 }

@@ -107,6 +107,8 @@ struct EventsProcessTests {
         #expect(metrics.contains(#"pushworker_webhook_deliveries_total{outcome="retried"} 2"#), "\(metrics)")
         #expect(metrics.contains(#"pushworker_events_total{type="opened",outcome="accepted"} 5"#))
         #expect(metrics.contains("pushworker_events_rate_limited_total 1"))
+        #expect(metrics.contains(#"pushworker_events_total{type="dismissed",outcome="bad_msgid"} 0"#))  // declared at start-up
+        #expect(metrics.contains("pushworker_build_info{version="))
 
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 20) == 0, "\(server.stderr().suffix(1000))")

@@ -23,12 +23,13 @@ struct CurlHandleOwnerTests {
     @Test("an easy handle whose client options libcurl refuses (an unknown protocol) throws a setup error")
     func refusedEasyOption() throws {
         var settings = try HTTP2Client.settings(for: HTTPClientConfiguration())
+        let multi = try CurlMulti.make(maxConnectionsPerHost: 1, maxTotalConnections: 1, maxConcurrentStreams: 1)
         settings.protocols = "https,no-such-protocol"
         for _ in 0..<100 {
-            let error = #expect(throws: HTTPTransportError.self) { _ = try CurlTransfer.make(settings: settings) }
+            let error = #expect(throws: HTTPTransportError.self) { _ = try CurlTransfer.make(settings: settings, multi: multi) }
             #expect(error.map { String(describing: $0) }?.contains("option \(CURLOPT_PROTOCOLS_STR.rawValue):") == true)
         }
         settings.protocols = "https"
-        _ = try CurlTransfer.make(settings: settings)
+        _ = try CurlTransfer.make(settings: settings, multi: multi)
     }
 }

@@ -194,6 +194,14 @@ struct RequestBuildingTests {
         }
     }
 
+    @Test("the byte masks are the character sets they stand for")
+    func masks() {
+        #expect(HTTPRequestValidation.tokenLow == HTTPRequestValidation.mask("!#$%&'*+-.0123456789", offset: 0))
+        #expect(HTTPRequestValidation.tokenHigh == HTTPRequestValidation.mask("ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz|~", offset: 64))
+        #expect(CurlTransfer.plainLow == HTTPRequestValidation.mask("!$&'()*+,-./0123456789:;=", offset: 0))
+        #expect(CurlTransfer.plainHigh == HTTPRequestValidation.mask("@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~", offset: 64))
+    }
+
     @Test("http:// is recognised in any case, and only at the start", arguments: [
         ("http://a/", true), ("HTTP://a/", true), ("Http://a", true), ("https://a/", false), ("http:/a", false), ("", false),
         ("xhttp://a", false), ("http:", false),

@@ -204,3 +204,13 @@ struct RedisEndpointTests {
         #expect(client.ping())
     }
 }
+
+@Suite("RedisArgument decimal formatting")
+struct RedisArgumentDecimalTests {
+    @Test("integers are written as Redis parses them back", arguments: [Int64.min, -9_223_372_036_854_775_807, -1, 0, 7, 10, 1_234_567_890_123_456_789, Int64.max])
+    func decimal(value: Int64) {
+        var buffer: [UInt8] = [0x2A]
+        RedisArgument.int(value).append(to: &buffer)
+        #expect(buffer == [0x2A] + Array(String(value).utf8))
+    }
+}

@@ -94,6 +94,12 @@ struct HealthTests {
         #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") })
         #expect(parsed.samples.contains { $0.name == "pushworker_in_flight" && $0.value == 0 })
         #expect(Set(parsed.types.keys).isSubset(of: Set(Metrics.catalogue.keys)))
+        // Per-job info logs: started and finished with the outcomes by status and the duration.
+        let log = worker.stderr()
+        #expect(log.contains(#""msg":"job started""#) && log.contains(#""job.id":"ops:1""#), "\(log.suffix(2000))")
+        let finished = try #require(log.split(separator: "\n").first { $0.contains(#""msg":"job finished""#) })
+        #expect(finished.contains(#""job.outcomes":"sent=2 rejected=1""#), "\(finished)")
+        #expect(finished.contains(#""job.recipients":"3""#) && finished.contains(#""job.ms":""#))
 
         #expect(try Self.curl("POST", base + "/readyz").status == 405)
         #expect(status("/nope") == 404)
@@ -125,7 +131,13 @@ struct HealthTests {
             #expect(try Self.curl("GET", base + "/readyz").status == 503)
             usleep(500_000)
         }
-        #expect(try Self.curl("GET", base + "/metrics").body.contains("pushworker_ready 0"))
+        let metrics = try Self.curl("GET", base + "/metrics").body
+        #expect(metrics.contains("pushworker_ready 0"))
+        // Counters exist from start-up (so increase() alerts see the first event), with the build info.
+        #expect(metrics.contains("\npushworker_dlq_total 0\n"), "\(metrics)")
+        #expect(metrics.contains(#"pushworker_notifications_total{platform="web",status="failed",reason=""} 0"#))
+        #expect(metrics.contains(#"pushworker_build_info{version="\#(BuildInfo.version)",commit=""#))
+        #expect(metrics.contains("pushworker_process_resident_memory_bytes "))
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
     }

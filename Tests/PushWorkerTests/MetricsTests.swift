@@ -164,7 +164,7 @@ struct MetricsTests {
             #expect(name.hasPrefix("pushworker_"), "\(name)")
             #expect(["counter", "gauge", "histogram"].contains(meta.type))
             #expect(meta.type != "counter" || name.hasSuffix("_total"), "counters end in _total: \(name)")
-            #expect(meta.labels.count <= 3, "small label sets: \(name)")
+            #expect(meta.labels.count <= 3 || name == "pushworker_build_info", "small label sets: \(name)")
             for label in meta.labels { #expect(!["token", "app", "appId", "campaign", "campaignId", "userId", "msgId"].contains(label)) }
         }
         #expect(Metrics.catalogue["pushworker_notifications_total"]?.labels == ["platform", "status", "reason"])
@@ -237,6 +237,42 @@ struct MetricsTests {
         #expect(seen.count >= 15)
         let all = MetricLabels.possibleReasons(platform: .ios).union(MetricLabels.possibleReasons(platform: .android))
         for reason in seen { #expect(all.contains(reason), "\(reason) would be counted as other") }
+    }
+
+    @Test("from start-up: every counter at 0 for its known label sets, the build info, the process metrics")
+    func startupSeries() throws {
+        let metrics = Metrics()
+        metrics.registerStartup(.worker)
+        let text = metrics.render()
+        #expect(text.contains("\npushworker_dlq_total 0\n"))
+        #expect(text.contains(#"pushworker_jobs_total{outcome="dead_letter"} 0"#))
+        for platform in ["ios", "android", "web"] {
+            for status in ["sent", "invalid_token", "rejected", "failed", "expired", "duplicate"] {
+                #expect(text.contains(#"pushworker_notifications_total{platform="\#(platform)",status="\#(status)",reason=""} 0"#))
+            }
+        }
+        #expect(text.contains(#"pushworker_job_seconds_count 0"#))
+        #expect(text.contains(#"pushworker_build_info{version="\#(BuildInfo.version)",commit=""#))
+        let rss = try #require(text.split(separator: "\n").first { $0.hasPrefix("pushworker_process_resident_memory_bytes ") })
+        #expect((Double(rss.split(separator: " ")[1]) ?? 0) > 1_000_000)
+        let fds = try #require(text.split(separator: "\n").first { $0.hasPrefix("pushworker_process_open_fds ") })
+        #expect((Int(fds.split(separator: " ")[1]) ?? 0) >= 3)
+        #expect(text.contains("pushworker_process_cpu_seconds_total "))
+        // A first increment counts from the declared 0; a declaration never resets a value.
+        metrics.increment("pushworker_dlq_total")
+        metrics.declare("pushworker_dlq_total")
+        #expect(metrics.counter("pushworker_dlq_total") == 1)
+    }
+
+    @Test("every catalogued counter and histogram is declared at start-up or has an open label set")
+    func startupSeriesAreComplete() {
+        let declared = Set((Metrics.startupSeries(.worker) + Metrics.startupSeries(.events)).map(\.name))
+        for (name, meta) in Metrics.catalogue where meta.type != "gauge" {
+            #expect(declared.contains(name) || Metrics.openLabelSeries.contains(name), "\(name) is neither declared nor open")
+        }
+        for (name, labelSets) in Metrics.startupSeries(.worker) + Metrics.startupSeries(.events) {
+            for labels in labelSets { #expect(labels.map(\.0) == Metrics.catalogue[name]?.labels, "\(name) \(labels)") }
+        }
     }
 }
 

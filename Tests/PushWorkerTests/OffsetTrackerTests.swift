@@ -39,6 +39,20 @@ struct OffsetTrackerTests {
         #expect(tracker.pendingCount == 0)
     }
 
+    @Test("a partition revoked and assigned again: a late finish of the old ownership does not release the redelivered message")
+    func generations() {
+        let tracker = OffsetTracker()
+        let old = tracker.begin(jobs, offset: 7)
+        tracker.revoke([jobs])
+        let new = tracker.begin(jobs, offset: 7)      // redelivered to this member
+        #expect(old != new)
+        tracker.finish(jobs, offset: 7, generation: old) // the first processing ends late
+        #expect(tracker.committable() == [jobs: 7])       // still held for the second one
+        tracker.finish(jobs, offset: 7, generation: new)
+        #expect(tracker.committable() == [jobs: 8])
+        #expect(tracker.generation(of: retries) == nil)
+    }
+
     @Test("markCommitted never moves the point backwards")
     func monotonic() {
         let tracker = OffsetTracker()

@@ -29,3 +29,4 @@ struct CommandArgumentsTests {
         #expect(arguments.wantsHelp)
     }
 }
+

@@ -5,7 +5,8 @@ import Testing
 
 @Suite("pushworker render")
 struct RenderCommandTests {
-    static let expectedKeys: Set<String> = ["subscriptionId", "platform", "language", "msgId", "status", "reason", "request"]
+    static let expectedKeys: Set<String> = ["subscriptionId", "platform", "language", "msgId", "status", "reason", "payloadBytes",
+                                            "truncated", "request"]
 
     @Test("the DESIGN §3 example without credentials: production endpoints, <unknown> placeholders, redacted auth")
     func designExample() throws {
@@ -58,6 +59,80 @@ struct RenderCommandTests {
         let encrypted = try #require(body["encryptedBytes"] as? Int)
         #expect(encrypted > plaintextBytes)  // header 86 bytes + padding delimiter + 16-byte tag
         #expect(!result.stdout.contains("eyJ"))  // no JWT leaks
+        // payloadBytes: the body's bytes as written in the line (Web Push: the plaintext's).
+        let rawLines = raw.map(String.init)
+        #expect(ios["payloadBytes"] as? Int == Self.rawBody(rawLines[0]).utf8.count)
+        #expect(web["payloadBytes"] as? Int == Self.rawBody(rawLines[2], prefix: #"{"plaintext":"#, suffix: #","encryptedBytes":\#(encrypted)}"#).utf8.count)
+        #expect(ios["truncated"] as? [String] == [])
+        #expect(result.stderr.isEmpty || !result.stderr.contains("warning"), "\(result.stderr)")
+    }
+
+    /// The request body's JSON text inside a render line (the `body` member comes last in
+    /// `request`, after `headers`, whose values hold no `"body":`).
+    static func rawBody(_ line: String, prefix: String = "", suffix: String = "") -> String {
+        guard let headers = line.range(of: #""headers":"#), let body = line.range(of: #""body":"#, range: headers.upperBound..<line.endIndex) else { return "" }
+        var text = String(line[body.upperBound...].dropLast(2))
+        if text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
+        if text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+
+    @Test("payloadBytes and the fields truncated to fit the budget")
+    func truncation() throws {
+        let long = String(repeating: "ç", count: 3000)
+        let job = CLITest.job(languages: #""en":{"title":"T","body":"\#(long)"}"#, recipients: [
+            #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
+            #"{"subscriptionId":"p1","platform":"pager","token":"x"}"#,
+        ])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 0, "\(result.stderr)")
+        let by = CLITest.bySubscription(CLITest.lines(result.stdout))
+        #expect(by["i1"]?["truncated"] as? [String] == ["body"])
+        let bytes = try #require(by["i1"]?["payloadBytes"] as? Int)
+        #expect(bytes <= 4096 && bytes > 4000)
+        #expect(by["p1"]?["payloadBytes"] is NSNull)
+        #expect(by["p1"]?["truncated"] is NSNull)
+    }
+
+    @Test("unknown fields and empty template variables are warnings on stderr; --strict makes them errors")
+    func warnings() throws {
+        let job = CLITest.job(languages: #""en":{"title":"Hi {{ name }}","message":"Hello"}"#,
+                              recipients: [#"{"subscriptionId":"i1","platform":"ios","deviceToken":"\#(CLITest.iosToken)","token":"\#(CLITest.iosToken)"}"#])
+        let path = try CLITest.write(job)
+        let result = try runCommand(BuiltProducts.pushworker, ["render", path], environment: CLITest.environment([:]))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: $.content.languages.en.message: unknown field (did you mean body?)"))
+        #expect(result.stderr.contains("warning: $.recipients[0].deviceToken: unknown field (did you mean token?)"))
+        #expect(result.stderr.contains("warning: $.content.languages.en.title: template variable name has no value and no default for 1 of 1 recipient"))
+        #expect(CLITest.lines(result.stdout).count == 1)
+        let strict = try runCommand(BuiltProducts.pushworker, ["render", path, "--strict"], environment: CLITest.environment([:]))
+        #expect(strict.status == 65)
+        #expect(strict.stdout.isEmpty)
+        #expect(strict.stderr.contains("invalid job: 3 warnings refused by --strict"))
+        #expect(strict.stderr.contains("$.content.languages.en.message: unknown field (did you mean body?) (--strict)"))
+    }
+
+    @Test("every problem of an invalid job is listed at once")
+    func everyProblem() throws {
+        let job = #"{"schemaVersion":1,"appId":"app x","campaignId":"c","priority":"urgent","content":{"defaultLanguage":"en","languages":{"en":{"title":5}}},"recipients":[]}"#
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("invalid job: 5 problems"))
+        for line in ["$.jobId: required", "$.appId: must match", "$.priority: must be", "$.content.languages.en.title: expected a string, got number",
+                     "$.content.languages.en: no text"] {
+            #expect(result.stderr.contains("  " + line), "\(line) in \(result.stderr)")
+        }
+    }
+
+    @Test("relative dates: expiresAt \"+4h\" is resolved by the CLI; the worker's decoder refuses it")
+    func relativeDates() throws {
+        let job = CLITest.job(expiresAt: "+4h", recipients: [#"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#])
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment([:]))
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try #require(CLITest.lines(result.stdout).first)
+        let expiration = try #require(((line["request"] as? [String: Any])?["headers"] as? [String: String])?["apns-expiration"])
+        #expect(abs((Double(expiration) ?? 0) - Date().timeIntervalSince1970 - 600) < 60)  // ttlSeconds 600 < 4 h
+        #expect(throws: JobValidationError.self) { try JobDecoder.decode(Array(job.utf8)) }
     }
 
     @Test("language is the one chosen: pt for pt-BR")

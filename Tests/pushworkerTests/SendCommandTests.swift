@@ -33,7 +33,9 @@ struct SendCommandTests {
         ]
         let result = try runCommand(BuiltProducts.pushworker, ["send", try CLITest.write(CLITest.job(recipients: recipients))],
                                     environment: Self.environment(sandbox))
-        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.status == 1, "\(result.stderr)")  // not every recipient was sent
+        #expect(result.stderr.contains("send: 6 recipients: sent=3 invalid_token=2 rejected=1 failed=0 expired=0 duplicate=0"))
+        #expect(result.stderr.contains("send: 1 android recipient of app_cli rejected bad_token: the token is not in the platform's format"))
         let lines = CLITest.lines(result.stdout)
         #expect(lines.map { $0["subscriptionId"] as? String } == ["i1", "i2", "a1", "a2", "w1", "w2"])
         let by = CLITest.bySubscription(lines)
@@ -77,7 +79,7 @@ struct SendCommandTests {
         let result = try runCommand(BuiltProducts.pushworker, ["send", try CLITest.write(CLITest.job(recipients: [Self.ios]))],
                                     environment: Self.environment(sandbox))
         let elapsed = Date().timeIntervalSince(started)
-        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.status == 1, "\(result.stderr)")
         let line = try #require(CLITest.lines(result.stdout).first)
         #expect(line["status"] as? String == "failed")
         #expect(line["reason"] as? String == "TooManyRequests")
@@ -98,10 +100,11 @@ struct SendCommandTests {
         try JSONSerialization.data(withJSONObject: apns).write(to: URL(fileURLWithPath: path))
         let result = try runCommand(BuiltProducts.pushworker, ["send", try CLITest.write(CLITest.job(recipients: [Self.ios]))],
                                     environment: Self.environment(sandbox))
-        #expect(result.status == 0)
+        #expect(result.status == 1)
         let line = try #require(CLITest.lines(result.stdout).first)
         #expect(line["status"] as? String == "rejected")
         #expect(line["reason"] as? String == "InvalidProviderToken")
+        #expect(result.stderr.contains("rejected InvalidProviderToken HTTP 403: APNs refused the provider token: keyId, teamId and the private key"))
         #expect(line["httpStatus"] as? Int == 403)
         #expect(line["attempts"] as? Int == 1)
         #expect(result.stderr.contains("refused the credentials"))
@@ -125,6 +128,30 @@ struct SendCommandTests {
         #expect(CLITest.lines(none.stdout).map { $0["reason"] as? String } == ["no_credentials", "no_credentials"])
         #expect(none.stderr.contains("no credentials"))
         #expect(((try sandbox.stats())["accepted"] as? [String: Any])?["ios"] as? Int == 0)
+    }
+
+    @Test("every recipient sent: exit 0 and the summary on stderr")
+    func allSent() throws {
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        let result = try runCommand(BuiltProducts.pushworker, ["send", try CLITest.write(CLITest.job(recipients: [Self.ios]))],
+                                    environment: Self.environment(sandbox))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("send: 1 recipient: sent=1 invalid_token=0 rejected=0 failed=0 expired=0 duplicate=0"))
+    }
+
+    @Test("a provider certificate nobody trusts: failed tls_error, and the fix (PUSHWORKER_CA_FILE) on stderr")
+    func untrustedCertificate() throws {
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        var environment = Self.environment(sandbox)
+        environment["PUSHWORKER_CA_FILE"] = ""
+        let result = try runCommand(BuiltProducts.pushworker, ["send", "--attempts", "1", try CLITest.write(CLITest.job(recipients: [Self.ios]))],
+                                    environment: environment)
+        #expect(result.status == 1)
+        let line = try #require(CLITest.lines(result.stdout).first)
+        #expect(line["status"] as? String == "failed")
+        #expect(line["reason"] as? String == "tls_error")
+        #expect(result.stderr.contains("send: 1 ios recipient of app_cli failed tls_error: TLS: the provider's certificate is not trusted"), "\(result.stderr)")
+        #expect(result.stderr.contains("set PUSHWORKER_CA_FILE"))
     }
 
     @Test("an invalid job exits 65; missing configuration exits 78; --help exits 0")

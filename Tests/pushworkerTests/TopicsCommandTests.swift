@@ -73,7 +73,9 @@ struct TopicsCommandTests {
         #expect(lines.count == 7)
         #expect(lines[0].hasPrefix("TOPIC"))
         let jobs = try #require(lines.first { $0.hasPrefix("push.jobs.v1 ") })
-        #expect(jobs.split(separator: " ", omittingEmptySubsequences: true) == ["push.jobs.v1", "24", "3", "7d", "delete", "jobId"])
+        #expect(jobs.split(separator: " ", omittingEmptySubsequences: true) == ["push.jobs.v1", "24", "3", "7d", "delete", "jobId",
+                                                                              "PUSHWORKER_TOPIC_JOBS", "-"])
+        #expect(result.stderr.contains("topics: declarations from \(repositoryTopics)"))
         #expect(lines.contains { $0.hasPrefix("push.tokens.v1 ") && $0.contains("compact") })
     }
 
@@ -87,6 +89,42 @@ struct TopicsCommandTests {
         #expect(jobs["partitions"] as? Int == 24)
         #expect((jobs["config"] as? [String: String])?["cleanup.policy"] == "delete")
         #expect(jobs["valueSchema"] as? String == "schemas/job.v1.schema.json")
+    }
+
+    @Test("the declarations built into the binary are the repository's topics/ (run scripts/embed-topics.sh after editing topics/)")
+    func embeddedMatchRepository() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: repositoryTopics).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(TopicDeclarations.embedded.map(\.file) == files)
+        for (file, json) in TopicDeclarations.embedded {
+            let text = try String(contentsOfFile: repositoryTopics + "/" + file, encoding: .utf8)
+            #expect(json == text.trimmingCharacters(in: .newlines) || json + "\n" == text, "\(file) differs: run scripts/embed-topics.sh")
+        }
+        #expect(try TopicDeclarations.loadEmbedded() == TopicDeclarations.load(directory: repositoryTopics))
+    }
+
+    @Test("print works from any directory (built-in declarations) and shows the names the configuration uses")
+    func printAnywhereWithConfiguredNames() throws {
+        let folder = try TemporaryFolder.make(prefix: "topics-anywhere")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try TestProcess(BuiltProducts.pushworker, ["topics", "print"], environment: CLITest.environment([
+            "PUSHWORKER_TOPIC_JOBS": "staging.jobs", "PUSHWORKER_TOPIC_DLQ": "staging.dlq",
+        ]), directory: folder)
+        #expect(process.wait(timeout: 30) == 0, "\(process.stderr())")
+        #expect(process.stderr().contains("topics: declarations from built into pushworker"))
+        let lines = process.stdout().split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(lines.count == 7)
+        #expect(lines.contains(["staging.jobs", "24", "3", "7d", "delete", "jobId", "PUSHWORKER_TOPIC_JOBS", "push.jobs.v1"]))
+        #expect(lines.contains { $0.first == "staging.dlq" && $0.last == "push.dlq.v1" })
+        #expect(lines.contains { $0.first == "push.results.v1" && $0.last == "-" })
+
+        let json = try TestProcess(BuiltProducts.pushworker, ["topics", "print", "--json"], environment: CLITest.environment([
+            "PUSHWORKER_TOPIC_JOBS": "staging.jobs",
+        ]), directory: folder)
+        #expect(json.wait(timeout: 30) == 0)
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout().utf8)) as? [[String: Any]])
+        let jobs = try #require(array.first { $0["declaredName"] as? String == "push.jobs.v1" })
+        #expect(jobs["name"] as? String == "staging.jobs")
+        #expect(jobs["setting"] as? String == "PUSHWORKER_TOPIC_JOBS")
     }
 
     @Test("usage errors exit 64", arguments: [

@@ -31,7 +31,10 @@ public struct DedupKey: Sendable, Hashable {
 
     /// The member stored in the bucket: the fingerprint as a signed decimal, so Redis keeps the
     /// bucket as an intset (8 bytes a member) rather than a hash table (~75 bytes a member).
-    public var member: String { String(Int64(bitPattern: fingerprint)) }
+    public var member: String { String(memberValue) }
+
+    /// ``member`` as the integer Redis parses it back to.
+    public var memberValue: Int64 { Int64(bitPattern: fingerprint) }
 
     /// The bucket as three lower-case hex digits (`000`…`fff`), for key names.
     public var bucketHex: String {

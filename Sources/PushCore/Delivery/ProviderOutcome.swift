@@ -55,5 +55,8 @@ public enum TransportFailure: Sendable, Equatable {
     case shutdown
     /// The request could not be sent as built (e.g. a control character in a header): permanent.
     case invalidRequest
+    /// The address the connection was about to be made to is not allowed (a Web Push endpoint
+    /// that resolved to a private address at connect time, DESIGN §15): permanent.
+    case addressRefused
     case other
 }

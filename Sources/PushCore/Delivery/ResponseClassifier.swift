@@ -21,6 +21,7 @@ public enum ResponseClassifier {
         case .protocolError: .retry(reason: "protocol_error", retryAfterSeconds: nil, scope: .recipient)
         case .shutdown: .retry(reason: "shutdown", retryAfterSeconds: nil, scope: .recipient)
         case .invalidRequest: .rejected(reason: "invalid_request")
+        case .addressRefused: .rejected(reason: "endpoint_not_allowed")
         case .other: .retry(reason: "transport_error", retryAfterSeconds: nil, scope: .recipient)
         }
     }

@@ -163,9 +163,8 @@ public struct Recipient: Sendable, Equatable {
     }
 }
 
-/// Why a job is invalid as a whole (DESIGN §15 "Job vs recipient errors"): it goes to the DLQ,
-/// `render`/`send` exit 65 with ``description`` on stderr.
-public struct JobValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+/// One whole-job problem: where (a JSON path) and why.
+public struct JobProblem: Sendable, Equatable, CustomStringConvertible {
     /// Where, as a JSON path: `$.content.languages.en.actions[1].id`.
     public var path: String
     public var reason: String
@@ -173,4 +172,43 @@ public struct JobValidationError: Error, Sendable, Equatable, CustomStringConver
     public init(path: String, reason: String) { self.path = path; self.reason = reason }
 
     public var description: String { "\(path): \(reason)" }
+}
+
+/// Why a job is invalid as a whole (DESIGN §15 "Job vs recipient errors"): it goes to the DLQ
+/// (``description`` is its `error` header), `render`/`send`/`enqueue` exit 65 listing
+/// ``problems``. The decoder reports every problem of the job at once, in document order;
+/// ``path`` and ``reason`` are the first one's.
+public struct JobValidationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The first problem's path.
+    public var path: String
+    /// The first problem's reason.
+    public var reason: String
+    /// Every problem kept, in document order, the first one included (at least one).
+    public var problems: [JobProblem]
+    /// Problems found beyond those kept (a job with thousands of broken recipients).
+    public var omitted: Int
+
+    public init(path: String, reason: String) {
+        self.init(problems: [JobProblem(path: path, reason: reason)])
+    }
+
+    /// `problems` must not be empty (an empty list reads as one problem at `$`).
+    public init(problems: [JobProblem], omitted: Int = 0) {
+        let first = problems.first ?? JobProblem(path: "$", reason: "invalid job")
+        self.path = first.path
+        self.reason = first.reason
+        self.problems = problems.isEmpty ? [first] : problems
+        self.omitted = omitted
+    }
+
+    /// `path: reason` of every problem, joined by `; ` (one line: the DLQ `error` header).
+    public var description: String {
+        let text = problems.map(\.description).joined(separator: "; ")
+        return omitted > 0 ? text + "; and \(omitted) more" : text
+    }
+
+    /// One line per problem (`render`/`send`/`enqueue` on stderr).
+    public var lines: [String] {
+        problems.map(\.description) + (omitted > 0 ? ["… and \(omitted) more problems"] : [])
+    }
 }

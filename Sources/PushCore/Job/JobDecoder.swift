@@ -2,10 +2,13 @@ import Foundation
 
 /// Decodes and validates a fan-out job v1 (DESIGN §3) from Kafka message bytes.
 ///
-/// Whole-job rules (DESIGN §15 "Job vs recipient errors") throw a ``JobValidationError``
-/// naming the first offending path. Recipient problems never throw: recipients are decoded
-/// leniently and rejected one by one when resolved. Unknown members are ignored; `null` counts
-/// as absent for optional members.
+/// Whole-job rules (DESIGN §15 "Job vs recipient errors") make the job invalid: decoding goes
+/// on past a problem, so the ``JobValidationError`` thrown lists every problem of the job at
+/// once, each with its JSON path, in document order (the first one is its `path`/`reason`).
+/// Recipient problems never throw: recipients are decoded leniently and rejected one by one
+/// when resolved. Members are read through the field tables of `JobFields.swift`; unknown
+/// members are ignored (``JobLint`` reports them for the CLI); `null` counts as absent for
+/// optional members.
 public enum JobDecoder {
     /// Maximum total bytes of `data` keys + values (FCM's limit on a data message's payload).
     public static let maxDataBytes = 2048
@@ -30,67 +33,72 @@ public enum JobDecoder {
         guard case .object(let rootObject) = document else {
             throw JobValidationError(path: "$", reason: "expected an object, got \(document.typeName)")
         }
-        let root = JobMembers(rootObject, path: "$")
+        let problems = JobProblems()
+        let root = JobMembers<JobField>(rootObject, path: "$", problems: problems)
 
-        guard let version = try root.int("schemaVersion") else { throw root.error("schemaVersion", "required") }
-        guard version == 1 else { throw root.error("schemaVersion", "unsupported version \(version), expected 1") }
-        let jobID = try root.requiredString("jobId")
-        let appID = try root.requiredString("appId")
-        guard isValidAppID(appID) else {
-            throw root.error("appId", "must match [A-Za-z0-9._-]+ and not be \".\" or \"..\"")
+        let version = root.required(.schemaVersion) { root.int($0) }
+        if let version, version != 1 {
+            // Another version is another format: its other members mean nothing to this decoder.
+            root.report(.schemaVersion, "unsupported version \(version), expected 1")
+            throw problems.error()
         }
-        let campaignID = try root.requiredString("campaignId")
-        let variant = try root.string("variant")
-        let createdAt = try root.date("createdAt")
-        let expiresAt = try root.date("expiresAt")
-        let priority: DeliveryPriority
-        switch try root.string("priority") {
-        case nil: priority = .high
-        case let text?:
-            guard let known = DeliveryPriority(rawValue: text) else { throw root.error("priority", "must be \"high\" or \"normal\"") }
-            priority = known
+        let jobID = root.requiredString(.jobId)
+        let appID = root.requiredString(.appId)
+        if let appID, !isValidAppID(appID) {
+            root.report(.appId, "must match [A-Za-z0-9._-]+ and not be \".\" or \"..\"")
         }
-        let ttlSeconds = try root.int("ttlSeconds", in: 0...Int(Int32.max))
-        let collapseIDText = try root.string("collapseId")
+        let campaignID = root.requiredString(.campaignId)
+        let variant = root.string(.variant)
+        let createdAt = root.date(.createdAt)
+        let expiresAt = root.date(.expiresAt)
+        var priority = DeliveryPriority.high
+        if let text = root.string(.priority) {
+            if let known = DeliveryPriority(rawValue: text) { priority = known } else { root.report(.priority, "must be \"high\" or \"normal\"") }
+        }
+        let ttlSeconds = root.int(.ttlSeconds, in: 0...Int(Int32.max))
+        let collapseIDText = root.string(.collapseId)
         let collapseID = collapseIDText?.isEmpty == true ? nil : collapseIDText
         if let collapseID, collapseID.utf8.count > maxCollapseIDBytes {
-            throw root.error("collapseId", "longer than \(maxCollapseIDBytes) bytes")
+            root.report(.collapseId, "longer than \(maxCollapseIDBytes) bytes")
         }
         // It travels as the `apns-collapse-id` header: control characters (CR, LF, NUL …) would
         // split or end the header (RFC 9110 §5.5 field values), so the job is invalid as a whole.
         if let collapseID, collapseID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw root.error("collapseId", "must not contain control characters")
+            root.report(.collapseId, "must not contain control characters")
         }
-        let throttlePerMinute = try root.int("throttlePerMinute", in: 1...Int(Int32.max))
-        let attempt = try root.int("attempt", in: 0...10_000) ?? 0
-        let notBefore = try root.date("notBefore")
+        let throttlePerMinute = root.int(.throttlePerMinute, in: 1...Int(Int32.max))
+        let attempt = root.int(.attempt, in: 0...10_000) ?? 0
+        let notBefore = root.date(.notBefore)
 
-        guard let contentMembers = try root.object("content") else { throw root.error("content", "required") }
-        let content = try decodeContent(contentMembers)
-        let data = try decodeData(root.object("data"))
-        let ios = try decodeIOS(root.object("ios"))
-        let android = try decodeAndroid(root.object("android"))
-        let web = try decodeWeb(root.object("web"))
+        let contentMembers = root.required(.content) { root.object($0, ContentField.self) }
+        let content = contentMembers.map(decodeContent)
+        let data = decodeData(root.freeform(.data), problems: problems)
+        let ios = decodeIOS(root.object(.ios, IOSField.self))
+        let android = decodeAndroid(root.object(.android, AndroidField.self))
+        let web = decodeWeb(root.object(.web, WebField.self))
 
-        if let defaultContent = content.defaultContent {
+        if let content, let contentMembers, let defaultContent = content.defaultContent {
             let hasText = [defaultContent.title, defaultContent.subtitle, defaultContent.body]
                 .contains { !($0 ?? "").isEmpty }
             if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable {
-                throw JobValidationError(path: JobMembers.path(contentMembers.path + ".languages", content.defaultLanguage),
-                                         reason: "no text: needs a title or body, ios.locKey/titleLocKey, or ios.contentAvailable")
+                problems.add(path: JobMembers<ContentField>.path(contentMembers.path(.languages), defaultContent.language),
+                             reason: "no text: needs a title or body, ios.locKey/titleLocKey, or ios.contentAvailable")
             }
         }
 
-        guard let recipientValues = try root.array("recipients") else { throw root.error("recipients", "required") }
         var recipients: [Recipient] = []
-        recipients.reserveCapacity(recipientValues.count)
-        for (position, value) in recipientValues.enumerated() {
-            guard case .object(let object) = value else {
-                throw JobValidationError(path: "$.recipients[\(position)]", reason: "expected an object, got \(value.typeName)")
+        if let recipientValues = root.required(.recipients, { root.array($0) }) {
+            recipients.reserveCapacity(recipientValues.count)
+            for (position, value) in recipientValues.enumerated() {
+                guard case .object(let object) = value else {
+                    problems.add(path: "$.recipients[\(position)]", reason: "expected an object, got \(value.typeName)")
+                    continue
+                }
+                recipients.append(decodeRecipient(object, source: value))
             }
-            recipients.append(decodeRecipient(object, source: value))
         }
 
+        guard problems.isEmpty, let jobID, let appID, let campaignID, let content, let version else { throw problems.error() }
         return FanOutJob(schemaVersion: version, jobID: jobID, appID: appID, campaignID: campaignID, variant: variant,
                          createdAt: createdAt, expiresAt: expiresAt, priority: priority, ttlSeconds: ttlSeconds,
                          collapseID: collapseID, throttlePerMinute: throttlePerMinute, content: content, data: data,
@@ -124,176 +132,179 @@ public enum JobDecoder {
 
     // MARK: - Parts
 
-    private static func decodeContent(_ content: JobMembers) throws(JobValidationError) -> JobContent {
-        let defaultLanguage = try content.requiredString("defaultLanguage")
-        guard let languages = try content.object("languages") else { throw content.error("languages", "required") }
+    private static func decodeContent(_ content: JobMembers<ContentField>) -> JobContent {
+        let defaultLanguage = content.requiredString(.defaultLanguage)
         var decoded: [LocalizedContent] = []
         var seenTags: Set<String> = []
-        for member in languages.object.members {
-            let path = JobMembers.path(languages.path, member.key)
-            guard !member.key.isEmpty else { throw JobValidationError(path: path, reason: "empty language tag") }
-            guard seenTags.insert(member.key.lowercased()).inserted else {
-                throw JobValidationError(path: path, reason: "duplicate language tag (tags match case-insensitively)")
+        if let languages = content.required(.languages, { content.object($0, LanguageField.self) }) {
+            for member in languages.object.members {
+                let path = JobMembers<LanguageField>.path(languages.path, member.key)
+                guard !member.key.isEmpty else { languages.problems.add(path: path, reason: "empty language tag"); continue }
+                guard seenTags.insert(member.key.lowercased()).inserted else {
+                    languages.problems.add(path: path, reason: "duplicate language tag (tags match case-insensitively)")
+                    continue
+                }
+                guard case .object(let object) = member.value else {
+                    languages.problems.add(path: path, reason: "expected an object, got \(member.value.typeName)")
+                    continue
+                }
+                decoded.append(decodeLanguage(JobMembers(object, path: path, problems: languages.problems), tag: member.key))
             }
-            guard case .object(let object) = member.value else {
-                throw JobValidationError(path: path, reason: "expected an object, got \(member.value.typeName)")
+            if let defaultLanguage, !seenTags.contains(defaultLanguage.lowercased()) {
+                content.report(.defaultLanguage, "\"\(defaultLanguage)\" is not in content.languages")
             }
-            decoded.append(try decodeLanguage(JobMembers(object, path: path), tag: member.key))
         }
-        guard seenTags.contains(defaultLanguage.lowercased()) else {
-            throw content.error("defaultLanguage", "\"\(defaultLanguage)\" is not in content.languages")
-        }
-        return JobContent(defaultLanguage: defaultLanguage, languages: decoded)
+        return JobContent(defaultLanguage: defaultLanguage ?? "", languages: decoded)
     }
 
-    private static func decodeLanguage(_ language: JobMembers, tag: String) throws(JobValidationError) -> LocalizedContent {
+    private static func decodeLanguage(_ language: JobMembers<LanguageField>, tag: String) -> LocalizedContent {
         var actions: [NotificationAction]?
-        if let actionValues = try language.array("actions") {
-            let actionsPath = JobMembers.path(language.path, "actions")
-            guard actionValues.count <= maxActions else {
-                throw JobValidationError(path: actionsPath, reason: "more than \(maxActions) actions")
+        if let actionValues = language.array(.actions) {
+            let actionsPath = language.path(.actions)
+            if actionValues.count > maxActions {
+                language.report(.actions, "more than \(maxActions) actions")
             }
             var list: [NotificationAction] = []
             for (position, value) in actionValues.enumerated() {
                 let path = "\(actionsPath)[\(position)]"
                 guard case .object(let object) = value else {
-                    throw JobValidationError(path: path, reason: "expected an object, got \(value.typeName)")
+                    language.problems.add(path: path, reason: "expected an object, got \(value.typeName)")
+                    continue
                 }
-                let action = JobMembers(object, path: path)
-                let id = try action.requiredString("id")
-                if list.contains(where: { $0.id == id }) { throw action.error("id", "duplicate action id \"\(id)\"") }
-                guard let title = try action.string("title") else { throw action.error("title", "required") }
-                list.append(NotificationAction(id: id, title: title, url: try action.string("url")))
+                let action = JobMembers<ActionField>(object, path: path, problems: language.problems)
+                let id = action.requiredString(.id)
+                if let id, list.contains(where: { $0.id == id }) { action.report(.id, "duplicate action id \"\(id)\"") }
+                let title = action.required(.title) { action.string($0) }
+                let url = action.string(.url)
+                if let id, let title { list.append(NotificationAction(id: id, title: title, url: url)) }
             }
             actions = list
         }
-        return LocalizedContent(language: tag, title: try language.string("title"), subtitle: try language.string("subtitle"),
-                                body: try language.string("body"), url: try language.string("url"),
-                                imageURL: try language.string("imageURL"), actions: actions)
+        return LocalizedContent(language: tag, title: language.string(.title), subtitle: language.string(.subtitle),
+                                body: language.string(.body), url: language.string(.url),
+                                imageURL: language.string(.imageURL), actions: actions)
     }
 
-    private static func decodeData(_ data: JobMembers?) throws(JobValidationError) -> [KeyValue] {
+    private static func decodeData(_ data: (object: JSONObject, path: String)?, problems: JobProblems) -> [KeyValue] {
         guard let data else { return [] }
         var pairs: [KeyValue] = []
         pairs.reserveCapacity(data.object.count)
         var totalBytes = 0
         for member in data.object.members {
-            let path = JobMembers.path(data.path, member.key)
-            if let reason = reservedDataKeyReason(member.key) { throw JobValidationError(path: path, reason: reason) }
+            let path = JobPath.member(data.path, member.key)
+            if let reason = reservedDataKeyReason(member.key) { problems.add(path: path, reason: reason); continue }
             guard case .string(let value) = member.value else {
-                throw JobValidationError(path: path, reason: "data values must be strings, got \(member.value.typeName)")
+                problems.add(path: path, reason: "data values must be strings, got \(member.value.typeName)")
+                continue
             }
             totalBytes += member.key.utf8.count + value.utf8.count
             pairs.append(KeyValue(member.key, value))
         }
-        guard totalBytes <= maxDataBytes else {
-            throw JobValidationError(path: data.path, reason: "keys + values are \(totalBytes) bytes, over \(maxDataBytes)")
+        if totalBytes > maxDataBytes {
+            problems.add(path: data.path, reason: "keys + values are \(totalBytes) bytes, over \(maxDataBytes)")
         }
         return pairs
     }
 
-    private static func decodeIOS(_ ios: JobMembers?) throws(JobValidationError) -> IOSOptions {
+    private static func decodeIOS(_ ios: JobMembers<IOSField>?) -> IOSOptions {
         guard let ios else { return IOSOptions() }
         var options = IOSOptions()
-        options.sound = try ios.string("sound")
-        switch ios.object.members.first(where: { $0.key == "badge" })?.value {
-        case nil, .null?: break
+        options.sound = ios.string(.sound)
+        switch ios.value(.badge) {
+        case nil: break
         case .number?:
-            options.badge = IOSOptions.Badge(mode: .set, value: try ios.int("badge", in: 0...Int(Int32.max)) ?? 0)
+            if let value = ios.int(.badge, in: 0...Int(Int32.max)) { options.badge = IOSOptions.Badge(mode: .set, value: value) }
         case .object(let object)?:
-            let badge = JobMembers(object, path: JobMembers.path(ios.path, "badge"))
-            let modeText = try badge.string("mode") ?? "set"
-            guard let mode = IOSOptions.BadgeMode(rawValue: modeText) else {
-                throw badge.error("mode", "must be \"set\" or \"increase\"")
+            let badge = JobMembers<BadgeField>(object, path: ios.path(.badge), problems: ios.problems)
+            let modeText = badge.string(.mode) ?? "set"
+            let mode = IOSOptions.BadgeMode(rawValue: modeText)
+            if mode == nil { badge.report(.mode, "must be \"set\" or \"increase\"") }
+            if let value = badge.required(.value, { badge.int($0, in: Int(Int32.min)...Int(Int32.max)) }), let mode {
+                if mode == .set && value < 0 { badge.report(.value, "must be ≥ 0 when mode is \"set\"") }
+                else { options.badge = IOSOptions.Badge(mode: mode, value: value) }
             }
-            guard let value = try badge.int("value", in: Int(Int32.min)...Int(Int32.max)) else { throw badge.error("value", "required") }
-            if mode == .set && value < 0 { throw badge.error("value", "must be ≥ 0 when mode is \"set\"") }
-            options.badge = IOSOptions.Badge(mode: mode, value: value)
         case let other?:
-            throw ios.error("badge", "expected an object or a number, got \(other.typeName)")
+            ios.report(.badge, "expected an object or a number, got \(other.typeName)")
         }
-        options.threadID = try ios.string("threadId")
-        options.category = try ios.string("category")
-        if let level = try ios.string("interruptionLevel") {
-            guard ["passive", "active", "time-sensitive", "critical"].contains(level) else {
-                throw ios.error("interruptionLevel", "must be passive, active, time-sensitive or critical")
-            }
-            options.interruptionLevel = level
+        options.threadID = ios.string(.threadId)
+        options.category = ios.string(.category)
+        if let level = ios.string(.interruptionLevel) {
+            if ["passive", "active", "time-sensitive", "critical"].contains(level) { options.interruptionLevel = level }
+            else { ios.report(.interruptionLevel, "must be passive, active, time-sensitive or critical") }
         }
-        if let score = try ios.double("relevanceScore") {
-            guard score >= 0 && score <= 1 else { throw ios.error("relevanceScore", "must be between 0 and 1") }
-            options.relevanceScore = score
+        if let score = ios.double(.relevanceScore) {
+            if score >= 0 && score <= 1 { options.relevanceScore = score } else { ios.report(.relevanceScore, "must be between 0 and 1") }
         }
-        options.contentAvailable = try ios.bool("contentAvailable") ?? false
-        options.mutableContent = try ios.bool("mutableContent") ?? false
-        options.locKey = try ios.string("locKey")
-        options.locArgs = try ios.stringArray("locArgs") ?? []
-        options.titleLocKey = try ios.string("titleLocKey")
-        options.titleLocArgs = try ios.stringArray("titleLocArgs") ?? []
+        options.contentAvailable = ios.bool(.contentAvailable) ?? false
+        options.mutableContent = ios.bool(.mutableContent) ?? false
+        options.locKey = ios.string(.locKey)
+        options.locArgs = ios.stringArray(.locArgs) ?? []
+        options.titleLocKey = ios.string(.titleLocKey)
+        options.titleLocArgs = ios.stringArray(.titleLocArgs) ?? []
         return options
     }
 
-    private static func decodeAndroid(_ android: JobMembers?) throws(JobValidationError) -> AndroidOptions {
+    private static func decodeAndroid(_ android: JobMembers<AndroidField>?) -> AndroidOptions {
         guard let android else { return AndroidOptions() }
         var options = AndroidOptions()
-        options.channelID = try android.string("channelId")
-        options.priority = try android.int("priority", in: -2...2)
-        options.smallIcon = try android.string("smallIcon")
-        options.largeIcon = try android.string("largeIcon")
-        options.accentColor = try android.string("accentColor")
-        options.ledColor = try android.string("ledColor")
-        options.visibility = try android.int("visibility", in: -1...1)
-        options.groupKey = try android.string("groupKey")
-        options.groupMessage = try android.string("groupMessage")
-        options.sound = try android.string("sound")
+        options.channelID = android.string(.channelId)
+        options.priority = android.int(.priority, in: -2...2)
+        options.smallIcon = android.string(.smallIcon)
+        options.largeIcon = android.string(.largeIcon)
+        options.accentColor = android.string(.accentColor)
+        options.ledColor = android.string(.ledColor)
+        options.visibility = android.int(.visibility, in: -1...1)
+        options.groupKey = android.string(.groupKey)
+        options.groupMessage = android.string(.groupMessage)
+        options.sound = android.string(.sound)
         return options
     }
 
-    private static func decodeWeb(_ web: JobMembers?) throws(JobValidationError) -> WebOptions {
+    private static func decodeWeb(_ web: JobMembers<WebField>?) -> WebOptions {
         guard let web else { return WebOptions() }
         var options = WebOptions()
-        options.iconURL = try web.string("iconURL")
-        options.badgeURL = try web.string("badgeURL")
-        options.requireInteraction = try web.bool("requireInteraction") ?? false
-        if let urgency = try web.string("urgency") {
-            guard ["very-low", "low", "normal", "high"].contains(urgency) else {
-                throw web.error("urgency", "must be very-low, low, normal or high")
-            }
-            options.urgency = urgency
+        options.iconURL = web.string(.iconURL)
+        options.badgeURL = web.string(.badgeURL)
+        options.requireInteraction = web.bool(.requireInteraction) ?? false
+        if let urgency = web.string(.urgency) {
+            if ["very-low", "low", "normal", "high"].contains(urgency) { options.urgency = urgency }
+            else { web.report(.urgency, "must be very-low, low, normal or high") }
         }
-        if let topic = try web.string("topic") {
-            guard !topic.isEmpty, topic.unicodeScalars.count <= maxTopicLength else {
-                throw web.error("topic", "must be 1 to \(maxTopicLength) characters")
+        if let topic = web.string(.topic) {
+            if topic.isEmpty || topic.unicodeScalars.count > maxTopicLength {
+                web.report(.topic, "must be 1 to \(maxTopicLength) characters")
+            } else if !topic.utf8.allSatisfy(Base64URL.isAlphabetByte) {
+                web.report(.topic, "must use only the base64url alphabet [A-Za-z0-9_-]")
+            } else {
+                options.topic = topic
             }
-            guard topic.utf8.allSatisfy(Base64URL.isAlphabetByte) else {
-                throw web.error("topic", "must use only the base64url alphabet [A-Za-z0-9_-]")
-            }
-            options.topic = topic
         }
         return options
     }
 
     /// Lenient: wrong types count as absent, nothing throws.
     static func decodeRecipient(_ object: JSONObject, source: JSONValue) -> Recipient {
+        func member(_ field: RecipientField) -> JSONValue? { object[field.rawValue] }
         var subscription: Recipient.Subscription?
-        if case .object(let subscriptionObject)? = object["subscription"] {
-            let keys = subscriptionObject["keys"]
-            subscription = Recipient.Subscription(endpoint: subscriptionObject["endpoint"]?.stringValue,
-                                                  p256dh: keys?["p256dh"]?.stringValue, auth: keys?["auth"]?.stringValue)
+        if case .object(let subscriptionObject)? = member(.subscription) {
+            let keys = subscriptionObject[SubscriptionField.keys.rawValue]
+            subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
+                                                  p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
+                                                  auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
         }
         var properties: [String: String] = [:]
-        if case .object(let propertyObject)? = object["properties"] {
+        if case .object(let propertyObject)? = member(.properties) {
             properties.reserveCapacity(propertyObject.count)
             for member in propertyObject.members {
                 if let text = scalarText(member.value) { properties[member.key] = text }
             }
         }
-        return Recipient(userID: object["userId"].flatMap(scalarText),
-                         subscriptionID: object["subscriptionId"].flatMap(scalarText) ?? "",
-                         platformName: object["platform"]?.stringValue, token: object["token"]?.stringValue,
-                         language: object["language"]?.stringValue, browser: object["browser"]?.stringValue,
+        return Recipient(userID: member(.userId).flatMap(scalarText),
+                         subscriptionID: member(.subscriptionId).flatMap(scalarText) ?? "",
+                         platformName: member(.platform)?.stringValue, token: member(.token)?.stringValue,
+                         language: member(.language)?.stringValue, browser: member(.browser)?.stringValue,
                          subscription: subscription, properties: properties,
-                         tokenUpdatedAt: object["tokenUpdatedAt"]?.stringValue.flatMap(RFC3339Timestamp.parse),
+                         tokenUpdatedAt: member(.tokenUpdatedAt)?.stringValue.flatMap(RFC3339Timestamp.parse),
                          source: source)
     }
 
@@ -308,15 +319,141 @@ public enum JobDecoder {
     }
 }
 
-/// Typed, path-aware access to one JSON object's members.
-struct JobMembers {
+/// The problems found while decoding one job, in document order. Local to one decode.
+final class JobProblems {
+    /// At most this many are kept; the rest are only counted (a job of a million broken
+    /// recipients must not make a million-line message).
+    static let kept = 50
+    private(set) var problems: [JobProblem] = []
+    private(set) var omitted = 0
+
+    var isEmpty: Bool { problems.isEmpty }
+
+    func add(path: String, reason: String) {
+        if problems.count < Self.kept { problems.append(JobProblem(path: path, reason: reason)) } else { omitted += 1 }
+    }
+
+    func error() -> JobValidationError {
+        JobValidationError(problems: problems, omitted: omitted)
+    }
+}
+
+/// Typed, path-aware access to one JSON object's members, by its field table. Problems are
+/// reported to `problems` and the accessor returns nil, so decoding goes on.
+struct JobMembers<Field: JobFieldTable> {
     let object: JSONObject
     let path: String
+    let problems: JobProblems
 
-    init(_ object: JSONObject, path: String) { self.object = object; self.path = path }
+    init(_ object: JSONObject, path: String, problems: JobProblems) {
+        self.object = object; self.path = path; self.problems = problems
+    }
 
     /// `parent.key`, or `parent["key"]` when the key is not a plain name.
-    static func path(_ parent: String, _ key: String) -> String {
+    static func path(_ parent: String, _ key: String) -> String { JobPath.member(parent, key) }
+
+    func path(_ field: Field) -> String { JobPath.member(path, field.rawValue) }
+
+    func report(_ field: Field, _ reason: String) { problems.add(path: path(field), reason: reason) }
+
+    /// The member, `null` counting as absent.
+    func value(_ field: Field) -> JSONValue? {
+        guard let value = object[field.rawValue], !value.isNull else { return nil }
+        return value
+    }
+
+    /// `read(field)`, after reporting "required" when the member is absent (a present member of
+    /// the wrong type is reported by `read` itself).
+    func required<T>(_ field: Field, _ read: (Field) -> T?) -> T? {
+        guard value(field) != nil else { report(field, "required"); return nil }
+        return read(field)
+    }
+
+    private func reportType(_ field: Field, _ expected: String, _ value: JSONValue) {
+        report(field, "expected \(expected), got \(value.typeName)")
+    }
+
+    func string(_ field: Field) -> String? {
+        guard let value = value(field) else { return nil }
+        guard case .string(let text) = value else { reportType(field, "a string", value); return nil }
+        return text
+    }
+
+    /// Required and not empty.
+    func requiredString(_ field: Field) -> String? {
+        guard let text = required(field, string) else { return nil }
+        guard !text.isEmpty else { report(field, "must not be empty"); return nil }
+        return text
+    }
+
+    func int(_ field: Field, in range: ClosedRange<Int>? = nil) -> Int? {
+        guard let value = value(field) else { return nil }
+        guard case .number(let number) = value else { reportType(field, "an integer", value); return nil }
+        guard let integer = number.intValue else { report(field, "expected an integer, got \(number.literal)"); return nil }
+        if let range, !range.contains(integer) {
+            report(field, "must be between \(range.lowerBound) and \(range.upperBound)")
+            return nil
+        }
+        return integer
+    }
+
+    func double(_ field: Field) -> Double? {
+        guard let value = value(field) else { return nil }
+        guard case .number(let number) = value else { reportType(field, "a number", value); return nil }
+        return number.double
+    }
+
+    func bool(_ field: Field) -> Bool? {
+        guard let value = value(field) else { return nil }
+        guard case .bool(let flag) = value else { reportType(field, "a boolean", value); return nil }
+        return flag
+    }
+
+    func date(_ field: Field) -> Date? {
+        guard let text = string(field) else { return nil }
+        guard let date = RFC3339Timestamp.parse(text) else { report(field, "not an RFC 3339 date-time"); return nil }
+        return date
+    }
+
+    func array(_ field: Field) -> [JSONValue]? {
+        guard let value = value(field) else { return nil }
+        guard case .array(let elements) = value else { reportType(field, "an array", value); return nil }
+        return elements
+    }
+
+    func stringArray(_ field: Field) -> [String]? {
+        guard let elements = array(field) else { return nil }
+        var strings: [String] = []
+        for (position, element) in elements.enumerated() {
+            guard case .string(let text) = element else {
+                problems.add(path: "\(path(field))[\(position)]", reason: "expected a string, got \(element.typeName)")
+                continue
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    /// The member as an object whose member names are free (`data`).
+    func freeform(_ field: Field) -> (object: JSONObject, path: String)? {
+        guard let value = value(field) else { return nil }
+        guard case .object(let object) = value else { reportType(field, "an object", value); return nil }
+        return (object, path(field))
+    }
+
+    /// The member as an object read with the table `Child`.
+    func object<Child: JobFieldTable>(_ field: Field, _ child: Child.Type) -> JobMembers<Child>? {
+        guard let value = value(field) else { return nil }
+        guard case .object(let object) = value else { reportType(field, "an object", value); return nil }
+        return JobMembers<Child>(object, path: path(field), problems: problems)
+    }
+}
+
+/// JSON paths as the messages write them: `$.content.languages.en.title`, `$.data["a:buy"]`,
+/// `$.recipients[3].token`.
+public enum JobPath {
+    /// `parent.key`, or `parent["key"]` when the key is not a plain name.
+    public static func member(_ parent: String, _ key: String) -> String {
         let isPlain = !key.isEmpty && key.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -327,81 +464,5 @@ struct JobMembers {
         return isPlain ? "\(parent).\(key)" : "\(parent)[\(JSONValue.string(key).jsonString())]"
     }
 
-    func error(_ key: String, _ reason: String) -> JobValidationError {
-        JobValidationError(path: JobMembers.path(path, key), reason: reason)
-    }
-
-    private func present(_ key: String) -> JSONValue? {
-        guard let value = object[key], !value.isNull else { return nil }
-        return value
-    }
-
-    private func typeError(_ key: String, _ expected: String, _ value: JSONValue) -> JobValidationError {
-        error(key, "expected \(expected), got \(value.typeName)")
-    }
-
-    func string(_ key: String) throws(JobValidationError) -> String? {
-        guard let value = present(key) else { return nil }
-        guard case .string(let text) = value else { throw typeError(key, "a string", value) }
-        return text
-    }
-
-    func requiredString(_ key: String) throws(JobValidationError) -> String {
-        guard let text = try string(key) else { throw error(key, "required") }
-        guard !text.isEmpty else { throw error(key, "must not be empty") }
-        return text
-    }
-
-    func int(_ key: String, in range: ClosedRange<Int>? = nil) throws(JobValidationError) -> Int? {
-        guard let value = present(key) else { return nil }
-        guard case .number(let number) = value else { throw typeError(key, "an integer", value) }
-        guard let integer = number.intValue else { throw error(key, "expected an integer, got \(number.literal)") }
-        if let range, !range.contains(integer) {
-            throw error(key, "must be between \(range.lowerBound) and \(range.upperBound)")
-        }
-        return integer
-    }
-
-    func double(_ key: String) throws(JobValidationError) -> Double? {
-        guard let value = present(key) else { return nil }
-        guard case .number(let number) = value else { throw typeError(key, "a number", value) }
-        return number.double
-    }
-
-    func bool(_ key: String) throws(JobValidationError) -> Bool? {
-        guard let value = present(key) else { return nil }
-        guard case .bool(let flag) = value else { throw typeError(key, "a boolean", value) }
-        return flag
-    }
-
-    func date(_ key: String) throws(JobValidationError) -> Date? {
-        guard let text = try string(key) else { return nil }
-        guard let date = RFC3339Timestamp.parse(text) else { throw error(key, "not an RFC 3339 date-time") }
-        return date
-    }
-
-    func array(_ key: String) throws(JobValidationError) -> [JSONValue]? {
-        guard let value = present(key) else { return nil }
-        guard case .array(let elements) = value else { throw typeError(key, "an array", value) }
-        return elements
-    }
-
-    func stringArray(_ key: String) throws(JobValidationError) -> [String]? {
-        guard let elements = try array(key) else { return nil }
-        var strings: [String] = []
-        for (position, element) in elements.enumerated() {
-            guard case .string(let text) = element else {
-                throw JobValidationError(path: "\(JobMembers.path(path, key))[\(position)]",
-                                         reason: "expected a string, got \(element.typeName)")
-            }
-            strings.append(text)
-        }
-        return strings
-    }
-
-    func object(_ key: String) throws(JobValidationError) -> JobMembers? {
-        guard let value = present(key) else { return nil }
-        guard case .object(let object) = value else { throw typeError(key, "an object", value) }
-        return JobMembers(object, path: JobMembers.path(path, key))
-    }
+    public static func element(_ parent: String, _ index: Int) -> String { "\(parent)[\(index)]" }
 }

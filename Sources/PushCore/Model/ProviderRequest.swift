@@ -14,6 +14,9 @@ public struct ProviderRequest: Sendable, Equatable {
     public var body: [UInt8]
     /// For Web Push: the subscription whose keys encrypt `body`.
     public var webPush: WebPushSubscription?
+    /// The texts cut to fit the provider's budget (`title`, `subtitle`, `body`; DESIGN §5
+    /// Budgets), for `render`. Empty when nothing was cut.
+    public var truncatedFields: [String] = []
 
     public init(platform: Platform, method: String = "POST", url: String, headers: [KeyValue], body: [UInt8],
                 webPush: WebPushSubscription? = nil) {

@@ -23,11 +23,13 @@ public enum APNSPayloadBuilder {
             body = payload(content, text: text, additionalDataAtRoot: additionalDataAtRoot)
             guard body.count <= maxPayloadBytes else { return .failure(.payloadTooLarge) }
         }
-        return .success(ProviderRequest(
+        var request = ProviderRequest(
             platform: .ios,
             url: "\(apns.endpoint.withoutTrailingSlash)/3/device/\(deviceToken)",
             headers: headers(content, topic: apns.topic, issuedAtUnix: issuedAtUnix),
-            body: body))
+            body: body)
+        request.truncatedFields = text.changedFields(from: NotificationText(content))
+        return .success(request)
     }
 
     /// A silent background push: `contentAvailable` and no alert text, loc key, sound or badge

@@ -25,11 +25,13 @@ public enum FCMPayloadBuilder {
             rendered = payload(content, token: registrationToken, text: text, actionsJSON: actions)
             guard fits(rendered) else { return .failure(.payloadTooLarge) }
         }
-        return .success(ProviderRequest(
+        var request = ProviderRequest(
             platform: .android,
             url: "\(fcm.endpoint.withoutTrailingSlash)/v1/projects/\(fcm.projectID)/messages:send",
             headers: [KeyValue("content-type", "application/json")],
-            body: rendered.body))
+            body: rendered.body)
+        request.truncatedFields = text.changedFields(from: NotificationText(content))
+        return .success(request)
     }
 
     private static func fits(_ rendered: (body: [UInt8], dataBytes: Int)) -> Bool {

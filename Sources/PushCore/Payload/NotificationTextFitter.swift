@@ -8,6 +8,15 @@ public struct NotificationText: Sendable, Equatable {
         self.title = title; self.subtitle = subtitle; self.body = body
     }
 
+    /// The names of the fields that differ from `original` (the ones the fitter cut).
+    public func changedFields(from original: NotificationText) -> [String] {
+        var names: [String] = []
+        if title != original.title { names.append("title") }
+        if subtitle != original.subtitle { names.append("subtitle") }
+        if body != original.body { names.append("body") }
+        return names
+    }
+
     /// The content's texts, empty strings as absent.
     public init(_ content: NotificationContent) {
         title = content.title.flatMap { $0.isEmpty ? nil : $0 }

@@ -23,8 +23,10 @@ public enum WebPushPayloadBuilder {
             body = payload(content, browser: subscription.browser, text: text)
             guard body.count <= maxPlaintextBytes else { return .failure(.payloadTooLarge) }
         }
-        return .success(ProviderRequest(platform: .web, url: subscription.endpoint,
-                                        headers: headers(content), body: body, webPush: subscription))
+        var request = ProviderRequest(platform: .web, url: subscription.endpoint,
+                                      headers: headers(content), body: body, webPush: subscription)
+        request.truncatedFields = text.changedFields(from: NotificationText(content))
+        return .success(request)
     }
 
     /// How many action buttons `browser` shows (DESIGN §15): Chrome/Edge 2, Firefox/Safari 0.

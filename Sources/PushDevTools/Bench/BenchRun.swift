@@ -33,10 +33,11 @@ extension Benchmark {
     }
 
     /// The references a bench is compared with, one after the other on the same request:
-    /// `h2load` with `connections` x `streams`, then the libcurl floor (`pushworker-curl-floor`,
-    /// h2load's arguments). None when `requests` is 0.
+    /// `h2load` with `connections` x `streams`, then the libcurl floors (`pushworker-curl-floor
+    /// --mode tuned`, the reference line, and `--mode plain`, for the record) and every `peers`
+    /// sender, all with h2load's arguments. None when `requests` is 0.
     func measureReferences(requests: Int, connections: Int, streams: Int, sample: BenchSampleRequest, folder: URL,
-                           cpus: String?, sandboxPID: Int32?) throws -> BenchReferences {
+                           cpus: String?, sandboxPID: Int32?, peers: [String] = []) throws -> BenchReferences {
         var references = BenchReferences()
         guard requests > 0 else { return references }
         step("h2load: \(requests) requests, -c \(connections) -m \(streams), \(sample.body.count)-byte APNs body")
@@ -44,11 +45,13 @@ extension Benchmark {
                                           folder: folder, cpus: cpus, sandboxPID: sandboxPID)
         references.h2load = outcome.entry
         references.h2loadCPUPerRequest = outcome.cpuMicrosPerRequest
-        step("libcurl floor: pushworker-curl-floor with the same arguments")
-        let floor = try CurlFloorReference.run(requestArguments: outcome.requestArguments, requests: requests, cpus: cpus,
-                                               output: folder.appendingPathComponent("curl-floor.out").path, sandboxPID: sandboxPID)
-        references.curlFloor = floor.report
-        references.curlFloorCPUPerRequest = floor.cpuMicrosPerRequest
+        let all = try CurlFloorReference.runAll(requestArguments: outcome.requestArguments, requests: requests, cpus: cpus,
+                                                folder: folder, sandboxPID: sandboxPID, peers: peers, step: step)
+        references.curlFloor = all.tuned.report
+        references.curlFloorCPUPerRequest = all.tuned.cpuMicrosPerRequest
+        references.curlFloorPlain = all.plain.report
+        references.curlFloorPlainCPUPerRequest = all.plain.cpuMicrosPerRequest
+        references.peers = all.peers
         return references
     }
 }
@@ -58,11 +61,19 @@ extension Benchmark {
 struct BenchReferences {
     var h2load: [String: Any]?
     var h2loadCPUPerRequest: Double?
+    /// The tuned libcurl floor: the reference line.
     var curlFloor: [String: Any]?
     var curlFloorCPUPerRequest: Double?
+    /// The plain perform/poll floor, for the record.
+    var curlFloorPlain: [String: Any]?
+    var curlFloorPlainCPUPerRequest: Double?
+    /// Peers (`make bench-peers`), each with its report entry.
+    var peers: [[String: Any]] = []
 
-    /// The report members `h2load` and `curlFloor` (null when not run).
-    var reportMembers: [String: Any] { ["h2load": h2load ?? NSNull(), "curlFloor": curlFloor ?? NSNull()] }
+    /// The report members `h2load`, `curlFloor`, `curlFloorPlain` and `peers` (null / empty when not run).
+    var reportMembers: [String: Any] {
+        ["h2load": h2load ?? NSNull(), "curlFloor": curlFloor ?? NSNull(), "curlFloorPlain": curlFloorPlain ?? NSNull(), "peers": peers]
+    }
 
     /// The `ratio` members every bench reports: `mine` (the bench's CPU µs per request or
     /// notification) to h2load's and to the libcurl floor's CPU µs per request, under the keys

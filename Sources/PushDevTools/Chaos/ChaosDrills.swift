@@ -79,7 +79,9 @@ public enum ChaosDrills {
     // MARK: a, b — a worker dies mid-campaign
 
     static func workerDeath(_ options: ChaosOptions, signal: Int32, _ report: inout DrillReport) throws {
-        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "150"])
+        // 400 ms provider latency × 200 in flight ≈ 500 sends/s: the signal lands mid-campaign
+        // with the in-flight window full even on a fast machine.
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "400"])
         let campaign = ChaosCampaign.make(prefix: report.name, jobs: options.scaled(100, minimum: 4), perJob: 50, seed: options.seed)
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         try harness.produce(campaign.jobs)
@@ -92,9 +94,10 @@ public enum ChaosDrills {
         // The gauge is read at scrape time (exact): the last reading before the signal.
         var inFlight = 0
         let aimDeadline = Date().addingTimeInterval(20)
+        let aimStarted = Date()
         while Date() < aimDeadline && !watcher.complete {
             inFlight = first.inFlight() ?? 0
-            if inFlight >= 100 { break }
+            if inFlight >= 100 || (inFlight > 0 && Date().timeIntervalSince(aimStarted) > 2) { break }
             watcher.update(0.02)
         }
         let hitAt = Date()

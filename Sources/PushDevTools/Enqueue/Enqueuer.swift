@@ -25,10 +25,12 @@ public struct Enqueuer: Sendable {
         public var maxInFlightBytes = 256 << 20
         /// How often a progress line is reported. Default: 1 s.
         public var progressInterval: Duration
+        /// Warnings (unknown fields, template variables) make a document invalid (`--strict`).
+        public var strict = false
         public init(topic: String, batchSize: Int? = nil, skipInvalid: Bool = false, maxInFlight: Int = 10_000,
-                    progressInterval: Duration = .seconds(1)) {
+                    progressInterval: Duration = .seconds(1), strict: Bool = false) {
             self.topic = topic; self.batchSize = batchSize; self.skipInvalid = skipInvalid; self.maxInFlight = maxInFlight
-            self.progressInterval = progressInterval
+            self.progressInterval = progressInterval; self.strict = strict
         }
     }
 
@@ -64,30 +66,50 @@ public struct Enqueuer: Sendable {
         self.progress = progress
     }
 
-    /// Pass 1: every document's validation error as `line N: $.path: reason`; the valid documents.
-    public func validate(_ documents: [EnqueueDocument]) -> (valid: [EnqueueDocument], errors: [String], recipients: Int) {
-        var valid: [EnqueueDocument] = []
-        var errors: [String] = []
-        var recipients = 0
+    /// What pass 1 found.
+    public struct Validation: Sendable {
+        /// The usable documents (relative dates resolved: JobInputCheck).
+        public var valid: [EnqueueDocument]
+        /// `line N: $.path: reason`, one per problem (and per warning refused by `strict`).
+        public var errors: [String]
+        /// Documents that cannot be produced.
+        public var invalidCount: Int
+        /// `line N: warning: $.path: …`, one per warning of a usable document.
+        public var warnings: [String]
+        public var recipients: Int
+    }
+
+    /// Pass 1: checks every document the way `render` and `send` do (every problem listed,
+    /// relative dates resolved as of `now`, warnings, `strict`).
+    public func validate(_ documents: [EnqueueDocument], now: Date = Date()) -> Validation {
+        var result = Validation(valid: [], errors: [], invalidCount: 0, warnings: [], recipients: 0)
         var ticker = ProgressTicker(interval: options.progressInterval)
         for (position, document) in documents.enumerated() {
-            do {
-                let job = try JobDecoder.decode(Array(document.bytes))
-                recipients += job.recipients.count
-                valid.append(document)
-            } catch {
-                errors.append("line \(document.line): \(error)")
+            switch JobInputCheck.check(document.bytes, now: now, strict: options.strict) {
+            case .success(let checked):
+                result.recipients += checked.job.recipients.count
+                var usable = document
+                if !checked.resolvedDates.isEmpty { usable.bytes = ArraySlice(checked.job.document.jsonBytes()) }
+                result.valid.append(usable)
+                result.warnings += checked.warnings.map { "line \(document.line): warning: \($0)" }
+            case .failure(let failure):
+                result.invalidCount += 1
+                result.errors += failure.lines.map { "line \(document.line): \($0)" }
             }
-            if ticker.due() { progress("validating: \(position + 1)/\(documents.count) documents, \(recipients) recipients") }
+            if ticker.due() { progress("validating: \(position + 1)/\(documents.count) documents, \(result.recipients) recipients") }
         }
-        return (valid, errors, recipients)
+        return result
     }
 
     /// The validated input (pass 1).
     public struct Checked: Sendable {
         public var valid: [EnqueueDocument]
-        /// `line N: $.path: reason` per invalid document.
+        /// `line N: $.path: reason` per problem of the invalid documents.
         public var errors: [String]
+        /// Invalid documents (skipped with `skipInvalid`).
+        public var invalidCount: Int
+        /// `line N: warning: …` per warning of a valid document.
+        public var warnings: [String]
         public var recipients: Int
         var started: ContinuousClock.Instant
     }
@@ -99,15 +121,16 @@ public struct Enqueuer: Sendable {
         let documents = EnqueueInput.documents(input)
         guard !documents.isEmpty else { throw Failure(exitCode: ExitCode.dataError, messages: ["no job in the input"]) }
         let checked = validate(documents)
-        if !checked.errors.isEmpty && !options.skipInvalid {
+        if checked.invalidCount > 0 && !options.skipInvalid {
             let shown = checked.errors.prefix(20)
             var messages = Array(shown)
-            if checked.errors.count > shown.count { messages.append("… and \(checked.errors.count - shown.count) more invalid lines") }
-            messages.append("nothing produced: \(checked.errors.count) invalid of \(documents.count) (use --skip-invalid to produce the valid ones)")
+            if checked.errors.count > shown.count { messages.append("… and \(checked.errors.count - shown.count) more problems") }
+            messages.append("nothing produced: \(checked.invalidCount) invalid of \(documents.count) (use --skip-invalid to produce the valid ones)")
             throw Failure(exitCode: ExitCode.dataError, messages: messages)
         }
         if checked.valid.isEmpty { throw Failure(exitCode: ExitCode.dataError, messages: checked.errors + ["no valid job in the input"]) }
-        return Checked(valid: checked.valid, errors: checked.errors, recipients: checked.recipients, started: started)
+        return Checked(valid: checked.valid, errors: checked.errors, invalidCount: checked.invalidCount, warnings: checked.warnings,
+                       recipients: checked.recipients, started: started)
     }
 
     /// Validates, then produces with `producer`. Blocking: call from a thread of your own.
@@ -123,7 +146,7 @@ public struct Enqueuer: Sendable {
         let state = Mutex(DeliveryState())
         let group = DispatchGroup()
         var summary = Summary()
-        summary.skipped = checked.errors.count
+        summary.skipped = checked.invalidCount
         var ticker = ProgressTicker(interval: options.progressInterval)
         for (position, document) in checked.valid.enumerated() {
             let records: [(key: String, recipients: Int, bytes: [UInt8])]

@@ -51,6 +51,42 @@ public enum TopicDeclarations {
         return nil
     }
 
+    /// Where the declarations come from.
+    public enum Source: Sendable, Equatable, CustomStringConvertible {
+        /// `topics/*.json` files of a folder (`--dir`, `./topics`, the installed folder).
+        case directory(String)
+        /// The declarations built into the binary (``embedded``, from the repository's topics/).
+        case embedded
+
+        public var description: String {
+            switch self {
+            case .directory(let path): path
+            case .embedded: "built into pushworker"
+            }
+        }
+    }
+
+    /// `explicit` (`--dir`) when given, else `./topics`, else ``installedDirectory``, else the
+    /// declarations built into the binary: `topics print|apply` work from any directory.
+    public static func source(_ explicit: String?, currentDirectory: String = FileManager.default.currentDirectoryPath) -> Source {
+        locate(explicit, currentDirectory: currentDirectory).map(Source.directory) ?? .embedded
+    }
+
+    /// The declarations of `source`, sorted by name.
+    public static func load(_ source: Source) throws(TopicDeclarationError) -> [TopicDeclaration] {
+        switch source {
+        case .directory(let path): return try load(directory: path)
+        case .embedded: return try loadEmbedded()
+        }
+    }
+
+    /// ``embedded`` parsed, sorted by name.
+    public static func loadEmbedded() throws(TopicDeclarationError) -> [TopicDeclaration] {
+        var declarations: [TopicDeclaration] = []
+        for (file, json) in embedded { declarations.append(try parse(Array(json.utf8), file: "(built in) " + file)) }
+        return declarations.sorted { $0.name < $1.name }
+    }
+
     /// Every `*.json` directly in `directory` (schemas live in a sub-folder), sorted by name.
     public static func load(directory: String) throws(TopicDeclarationError) -> [TopicDeclaration] {
         let names: [String]

@@ -4,48 +4,61 @@ import Glibc
 import Synchronization
 #endif
 
-/// Owns one `CURLM *`. Built by ``make(maxConnectionsPerHost:maxTotalConnections:maxConcurrentStreams:)``:
-/// the handle first, then this owner around it (a non-throwing `init`), then the options; a
-/// refused option only throws, and `deinit` cleans the handle up, once.
+/// Owns one `CURLM *` and the event loop state libcurl's socket API drives on it
+/// (`pw_curl_events` in the CCurl shim: an epoll set, libcurl's timer, the corked sockets).
+/// Built by ``make(maxConnectionsPerHost:maxTotalConnections:maxConcurrentStreams:coalesceWrites:)``:
+/// the handles first, then this owner around them (a non-throwing `init`), then the options; a
+/// refused option only throws, and `deinit` cleans both up, once.
 ///
-/// Thread safety: `wakeup()` may be called from any thread (`curl_multi_wakeup` is
-/// documented thread-safe); every other use of `handle` happens on the client's I/O thread.
-/// The handle is cleaned up in `deinit`, i.e. only when neither the client nor its I/O loop
-/// references it any more, so a late `wakeup()` never touches a freed handle.
+/// Thread safety: `wakeup()` may be called from any thread (a write to an eventfd); every other
+/// use of `handle` and `events` happens on the client's I/O thread. Both are released in
+/// `deinit`, i.e. only when neither the client, its I/O loop nor a transfer references them
+/// any more, so a late `wakeup()` never touches a freed handle. `curl_multi_cleanup` runs first:
+/// closing the cached connections still calls the event callbacks.
 final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
+    let events: UnsafeMutablePointer<pw_curl_events>
 
     /// A multiplexing multi handle with the client's connection and stream limits.
-    static func make(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int) throws(HTTPClientError) -> CurlMulti {
+    static func make(maxConnectionsPerHost: Int, maxTotalConnections: Int, maxConcurrentStreams: Int,
+                     coalesceWrites: Bool = true) throws(HTTPClientError) -> CurlMulti {
         try make(options: [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
             (CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
             (CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
             (CURLMOPT_MAXCONNECTS, maxTotalConnections, "CURLMOPT_MAXCONNECTS"),
             (CURLMOPT_MAX_CONCURRENT_STREAMS, maxConcurrentStreams, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
-        ])
+        ], coalesceWrites: coalesceWrites)
     }
 
     /// A multi handle with `options` (option, value, name for the error) set in order.
-    static func make(options: [(CURLMoption, Int, String)]) throws(HTTPClientError) -> CurlMulti {
+    static func make(options: [(CURLMoption, Int, String)], coalesceWrites: Bool = true) throws(HTTPClientError) -> CurlMulti {
         CurlGlobal.ensureInitialized()
         guard let handle = curl_multi_init() else { throw HTTPClientError("curl_multi_init failed") }
-        let multi = CurlMulti(handle: handle)
+        guard let events = pw_curl_events_create(handle, coalesceWrites ? 1 : 0) else {
+            curl_multi_cleanup(handle) // no owner exists yet: freed here, and only here
+            throw HTTPClientError("cannot set up the I/O thread's event loop (epoll, eventfd or libcurl's socket callbacks)")
+        }
+        let multi = CurlMulti(handle: handle, events: events)
         for (option, value, name) in options where pw_curl_multi_setopt_long(handle, option, value) != CURLM_OK {
             throw HTTPClientError("libcurl refused \(name)=\(value)")
         }
         return multi
     }
 
-    /// Takes ownership of `handle`.
-    private init(handle: UnsafeMutableRawPointer) {
+    /// Takes ownership of `handle` and `events`.
+    private init(handle: UnsafeMutableRawPointer, events: UnsafeMutablePointer<pw_curl_events>) {
         self.handle = handle
+        self.events = events
     }
 
-    /// Interrupts a `curl_multi_poll` in progress (or the next one). Any thread.
-    func wakeup() { _ = curl_multi_wakeup(handle) }
+    /// Interrupts a wait in progress (or the next one). Any thread.
+    func wakeup() { pw_curl_events_wakeup(events) }
 
-    deinit { curl_multi_cleanup(handle) }
+    deinit {
+        curl_multi_cleanup(handle)
+        pw_curl_events_destroy(events)
+    }
 }
 
 /// CA certificates for libcurl: written once to a private temporary file handed over as

@@ -4,12 +4,20 @@ import Synchronization
 import Glibc
 #endif
 
-/// The multi loop on the client's dedicated I/O thread: takes submissions, adds easy
-/// handles, runs `curl_multi_perform` / `curl_multi_info_read`, calls completions, sleeps in
-/// `curl_multi_poll` until libcurl's next timeout, socket activity or `curl_multi_wakeup`.
+/// The multi loop on the client's dedicated I/O thread, on libcurl's socket API: takes
+/// submissions, adds easy handles, runs libcurl's timer (`curl_multi_socket_action` with
+/// `CURL_SOCKET_TIMEOUT`: it starts what was just added), calls completions, then pushes out the
+/// turn's writes (the sockets are corked while libcurl writes, uncorked before the wait) and
+/// sleeps in `epoll_wait` until a socket is ready, libcurl's timer is due or a submission wakes
+/// it; each ready socket gets its `curl_multi_socket_action` (only that connection's transfers
+/// run). The C side of the loop is `pw_curl_events` in the CCurl shim.
+///
+/// A request submitted from a completion (on this thread) needs no wake-up: the loop notices
+/// (`submittedOnLoopThread`) and starts it in the same turn, before it waits.
 ///
 /// Thread safety: `run()` is called once, on the I/O thread, and is the only code touching
-/// the mutable stored properties (`free`, `active`, `batch`, `done`). `shared` is a Mutex;
+/// the mutable stored properties (`free`, `active`, `batch`, `done`, `submittedHere`), apart
+/// from `submittedOnLoopThread()`, which only the I/O thread calls. `shared` is a Mutex;
 /// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex;
 /// `handlesCreated` is atomic.
 final class CurlIOLoop: @unchecked Sendable {
@@ -20,12 +28,16 @@ final class CurlIOLoop: @unchecked Sendable {
     let finished = Mutex(false)
     /// Easy handles created so far (each is reused until the free list is full).
     let handlesCreated = Atomic<Int>(0)
+    /// Open connections that are corked between waits, and the uncork rounds so far (tests).
+    let corkedConnections = Atomic<Int>(0)
+    let corkFlushes = Atomic<Int>(0)
 
     private var free: [CurlTransfer] = []
     /// Transfers in the multi handle; each knows its index (`activeIndex`) for O(1) removal.
     private var active: [CurlTransfer] = []
     private var batch: [HTTPSubmission] = []
     private var done: [(HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>)] = []
+    private var submittedHere = false
     private let maxFreeHandles: Int
 
     init(multi: CurlMulti, shared: HTTPClientShared, settings: TransferSettings, maxFreeHandles: Int) {
@@ -35,24 +47,34 @@ final class CurlIOLoop: @unchecked Sendable {
         self.maxFreeHandles = maxFreeHandles
     }
 
+    /// A completion running on this thread queued a request without waking the loop.
+    func submittedOnLoopThread() { submittedHere = true }
+
     func run() {
-        var running: Int32 = 0
+        let events = multi.events
         while true {
             let phase = shared.state.withLock { $0.takePending(into: &batch) }
             for submission in batch { start(submission) }
             batch.removeAll(keepingCapacity: true)
-
-            _ = curl_multi_perform(multi.handle, &running)
+            pw_curl_events_run_timer(events)
             collectFinished()
             deliver()
+            if submittedHere {
+                submittedHere = false
+                if phase == .running { continue }
+            }
 
-            var pollMS: Int32 = 1000
+            var waitMS: Int32 = 1000
             if case .draining(let deadline) = phase {
                 let now = ContinuousClock.now
                 if active.isEmpty || now >= deadline { break }
-                pollMS = Int32(min(1000, (deadline - now).wholeMilliseconds))
+                waitMS = Int32(min(1000, (deadline - now).wholeMilliseconds))
             }
-            _ = curl_multi_poll(multi.handle, nil, 0, pollMS, nil)
+            _ = pw_curl_events_wait(events, waitMS)
+            corkedConnections.store(Int(pw_curl_events_corked_count(events)), ordering: .relaxed)
+            corkFlushes.store(Int(pw_curl_events_flush_count(events)), ordering: .relaxed)
+            collectFinished()
+            deliver()
         }
         stopAll()
         finished.withLock { $0 = true }
@@ -71,7 +93,7 @@ final class CurlIOLoop: @unchecked Sendable {
             transfer = reused
         } else {
             do {
-                transfer = try CurlTransfer.make(settings: settings)
+                transfer = try CurlTransfer.make(settings: settings, multi: multi)
             } catch {
                 done.append((submission.completion, .failure(error)))
                 return

@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What every transfer of one client shares: the options derived from its configuration.
 struct TransferSettings: Sendable {
@@ -10,6 +13,8 @@ struct TransferSettings: Sendable {
     var keepAliveMS: Int
     var maxResponseBodyBytes: Int
     var proxy: String
+    var noProxy: String
+    var resolveOverrides: [String]
     var caBundle: CurlCABundle?
 }
 
@@ -38,7 +43,22 @@ final class CurlTransfer {
     /// The position of this transfer in the I/O loop's `active` array while it runs.
     var activeIndex = -1
     private let settings: TransferSettings
+    /// Kept alive while the easy handle may use its event callbacks (cork, socket close).
+    private let multi: CurlMulti
+    /// The transfer's URL, pre-parsed (`CURLOPT_CURLU`): libcurl duplicates it per transfer
+    /// instead of parsing a URL string. See `setURL`.
+    private let url: OpaquePointer
+    /// `scheme://authority` of the URL last parsed whole into `url`, when that URL had no query
+    /// or fragment: a request to the same origin then only replaces the path.
+    private var parsedOrigin: [UInt8] = []
     private var completion: HTTPCompletion?
+    /// The running request's connect-time address check (read by the open-socket callback,
+    /// on the I/O thread like everything else here).
+    private var connectPolicy: ConnectAddressPolicy?
+    /// The address the policy refused during this transfer, for its error.
+    private var refusedAddress: String?
+    /// `CURLOPT_RESOLVE`'s list: libcurl keeps the pointer, so it lives as long as the handle.
+    private var resolveList: OpaquePointer?
     private var bodyStorage: UnsafeMutableRawBufferPointer
     private let headerList = CurlHeaderList()
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -53,23 +73,29 @@ final class CurlTransfer {
     private var postFieldsSet = false
     private var customRequestSet = false
 
-    /// Creates the easy handle, wraps it, then sets the client-wide options. Throws when libcurl
-    /// refuses one (out of memory, or a libcurl built without a protocol or feature the client
-    /// needs); the transfer is then released and `deinit` cleans the handle up, once.
-    static func make(settings: TransferSettings) throws(HTTPTransportError) -> CurlTransfer {
+    /// Creates the URL and easy handles, wraps them, then sets the client-wide options. Throws
+    /// when libcurl refuses one (out of memory, or a libcurl built without a protocol or feature
+    /// the client needs); the transfer is then released and `deinit` cleans both handles up, once.
+    static func make(settings: TransferSettings, multi: CurlMulti) throws(HTTPTransportError) -> CurlTransfer {
         CurlGlobal.ensureInitialized()
+        guard let url = curl_url() else {
+            throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_url failed")
+        }
         guard let handle = curl_easy_init() else {
+            curl_url_cleanup(url) // no owner exists yet: freed here, and only here
             throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_easy_init failed")
         }
-        let transfer = CurlTransfer(handle: handle, settings: settings)
+        let transfer = CurlTransfer(handle: handle, url: url, settings: settings, multi: multi)
         try transfer.applyClientOptions()
         return transfer
     }
 
-    /// Takes ownership of `handle`.
-    private init(handle: UnsafeMutableRawPointer, settings: TransferSettings) {
+    /// Takes ownership of `handle` and `url`.
+    private init(handle: UnsafeMutableRawPointer, url: OpaquePointer, settings: TransferSettings, multi: CurlMulti) {
         self.handle = handle
+        self.url = url
         self.settings = settings
+        self.multi = multi
         bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -78,6 +104,8 @@ final class CurlTransfer {
     deinit {
         // Cleanup first: the handle may still point at the header list, body and error buffer.
         curl_easy_cleanup(handle)
+        if let resolveList { curl_slist_free_all(UnsafeMutablePointer(resolveList)) }
+        curl_url_cleanup(url)
         bodyStorage.deallocate()
         errorBuffer.deallocate()
     }
@@ -109,7 +137,23 @@ final class CurlTransfer {
         try set(CURLOPT_TCP_KEEPIDLE, settings.keepAliveSeconds)
         try set(CURLOPT_TCP_KEEPINTVL, settings.keepAliveSeconds)
         try set(CURLOPT_UPKEEP_INTERVAL_MS, settings.keepAliveMS)
+        // Never from the environment: "" = no proxy, and an explicit no-proxy list ("" = none)
+        // keeps libcurl from reading no_proxy/NO_PROXY for every transfer.
         try set(CURLOPT_PROXY, string: settings.proxy)
+        try set(CURLOPT_NOPROXY, string: settings.noProxy)
+        try set(CURLOPT_CURLU, pointer: UnsafeMutableRawPointer(url))
+        try check(pw_curl_events_attach(handle, multi.events), CURLOPT_SOCKOPTFUNCTION)
+        try check(pw_curl_easy_setopt_opensocket_cb(handle, curlOpenSocketCallback), CURLOPT_OPENSOCKETFUNCTION)
+        try set(CURLOPT_OPENSOCKETDATA, pointer: me)
+        if !settings.resolveOverrides.isEmpty {
+            for entry in settings.resolveOverrides {
+                guard let grown = curl_slist_append(resolveList.map { UnsafeMutablePointer($0) }, entry) else {
+                    throw .other(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "curl_slist_append failed")
+                }
+                resolveList = OpaquePointer(grown)
+            }
+            try set(CURLOPT_RESOLVE, pointer: resolveList.map { UnsafeMutableRawPointer($0) })
+        }
         try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
     }
 
@@ -120,6 +164,10 @@ final class CurlTransfer {
         // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
         bodyOverflowed = false
+        // A proxy connection goes to the proxy, not to the request's host: the address check
+        // applies to direct connections (docs/http-client.md).
+        connectPolicy = settings.proxy.isEmpty ? request.connectPolicy : nil
+        refusedAddress = nil
         do {
             try apply(request, cleartext: cleartext)
         } catch {
@@ -142,7 +190,7 @@ final class CurlTransfer {
 
     /// Sets the per-request options; `request` passed ``check(_:settings:)``.
     private func apply(_ request: HTTPRequest, cleartext: Bool) throws(HTTPTransportError) {
-        try set(CURLOPT_URL, string: request.url)
+        try setURL(request.url)
         if cleartextSet != cleartext {
             try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
             cleartextSet = cleartext
@@ -185,22 +233,119 @@ final class CurlTransfer {
             }
         }
 
-        // No "Expect: 100-continue" round trip, and no invented form content type.
-        let addContentType = sendsBody && !request.headers.contains { Self.isContentType($0.name) }
-        var lines = 1, bytes = 8 // "Expect:"
+        // Only the headers the request asked for: libcurl's default "Accept: */*" and its
+        // invented form content type are removed ("Name:" lines), and "Expect: 100-continue"
+        // (which libcurl adds only over HTTP/1.1, above 1 MiB) is refused where it could apply.
+        var hasAccept = false, hasContentType = false
+        var lines = 0, bytes = 0
         for header in request.headers {
             lines += 1
             bytes += CurlHeaderList.lineBytes(name: header.name, value: header.value)
+            if Self.isContentType(header.name) { hasContentType = true } else if Self.isAccept(header.name) { hasAccept = true }
         }
-        if addContentType {
-            lines += 1
-            bytes += 14 // "Content-Type:"
-        }
+        let removeContentType = sendsBody && !hasContentType
+        let removeExpect = request.body.count > Self.expectThreshold
+        if !hasAccept { lines += 1; bytes += 8 }           // "Accept:"
+        if removeContentType { lines += 1; bytes += 14 }   // "Content-Type:"
+        if removeExpect { lines += 1; bytes += 8 }         // "Expect:"
         headerList.reset(lines: lines, bytes: bytes)
         for header in request.headers { headerList.append(name: header.name, value: header.value) }
-        headerList.append(line: "Expect:")
-        if addContentType { headerList.append(line: "Content-Type:") }
+        if !hasAccept { headerList.append(line: "Accept:") }
+        if removeContentType { headerList.append(line: "Content-Type:") }
+        if removeExpect { headerList.append(line: "Expect:") }
         try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
+    }
+
+    /// libcurl 8's `EXPECT_100_THRESHOLD`: larger bodies get `Expect: 100-continue` over HTTP/1.1.
+    static let expectThreshold = 1024 * 1024
+
+    /// Points the transfer's CURLU at `url`. A URL of the origin parsed last (no query, no
+    /// fragment, a path of plain characters without dot segments: what provider URLs are) only
+    /// replaces the path, which libcurl stores as given; anything else is parsed whole, as
+    /// `CURLOPT_URL` would be. Both give libcurl the same URL: the full parse changes nothing in
+    /// such a path. A URL libcurl refuses is `.invalidRequest`. Works on the string's own
+    /// C string (no copy for a native string): the path is a NUL-terminated suffix of it.
+    private func setURL(_ text: String) throws(HTTPTransportError) {
+        let count = text.utf8.count
+        let code = text.withCString { cString -> CURLUcode in
+            let fastStart = cString.withMemoryRebound(to: UInt8.self, capacity: count + 1) { base -> Int? in
+                let bytes = UnsafeBufferPointer(start: base, count: count)
+                let start = Self.pathStart(bytes)
+                if let start, count - start >= 2, start == parsedOrigin.count,
+                   parsedOrigin.withUnsafeBufferPointer({ origin in origin.baseAddress.map { memcmp($0, base, start) == 0 } ?? false }),
+                   Self.isPlainPath(UnsafeBufferPointer(rebasing: bytes[start...])) {
+                    return start
+                }
+                // Parsed whole below; its origin is remembered (and kept only if the parse succeeds)
+                // when the URL has a path and no query or fragment.
+                parsedOrigin.removeAll(keepingCapacity: true)
+                if let start, !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) {
+                    parsedOrigin.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<start]))
+                }
+                return nil
+            }
+            if let fastStart { return curl_url_set(url, CURLUPART_PATH, cString + fastStart, 0) }
+            return curl_url_set(url, CURLUPART_URL, cString, 0)
+        }
+        guard code == CURLUE_OK else {
+            parsedOrigin.removeAll(keepingCapacity: true)
+            throw .invalidRequest("URL rejected: \(String(cString: curl_url_strerror(code)))")
+        }
+    }
+
+    /// Where the path starts in `scheme://authority/path…` (the first `/`, `?` or `#` after
+    /// `://`), nil when there is no `://` or no path.
+    static func pathStart(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        // The scheme, up to "://".
+        while index < bytes.count && bytes[index] != UInt8(ascii: ":") {
+            if bytes[index] == UInt8(ascii: "/") { return nil }
+            index += 1
+        }
+        guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+        index += 3
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    static func pathStart(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { pathStart($0) }
+    }
+
+    /// Bytes libcurl's URL parser keeps as they are in a path: unreserved characters,
+    /// sub-delims, `:`, `@`, `/` (a bit per ASCII byte; `.` is checked for segments apart).
+    /// `HTTPRequestValidation.mask` of "!$&'()*+,-./0123456789:;=" and of "@", the letters, "_~"
+    /// (literals: no lazy initialisation check per byte; `RequestBuildingTests` checks them).
+    static let plainLow: UInt64 = 0x2FFF_FFD2_0000_0000
+    static let plainHigh: UInt64 = 0x47FF_FFFE_87FF_FFFF
+
+    /// A path libcurl's URL parser would keep byte for byte: unreserved characters, sub-delims,
+    /// `:`, `@` and `/` only (no `%`, `?`, `#`, space or non-ASCII), and no `.`/`..` segment.
+    static func isPlainPath(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard path.first == UInt8(ascii: "/") else { return false }
+        let low = plainLow, high = plainHigh
+        var previous: UInt8 = 0, beforePrevious: UInt8 = 0
+        for byte in path {
+            let allowed = byte < 64 ? (low >> UInt64(byte)) & 1 : byte < 128 ? (high >> UInt64(byte - 64)) & 1 : 0
+            if allowed == 0 { return false }
+            // "/./" or "/../" (a dot segment) ahead: leave it to the full parse.
+            if byte == UInt8(ascii: "/") && previous == UInt8(ascii: ".")
+                && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
+            beforePrevious = previous
+            previous = byte
+        }
+        // A trailing "/." or "/.." segment.
+        return !(previous == UInt8(ascii: ".") && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")))
+    }
+
+    static func isPlainPath(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { isPlainPath($0) }
     }
 
     private func setCustomRequest(_ method: String?) throws(HTTPTransportError) {
@@ -222,6 +367,15 @@ final class CurlTransfer {
             zip(utf8, expected).allSatisfy { pair in
                 (pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0) == pair.1
             }
+        }
+    }
+
+    /// `accept`, in any case.
+    static func isAccept(_ name: String) -> Bool {
+        guard name.utf8.count == 6 else { return false }
+        return zip(name.utf8, "accept".utf8).allSatisfy { pair in
+            let byte = pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0
+            return byte == pair.1
         }
     }
 
@@ -276,6 +430,9 @@ final class CurlTransfer {
         responseBody = []
         responseHeaders = []
         guard code == CURLE_OK else {
+            if let refusedAddress {
+                return (completion, .failure(.addressRefused("connection to \(refusedAddress) refused by the request's address policy")))
+            }
             if bodyOverflowed || code == CURLE_FILESIZE_EXCEEDED {
                 return (completion, .failure(.protocolError("response body larger than \(settings.maxResponseBodyBytes) bytes")))
             }
@@ -354,6 +511,48 @@ final class CurlTransfer {
             return name.count
         }
     }
+}
+
+extension CurlTransfer {
+    /// `CURLOPT_OPENSOCKETFUNCTION`: the address libcurl resolved and is about to connect to
+    /// (every try, IPv4 and IPv6). Refused by the request's policy ⇒ no socket
+    /// (`CURL_SOCKET_BAD`: libcurl tries the next address, then fails with COULDNT_CONNECT).
+    fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let family = address.pointee.family
+        if let connectPolicy {
+            var bytes: [UInt8] = []
+            withUnsafeMutablePointer(to: &address.pointee.addr) { raw in
+                if family == AF_INET {
+                    raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                        var value = inet.pointee.sin_addr
+                        bytes = withUnsafeBytes(of: &value) { Array($0) }
+                    }
+                } else if family == AF_INET6, Int(address.pointee.addrlen) >= MemoryLayout<sockaddr_in6>.size {
+                    raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet6 in
+                        var value = inet6.pointee.sin6_addr
+                        bytes = withUnsafeBytes(of: &value) { Array($0) }
+                    }
+                }
+            }
+            guard bytes.count == 4 || bytes.count == 16, connectPolicy.allows(bytes) else {
+                refusedAddress = Self.text(bytes)
+                return CURL_SOCKET_BAD
+            }
+        }
+        return socket(family, address.pointee.socktype, address.pointee.protocol)
+    }
+
+    /// An address as text (dotted quad or IPv6 groups), for errors.
+    static func text(_ bytes: [UInt8]) -> String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        guard bytes.count == 16 else { return "an unknown address family" }
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
+    }
+}
+
+private let curlOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = { user, _, address in
+    guard let user, let address else { return CURL_SOCKET_BAD }
+    return Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue().openSocket(address)
 }
 
 /// `CURLOPT_WRITEFUNCTION`: copies the chunk into the transfer's body buffer.

@@ -229,23 +229,52 @@ final class RDKafkaConsumerClient: @unchecked Sendable {
     /// cooperative-sticky member got its JoinGroup response but no assignment yet.
     static let hasStickyDestroyBug = rd_kafka_version() < 0x0203_00ff
 
-    private func memberIDUnguarded() -> String? {
+    private static func memberID(_ handle: OpaquePointer) -> String? {
         guard let id = rd_kafka_memberid(handle) else { return nil }
         defer { rd_kafka_mem_free(handle, id) }
         let s = String(cString: id)
         return s.isEmpty ? nil : s
     }
 
-    /// Leaves the group (serving the final revoke on this thread) and destroys the handle.
+    /// How long ``close()`` waits for librdkafka to leave the group. Default: 15 s.
+    static let closeTimeoutSeconds = 15.0
+
+    /// The handle handed to the closing thread. Thread safety: after `closeAndWait` nothing else
+    /// uses it; the closing thread is its last user.
+    private struct ClosingHandle: @unchecked Sendable { let handle: OpaquePointer }
+
+    /// Leaves the group (serving the final revoke) and destroys the handle, on a thread of its
+    /// own, waiting at most ``closeTimeoutSeconds``: librdkafka 2.0.2 can block in
+    /// `rd_kafka_consumer_close` for good when a rebalance is under way (seen under load with the
+    /// mock cluster). Past the bound the caller goes on (logged); the thread finishes the close
+    /// if librdkafka ever returns, and the coordinator drops the member after its session
+    /// timeout otherwise. The thread holds the handle and the callbacks' context, never `self`
+    /// (this also runs from `deinit`).
     func close() {
         guard handleGuard.closeAndWait() else { return }
-        let memberBefore = memberIDUnguarded()
+        let closing = ClosingHandle(handle: handle)
+        let context = self.context
+        let finished = DispatchSemaphore(value: 0)
+        let closer = Thread {
+            Self.closeNow(closing.handle, context: context)
+            finished.signal()
+        }
+        closer.name = "rdkafka-close"
+        closer.start()
+        if finished.wait(timeout: .now() + Self.closeTimeoutSeconds) == .timedOut {
+            KafkaLogging.emit(level: 3, facility: "CLOSE",
+                              message: "consumer close did not finish in \(Int(Self.closeTimeoutSeconds)) s (librdkafka); going on without it: the group drops this member after session.timeout.ms")
+        }
+    }
+
+    private static func closeNow(_ handle: OpaquePointer, context: RDKafkaConsumerContext) {
+        let memberBefore = memberID(handle)
         let err = rd_kafka_consumer_close(handle)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             KafkaLogging.emit(level: 4, facility: "CLOSE", message: "consumer close: \(RDKafkaErrors.describe(err.rawValue))")
         }
         let hasAssignorState = context.state.withLock { $0.hasJoinedGroup }
-        if Self.hasStickyDestroyBug && !hasAssignorState && (memberBefore != nil || memberIDUnguarded() != nil) {
+        if hasStickyDestroyBug && !hasAssignorState && (memberBefore != nil || memberID(handle) != nil) {
             // Destroying now would abort the process; the handle (threads, sockets) is leaked
             // instead. Only happens when closing in the middle of the first group join.
             KafkaLogging.emit(level: 4, facility: "CLOSE", message: "consumer closed during its first group join: handle not destroyed to avoid librdkafka#4312 (upgrade librdkafka to >= 2.3.0)")

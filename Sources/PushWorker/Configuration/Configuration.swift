@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushHTTP
 import PushKafka
 import PushRedis
 
@@ -22,6 +23,11 @@ public struct Configuration: Sendable {
     /// `kid:base64key[,kid:base64key…]`; the first signs, all verify.
     public var msgIDKeys: String
     public var caFile: String?
+    /// Proxy for outbound HTTPS (providers, webhooks): `http://`, `https://` or `socks…://` URL.
+    /// nil = none; never taken from `https_proxy` & co.
+    public var httpsProxy: String?
+    /// Hosts reached directly although `httpsProxy` is set (comma-separated, libcurl's NOPROXY syntax).
+    public var noProxy: String?
     public var webPushAllowedHosts: [String]
     /// Metrics/health listener. Default `0.0.0.0:9400`.
     public var httpAddr: String
@@ -76,6 +82,8 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_MSGID_KEYS", nil, "kid:base64key[,…] msgId HMAC keys (≥ 32 bytes); first signs (required)"),
         ("PUSHWORKER_CA_FILE", nil, "extra CA bundle trusted for provider TLS (adds trust, never disables verification)"),
         ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", nil, "extra Web Push host names, comma-separated (exact, .suffix or an IP literal; no URLs, ports or wildcards)"),
+        ("PUSHWORKER_HTTPS_PROXY", nil, "proxy for provider (and webhook) HTTPS: http://, https:// or socks5h:// URL; unset = none (https_proxy & co. are never read)"),
+        ("PUSHWORKER_NO_PROXY", nil, "hosts reached directly despite PUSHWORKER_HTTPS_PROXY: comma-separated names (.suffix), IPs, CIDRs or *"),
         ("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener (IPv4:port or localhost:port)"),
         ("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)"),
         ("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)"),
@@ -186,6 +194,14 @@ public struct Configuration: Sendable {
         if configuration.claimLeaseSeconds * 1000 <= 2 * configuration.requestTimeoutMs {
             problems.append("PUSHWORKER_CLAIM_LEASE_SECONDS (\(configuration.claimLeaseSeconds) s) must be more than two request timeouts (PUSHWORKER_REQUEST_TIMEOUT_MS \(configuration.requestTimeoutMs) ms): a claim must outlive its send")
         }
+        configuration.httpsProxy = string("PUSHWORKER_HTTPS_PROXY")
+        configuration.noProxy = string("PUSHWORKER_NO_PROXY")
+        if let problem = HTTPClientConfiguration.proxyProblem(configuration.httpsProxy) {
+            problems.append("PUSHWORKER_HTTPS_PROXY: \(problem)")
+        }
+        if let noProxy = configuration.noProxy, noProxy.contains(where: { $0.isWhitespace && $0 != " " }) || noProxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            problems.append("PUSHWORKER_NO_PROXY must be a comma-separated list of hosts, IPs or CIDRs")
+        }
 
         if let level = string("PUSHWORKER_LOG_LEVEL") {
             if let parsed = LogLevel(rawValue: level.lowercased()) { configuration.logLevel = parsed }
@@ -273,6 +289,8 @@ public struct Configuration: Sendable {
             "PUSHWORKER_CREDENTIALS_DIR=\(credentialsDir ?? "")",
             "PUSHWORKER_MSGID_KEYS=\(Self.redactKeys(msgIDKeys))",
             "PUSHWORKER_CA_FILE=\(caFile ?? "")",
+            "PUSHWORKER_HTTPS_PROXY=\(httpsProxy.map(HTTPClientConfiguration.redacted) ?? "")",
+            "PUSHWORKER_NO_PROXY=\(noProxy ?? "")",
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS=\(webPushAllowedHosts.joined(separator: ","))",
             "PUSHWORKER_HTTP_ADDR=\(httpAddr)", "PUSHWORKER_MAX_IN_FLIGHT=\(maxInFlight)",
             "PUSHWORKER_SATURATION_PAUSE_MS=\(saturationPauseMs)",

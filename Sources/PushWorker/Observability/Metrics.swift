@@ -68,9 +68,29 @@ public final class Metrics: Sendable {
         "pushworker_webhook_deliveries_total": ("counter", "Webhook batch attempts by outcome (delivered, retried, rejected, failed).", ["outcome"]),
         "pushworker_webhook_events_total": ("counter", "Events delivered to webhooks.", []),
         "pushworker_webhook_dropped_total": ("counter", "Events dropped before webhook delivery (queue full or shutdown).", []),
+        // Every process (`run`, `events`): MetricsStartup.swift.
+        "pushworker_build_info": ("gauge", "Always 1: the version, git commit and C library versions of this binary.", ["version", "commit", "libcurl", "librdkafka", "openssl"]),
+        "pushworker_process_resident_memory_bytes": ("gauge", "Resident set size (process_resident_memory_bytes).", []),
+        "pushworker_process_virtual_memory_bytes": ("gauge", "Virtual memory size (process_virtual_memory_bytes).", []),
+        "pushworker_process_cpu_seconds_total": ("counter", "User and system CPU time (process_cpu_seconds_total).", []),
+        "pushworker_process_open_fds": ("gauge", "Open file descriptors (process_open_fds).", []),
+        "pushworker_process_max_fds": ("gauge", "The open file descriptor limit (process_max_fds).", []),
+        "pushworker_process_start_time_seconds": ("gauge", "Start time, Unix seconds (process_start_time_seconds).", []),
+        "pushworker_process_threads": ("gauge", "Threads of the process.", []),
     ]
 
     public init() {}
+
+    /// Exports the series at 0 until it is first updated (counters and histograms; gauges are
+    /// set when known): an `increase()` alert then sees the first event. Keeps a value already there.
+    public func declare(_ name: String, _ labels: [(String, String)] = []) {
+        let key = Key(name: name, labels: labels)
+        if Self.catalogue[name]?.type == "histogram" {
+            histograms.withLock { if $0[key] == nil { $0[key] = Histogram() } }
+        } else {
+            counters.withLock { if $0[key] == nil { $0[key] = 0 } }
+        }
+    }
 
     public func increment(_ name: String, _ labels: [(String, String)] = [], by amount: Double = 1) {
         let key = Key(name: name, labels: labels)

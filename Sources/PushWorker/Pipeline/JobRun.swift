@@ -4,10 +4,9 @@ import PushKafka
 import PushRedis
 import Synchronization
 
-/// One recipient ready to send.
+/// One recipient ready to send (its plan stays in its ``JobRun``).
 struct SendItem: Sendable {
     var index: Int
-    var plan: PlannedRecipient
     var request: ProviderRequest
 }
 
@@ -34,6 +33,8 @@ final class JobRun: Sendable {
     let credentials: AppCredentials?
     let partition: TopicPartition
     let offset: Int64
+    /// The partition's ownership generation when the message was polled (OffsetTracker).
+    let generation: Int
     let plans: [PlannedRecipient]
     /// The de-duplication key of each recipient that has a msgId.
     let keys: [DedupKey?]
@@ -60,15 +61,18 @@ final class JobRun: Sendable {
         var retries: [(recipient: Recipient, attempts: Int, delay: Double)] = []
         var retryJobProduced = false
         var isFinished = false
+        /// Final results by status (DeliveryStatus.allCases order), for the "job finished" log.
+        var statusCounts = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
     }
     private let state: Mutex<State>
 
-    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, plans: [PlannedRecipient],
-         owner: String, retentionMs: Int64, worker: Worker) {
+    init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
+         plans: [PlannedRecipient], owner: String, retentionMs: Int64, worker: Worker) {
         self.job = job
         self.credentials = credentials
         self.partition = partition
         self.offset = offset
+        self.generation = generation
         self.plans = plans
         self.keys = plans.map { $0.msgID.map(DedupKey.init(msgID:)) }
         self.owner = owner
@@ -143,9 +147,10 @@ final class JobRun: Sendable {
         worker.recorder.add(OutcomeRecorder.Entry(run: self, index: index, outcome: outcome, holdsSlot: holdsSlot))
     }
 
-    /// A final outcome was recorded: `produced` messages went to the producer for it.
-    func published(producedMessages produced: Int) {
+    /// A final outcome (`status`) was recorded: `produced` messages went to the producer for it.
+    func published(producedMessages produced: Int, status: DeliveryStatus) {
         let next = state.withLock { state -> Next in
+            if let slot = DeliveryStatus.allCases.firstIndex(of: status) { state.statusCounts[slot] += 1 }
             state.unpublished -= 1
             state.unacknowledged += produced
             return Self.next(&state)
@@ -161,6 +166,16 @@ final class JobRun: Sendable {
             return Self.next(&state)
         }
         perform(next)
+    }
+
+    /// `sent=3 invalid_token=1 … retry=2`: the final results by status (those seen), and the
+    /// recipients handed to the retry topic.
+    var outcomeSummary: String {
+        state.withLock { state in
+            var parts = zip(DeliveryStatus.allCases, state.statusCounts).filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }
+            if !state.retries.isEmpty { parts.append("retry=\(state.retries.count)") }
+            return parts.joined(separator: " ")
+        }
     }
 
     /// A job without recipients is done at once.
@@ -205,34 +220,35 @@ final class JobRun: Sendable {
 
     // MARK: results
 
-    func result(_ plan: PlannedRecipient, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
+    func result(_ index: Int, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
                 providerMessageID: String? = nil, attempts: Int? = nil, latencyMs: Double? = nil) -> ResultRecord {
-        ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
-                     userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID, platform: plan.platform,
+        ResultRecord(jobID: job.jobID, msgID: plans[index].msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
+                     userID: plans[index].recipient.userID, subscriptionID: plans[index].recipient.subscriptionID,
+                     platform: plans[index].platform,
                      status: status, reason: reason, httpStatus: httpStatus, providerMessageID: providerMessageID,
                      attempts: attempts ?? job.attempt, latencyMs: latencyMs, atUnixMs: atMs)
     }
 
     /// Maps a provider attempt onto a final result or a retry hand-off (runs on the I/O thread).
-    func outcome(of attempt: Deliverer.Attempt, plan: PlannedRecipient) -> RecipientOutcome {
+    func outcome(of attempt: Deliverer.Attempt, index: Int) -> RecipientOutcome {
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
         let attempts = job.attempt + attempt.attempts
         func final(_ status: DeliveryStatus, _ reason: String?, id: String? = nil) -> ResultRecord {
-            result(plan, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
+            result(index, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
                    attempts: attempts, latencyMs: attempt.latencyMs)
         }
         switch attempt.outcome {
         case .sent(let id):
             return .final(final(.sent, nil, id: id), isSent: true)
         case .invalidToken(let reason, let since):
-            let token = TokenRecord(appID: job.appID, platform: plan.platform, subscriptionID: plan.recipient.subscriptionID,
-                                    userID: plan.recipient.userID, tokenHash: plan.tokenHash, reason: reason,
+            let token = TokenRecord(appID: job.appID, platform: plans[index].platform, subscriptionID: plans[index].recipient.subscriptionID,
+                                    userID: plans[index].recipient.userID, tokenHash: plans[index].tokenHash, reason: reason,
                                     invalidSinceMs: since ?? nowMs, atUnixMs: nowMs)
             return .final(final(.invalidToken, reason), token: token)
         case .rejected(let reason):
             return .final(final(.rejected, reason))
         case .retry(let reason, let retryAfter, let scope):
-            if scope == .provider, let retryAfter, let platform = plan.recipient.platform {
+            if scope == .provider, let retryAfter, let platform = plans[index].recipient.platform {
                 worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)
             }
             return retryOrFail(reason, retryAfter)
@@ -244,7 +260,7 @@ final class JobRun: Sendable {
             let policy = worker.retryPolicy
             guard policy.allowsRetry(afterAttempts: attempts) else { return .final(final(.failed, reason)) }
             let delay = policy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
-            return .retry(plan.recipient, attempts: attempts, delaySeconds: delay)
+            return .retry(plans[index].recipient, attempts: attempts, delaySeconds: delay)
         }
     }
 }

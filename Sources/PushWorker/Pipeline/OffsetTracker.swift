@@ -9,34 +9,56 @@ public final class OffsetTracker: Sendable {
         var pending: Set<Int64> = []
         var highestSeen: Int64 = -1
         var committed: Int64 = -1
+        /// Which ownership of the partition this is: a partition revoked and assigned again
+        /// starts a new one, so a processing of the old one finishing late cannot release the
+        /// same offset of the new one (a redelivery in progress).
+        var generation: Int
     }
-    private let partitions = Mutex<[TopicPartition: PartitionState]>([:])
+    private struct State {
+        var partitions: [TopicPartition: PartitionState] = [:]
+        var nextGeneration = 1
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
-    /// Registers a polled message before any work on it starts.
-    public func begin(_ partition: TopicPartition, offset: Int64) {
-        partitions.withLock { states in
-            var state = states[partition, default: PartitionState()]
-            state.pending.insert(offset)
-            state.highestSeen = max(state.highestSeen, offset)
-            states[partition] = state
+    /// Registers a polled message before any work on it starts; returns the ownership
+    /// generation to hand back to ``finish(_:offset:generation:)``.
+    @discardableResult
+    public func begin(_ partition: TopicPartition, offset: Int64) -> Int {
+        state.withLock { state in
+            if state.partitions[partition] == nil {
+                state.partitions[partition] = PartitionState(generation: state.nextGeneration)
+                state.nextGeneration += 1
+            }
+            guard var current = state.partitions[partition] else { return 0 }
+            current.pending.insert(offset)
+            current.highestSeen = max(current.highestSeen, offset)
+            state.partitions[partition] = current
+            return current.generation
         }
     }
 
-    /// Marks a message finished (ignored for partitions revoked meanwhile).
-    public func finish(_ partition: TopicPartition, offset: Int64) {
-        partitions.withLock { states in
-            _ = states[partition]?.pending.remove(offset)
+    /// The ownership generation of `partition` now (nil when not owned).
+    public func generation(of partition: TopicPartition) -> Int? {
+        state.withLock { $0.partitions[partition]?.generation }
+    }
+
+    /// Marks a message finished; ignored for a partition revoked meanwhile, or owned again since
+    /// (`generation` from ``begin(_:offset:)``; nil: the current one).
+    public func finish(_ partition: TopicPartition, offset: Int64, generation: Int? = nil) {
+        state.withLock { state in
+            guard let current = state.partitions[partition], generation.map({ $0 == current.generation }) ?? true else { return }
+            state.partitions[partition]?.pending.remove(offset)
         }
     }
 
     /// Next offsets to commit (offset of the first unfinished message, or one past the highest
     /// seen), only where they moved since the last commit.
     public func committable() -> [TopicPartition: Int64] {
-        partitions.withLock { states in
+        state.withLock { state in
             var result: [TopicPartition: Int64] = [:]
-            for (partition, state) in states where state.highestSeen >= 0 {
+            for (partition, state) in state.partitions where state.highestSeen >= 0 {
                 let next = state.pending.min() ?? (state.highestSeen + 1)
                 if next > state.committed { result[partition] = next }
             }
@@ -45,11 +67,11 @@ public final class OffsetTracker: Sendable {
     }
 
     public func markCommitted(_ offsets: [TopicPartition: Int64]) {
-        partitions.withLock { states in
+        state.withLock { state in
             for (partition, offset) in offsets {
-                guard var state = states[partition] else { continue }
-                state.committed = max(state.committed, offset)
-                states[partition] = state
+                guard var current = state.partitions[partition] else { continue }
+                current.committed = max(current.committed, offset)
+                state.partitions[partition] = current
             }
         }
     }
@@ -57,9 +79,9 @@ public final class OffsetTracker: Sendable {
     /// Forgets partitions this consumer no longer owns; their unfinished messages will be
     /// redelivered to the new owner (and de-duplicated by msgId there).
     public func revoke(_ revoked: [TopicPartition]) {
-        partitions.withLock { states in for partition in revoked { states[partition] = nil } }
+        state.withLock { state in for partition in revoked { state.partitions[partition] = nil } }
     }
 
     /// Messages begun and not finished, over all partitions.
-    public var pendingCount: Int { partitions.withLock { $0.values.reduce(0) { $0 + $1.pending.count } } }
+    public var pendingCount: Int { state.withLock { $0.partitions.values.reduce(0) { $0 + $1.pending.count } } }
 }

@@ -144,7 +144,7 @@ extension Worker {
                     run.acknowledged()
                 }
             }
-            run.published(producedMessages: produced)
+            run.published(producedMessages: produced, status: result.status)
         case .retry(let recipient, let attempts, let delay):
             metrics.increment("pushworker_retries_total")
             run.deferToRetry(recipient, attempts: attempts, delay: delay)
@@ -165,9 +165,14 @@ extension Worker {
     /// Every result of `run` was acknowledged: its offset may be committed.
     func finished(_ run: JobRun) {
         activeRuns.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(run)) }
-        offsets.finish(run.partition, offset: run.offset)
+        offsets.finish(run.partition, offset: run.offset, generation: run.generation)
         let elapsed = Date().timeIntervalSince1970 - run.startedAt
         metrics.observe("pushworker_job_seconds", [], seconds: elapsed)
+        if logger.isEnabled(.info) {
+            logger.info("job finished", ["job.id": run.job.jobID, "campaign.id": run.job.campaignID, "job.recipients": "\(run.recipientCount)",
+                                         "job.outcomes": run.outcomeSummary, "job.ms": "\(Int((elapsed * 1000).rounded()))",
+                                         "kafka.partition": "\(run.partition.partition)", "kafka.offset": "\(run.offset)"])
+        }
     }
 
     /// Counts one final result in `pushworker_notifications_total`; its platform and reason

@@ -74,7 +74,7 @@ extension Worker {
     private func submit(_ run: JobRun, _ item: SendItem) {
         guard let credentials = run.credentials else { return }
         deliverer.deliver(item.request, credentials: credentials) { attempt in
-            run.complete(item.index, run.outcome(of: attempt, plan: item.plan), holdsSlot: true)
+            run.complete(item.index, run.outcome(of: attempt, index: item.index), holdsSlot: true)
         }
     }
 

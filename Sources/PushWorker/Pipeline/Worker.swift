@@ -52,6 +52,8 @@ public final class Worker: Sendable {
     /// The consumer-lag query blocks for a broker round trip: off the consumer thread.
     let lagQueue = DispatchQueue(label: "pushworker.lag")
     let lagQuerying = Atomic<Bool>(false)
+    /// The consumer's assignment as the rebalance events left it (consumer thread).
+    let assignment = Mutex<Set<TopicPartition>>([])
     /// Wakes the consumer loop waiting out a short saturation when a recipient finishes.
     let room = RoomSignal()
     /// A claim's lease: longer than a send can take (two attempts of the request timeout).
@@ -84,6 +86,8 @@ public final class Worker: Sendable {
         httpConfiguration.maxConnectionsPerHost = configuration.httpConnections
         httpConfiguration.maxConcurrentStreams = configuration.httpStreams
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
         http = try HTTP2Client(configuration: httpConfiguration)
         deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
@@ -130,27 +134,13 @@ public final class Worker: Sendable {
         var loop = WorkerLoop(settings: WorkerLoop.Settings(
             maxInFlight: configuration.maxInFlight, saturationPauseSeconds: Double(configuration.saturationPauseMs) / 1000,
             shutdownGraceSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, Double(leaseMs) / 3000)))
-        // The assignment, kept from the (incremental, cooperative-sticky) rebalance events rather
-        // than asked of librdkafka every turn.
-        var assignment = Set<TopicPartition>()
         while true {
-            for event in consumer.drainRebalanceEvents() {
-                switch event {
-                case .assigned(let partitions):
-                    logger.info("partitions assigned", ["kafka.partitions": Self.describe(partitions)])
-                    assignment.formUnion(partitions)
-                case .revoked(let partitions), .lost(let partitions):
-                    logger.info("partitions revoked", ["kafka.partitions": Self.describe(partitions)])
-                    assignment.subtract(partitions)
-                    offsets.revoke(partitions)
-                    loop.revoked(partitions)
-                }
-            }
+            applyRebalances(&loop)
             let now = Date().timeIntervalSince1970
             let reading = WorkerLoop.Reading(
                 now: now, inFlight: inFlight.load(ordering: .relaxed), unclaimed: claimQueue.withLock { $0.count },
                 unfinishedMessages: activeRuns.withLock { $0.count } + deadLettersInFlight.load(ordering: .relaxed),
-                assignment: assignment,
+                assignment: assignment.withLock { $0 },
                 redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed))
             var actions = loop.turn(reading)
             var index = 0
@@ -165,7 +155,7 @@ public final class Worker: Sendable {
                 case .pause(let partitions): consumer.pause(partitions)
                 case .resume(let partitions): consumer.resume(partitions)
                 case .poll(let max, let timeoutMs):
-                    let polled = poll(max: max, timeoutMs: timeoutMs)
+                    let polled = poll(max: max, timeoutMs: timeoutMs, loop: &loop)
                     if reading.stopRequested { continue } // draining: what arrives now is redelivered later
                     actions.insert(contentsOf: loop.polled(polled, now: Date().timeIntervalSince1970), at: index)
                 case .waitForRoom(let timeoutMs):
@@ -186,9 +176,14 @@ public final class Worker: Sendable {
         }
     }
 
-    private func poll(max: Int, timeoutMs: Int) -> [WorkerLoop.Polled] {
+    /// Polls up to `max` messages, one `poll` call at a time: a rebalance is served inside a
+    /// call (librdkafka's callback), so its events are applied before the message that call
+    /// returned is registered — a message of the new assignment is never wiped by the revoke
+    /// that came just before it, and one of a revoked partition is never begun after it.
+    private func poll(max: Int, timeoutMs: Int, loop: inout WorkerLoop) -> [WorkerLoop.Polled] {
         var polled: [WorkerLoop.Polled] = []
-        for result in consumer.pollBatch(max: max, timeout: .milliseconds(timeoutMs)) {
+        while polled.count < max, let result = consumer.poll(timeout: .milliseconds(polled.isEmpty ? timeoutMs : 0)) {
+            applyRebalances(&loop)
             switch result {
             case .failure(let error):
                 metrics.increment("pushworker_kafka_errors_total")
@@ -202,7 +197,27 @@ public final class Worker: Sendable {
                 polled.append(WorkerLoop.Polled(message: message, notBefore: notBefore))
             }
         }
+        applyRebalances(&loop)
         return polled
+    }
+
+    /// Applies the rebalances librdkafka served since the last call: the assignment (kept here
+    /// from the incremental, cooperative-sticky events rather than asked of librdkafka every
+    /// turn), the offsets of revoked partitions (forgotten: their new owner redoes them), the
+    /// loop's delayed messages and pauses.
+    private func applyRebalances(_ loop: inout WorkerLoop) {
+        for event in consumer.drainRebalanceEvents() {
+            switch event {
+            case .assigned(let partitions):
+                logger.info("partitions assigned", ["kafka.partitions": Self.describe(partitions)])
+                assignment.withLock { $0.formUnion(partitions) }
+            case .revoked(let partitions), .lost(let partitions):
+                logger.info("partitions revoked", ["kafka.partitions": Self.describe(partitions)])
+                assignment.withLock { $0.subtract(partitions) }
+                offsets.revoke(partitions)
+                loop.revoked(partitions)
+            }
+        }
     }
 
     /// The end of a drain: gives back the claims of sends that never started, lets the sends
@@ -364,23 +379,24 @@ public final class Worker: Sendable {
             expiresAtMs: job.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }, ttlSeconds: job.ttlSeconds, nowMs: nowMs,
             maximumSeconds: configuration.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, configuration.dedupMaxSeconds))
         let owner = "\(ownerPrefix)-\(processings.add(1, ordering: .relaxed).newValue)"
-        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset, plans: plans,
+        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset,
+                         generation: offsets.generation(of: partition) ?? -1, plans: plans,
                          owner: owner, retentionMs: retention, worker: self)
         activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        logger.debug("job started", ["job.id": job.jobID, "job.recipients": "\(plans.count)", "kafka.partition": "\(message.partition)",
-                                     "kafka.offset": "\(message.offset)"])
+        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(plans.count)",
+                                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
 
         var requests: [ClaimRequest] = []
-        for (index, plan) in plans.enumerated() {
-            switch plan.state {
+        for index in plans.indices {
+            switch plans[index].state {
             case .expired:
-                run.complete(index, .final(run.result(plan, .expired, reason: nil, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)))
             case .rejected(let reason):
-                run.complete(index, .final(run.result(plan, .rejected, reason: reason, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .rejected, reason: reason, atMs: nowMs)))
             case .ready:
                 if appCredentials == nil || run.keys[index] == nil {
-                    run.complete(index, .final(run.result(plan, .rejected, reason: "no_credentials", atMs: nowMs)))
+                    run.complete(index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)))
                 } else {
                     requests.append(ClaimRequest(run: run, index: index, due: now))
                 }
@@ -411,9 +427,10 @@ public final class Worker: Sendable {
             value = Array(value.prefix(producer.deadLetterMaxBytes))
         }
         let partition = message.topicPartition
+        let generation = offsets.generation(of: partition) ?? -1
         deadLettersInFlight.add(1, ordering: .relaxed)
         producer.produceReliably(topic: configuration.topicDLQ, key: message.key, value: value, headers: headers) { [self] in
-            offsets.finish(partition, offset: message.offset)
+            offsets.finish(partition, offset: message.offset, generation: generation)
             deadLettersInFlight.subtract(1, ordering: .relaxed)
         }
     }
@@ -478,17 +495,17 @@ public final class Worker: Sendable {
         var waits: [ClaimRequest] = []
         var counts = (send: 0, duplicate: 0, wait: 0, invalid: 0)
         for (position, request) in taken.enumerated() {
-            let run = request.run, index = request.index, plan = run.plans[index]
+            let run = request.run, index = request.index
             let verdict = ClaimDecision.verdict(answers.replies[position], invalidSinceMs: answers.invalidSinceMs[position],
-                                                tokenUpdatedAtMs: plan.recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
+                                                tokenUpdatedAtMs: run.plans[index].recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
             switch verdict {
             case .send:
-                guard case .ready(let request) = plan.state else { continue }
+                guard case .ready(let request) = run.plans[index].state else { continue }
                 run.noteClaimed(index, atMs: nowMs)
-                sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, plan: plan, request: request))
+                sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, request: request))
                 counts.send += 1
             case .duplicate:
-                run.complete(index, .final(run.result(plan, .duplicate, reason: nil, atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)))
                 counts.duplicate += 1
             case .wait:
                 var again = request
@@ -498,7 +515,7 @@ public final class Worker: Sendable {
                 counts.wait += 1
             case .knownInvalid:
                 run.noteClaimed(index, atMs: nowMs) // released when its outcome is recorded
-                run.complete(index, .final(run.result(plan, .invalidToken, reason: "known_invalid", atMs: nowMs)))
+                run.complete(index, .final(run.result(index, .invalidToken, reason: "known_invalid", atMs: nowMs)))
                 counts.invalid += 1
             }
         }

@@ -16,6 +16,9 @@ public final class Deliverer: Sendable {
         public var latencyMs: Double
         /// HTTP attempts made (2 after an auth refresh).
         public var attempts: Int
+        /// What went wrong below HTTP, for people (libcurl's error text, the OAuth answer): no
+        /// secret, never a label. `send` explains failures with it (``DeliveryDiagnosis``).
+        public var detail: String? = nil
     }
 
     public typealias Completion = @Sendable (Attempt) -> Void
@@ -84,7 +87,7 @@ public final class Deliverer: Sendable {
                     let outcome: ProviderOutcome = error.isRetryable
                         ? .retry(reason: "auth_unavailable", retryAfterSeconds: nil, scope: .provider)
                         : .rejected(reason: "auth_error")
-                    completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: 0, attempts: attempt))
+                    completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: 0, attempts: attempt, detail: error.reason))
                 case .success(let accessToken):
                     send(request, authorization: "Bearer " + accessToken, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
                         if case .authExpired = result.outcome, attempt == 1 {
@@ -175,7 +178,7 @@ public final class Deliverer: Sendable {
             case .failure(let error):
                 metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
                 let outcome = ResponseClassifier.classify(transport: Self.transportFailure(error))
-                completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt))
+                completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail))
             }
         }
     }
@@ -208,6 +211,7 @@ public final class Deliverer: Sendable {
         case .protocolError: .protocolError
         case .shutdown: .shutdown
         case .invalidRequest: .invalidRequest
+        case .addressRefused: .addressRefused
         case .other: .other
         }
     }

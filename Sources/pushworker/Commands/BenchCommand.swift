@@ -14,8 +14,9 @@ enum BenchCommand {
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
-    has a result, then runs h2load and pushworker-curl-floor (libcurl alone, in C) against the
-    same sandbox with the same request and connections x streams (PUSHWORKER_HTTP_CONNECTIONS x
+    has a result, then runs h2load and pushworker-curl-floor (libcurl alone, in C: the tuned
+    floor, the reference line, and the plain one for the record) against the same sandbox with
+    the same request and connections x streams (PUSHWORKER_HTTP_CONNECTIONS x
     PUSHWORKER_HTTP_STREAMS, default 2 x 100). Reports notifications/s, worker CPU µs per
     notification (and its HTTP I/O thread's), p50/p99 enqueue->result latency, peak RSS, the
     references' CPU µs per request and the ratios. Build with `swift build -c release` first.
@@ -37,6 +38,7 @@ enum BenchCommand {
       --backlog             enqueue everything before starting the workers (default: start the
                             workers, wait until ready, then enqueue as fast as possible)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
+      --peer BINARY         also run BINARY with h2load's arguments (repeatable; `make bench-peers`)
       --report FILE         JSON report (default bench-report.json)
       --svg FILE            SVG chart of results per 100 ms
       --timeout SECONDS     give up waiting for results (default 600)
@@ -74,9 +76,10 @@ enum BenchCommand {
     static func e2e(_ arguments: [String]) -> Int32 {
         run("e2e", arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg",
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer",
         ], flags: ["backlog"], timeout: (600, 5...86_400), summary: summary) { parsed in
             var options = BenchE2E.Options()
+            options.peers = parsed.allValues("peer")
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...10_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
@@ -110,9 +113,11 @@ enum BenchCommand {
     (POST /3/device/<token>, the worker's headers and payload, a provider JWT) and sends it N
     times through one client with PUSHWORKER_HTTP_CONNECTIONS x PUSHWORKER_HTTP_STREAMS (default
     2 x 100) always in flight, after a warm-up that opens the connections. Reports requests/s and
-    this process's CPU µs per request (getrusage, measured phase only; the sandbox's CPU apart),
-    then runs h2load and pushworker-curl-floor (libcurl alone) with the same request and
-    connections x streams for the ratios. Build with `swift build -c release` first.
+    this process's CPU µs per request (getrusage, measured phase only; the sandbox's CPU apart)
+    and the client's I/O thread's (pw-http-io, its own CPU clock), submit → completion latency
+    p50/p99 under load and for lone requests, then runs h2load and pushworker-curl-floor
+    (libcurl alone: --mode tuned, the reference line, and --mode plain, for the record) with the
+    same request and connections x streams for the ratios. Build with `swift build -c release` first.
 
     options:
       --requests N          requests measured (default 100000)
@@ -121,6 +126,13 @@ enum BenchCommand {
                             the sandbox; the JWT is signed with a throwaway key
       --ca-file FILE        extra CA certificates to trust (with --url)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default N; 0 skips)
+      --lone-requests N     requests sent one at a time after the measured phase (default 200)
+      --rounds N            repeat client, h2load and tuned floor N times, alternately (default 1): per-round
+                            figures and medians in the report
+      --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g. --sandbox-arg=--latency-ms=50
+      --client-cpus LIST    pin this process (the client) and the references with taskset -c LIST
+      --sandbox-cpus LIST   pin the sandbox with taskset -a -p -c LIST
+      --peer BINARY         also run BINARY with h2load's arguments (repeatable; `make bench-peers`)
       --report FILE         JSON report (default bench-http-report.json)
       --timeout SECONDS     give up on a phase after this long (default 300)
       --allow-debug         run on a debug build (figures are meaningless; for tests)
@@ -129,9 +141,16 @@ enum BenchCommand {
     """
 
     static func http(_ arguments: [String]) -> Int32 {
-        run("http", arguments, usage: httpUsage, values: ["requests", "warmup", "url", "ca-file"], flags: [],
-            timeout: (300, 1...86_400), summary: httpSummary) { parsed in
+        run("http", arguments, usage: httpUsage, values: [
+            "requests", "warmup", "url", "ca-file", "lone-requests", "sandbox-arg", "client-cpus", "sandbox-cpus", "peer", "rounds",
+        ], flags: [], timeout: (300, 1...86_400), summary: httpSummary) { parsed in
             var options = BenchHTTP.Options()
+            options.loneRequests = try parsed.integer("lone-requests", default: 200, in: 0...1_000_000)
+            options.rounds = try parsed.integer("rounds", default: 1, in: 1...100)
+            options.sandboxArguments = parsed.allValues("sandbox-arg")
+            options.clientCPUs = parsed.value("client-cpus")
+            options.sandboxCPUs = parsed.value("sandbox-cpus")
+            options.peers = parsed.allValues("peer")
             options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
             if parsed.value("warmup") != nil { options.warmup = try parsed.integer("warmup", default: 0, in: 0...100_000_000) }
             if let url = parsed.value("url") {
@@ -292,16 +311,34 @@ enum BenchCommand {
     static func httpSummary(_ report: [String: Any]) -> String {
         func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
         let client = dict("client"), h2load = dict("h2load"), sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config")
-        let curlFloor = dict("curlFloor")
+        let curlFloor = dict("curlFloor"), plainFloor = dict("curlFloorPlain")
+        let latency = client["latencyMs"] as? [String: Any] ?? [:], lone = client["loneRequestLatencyMs"] as? [String: Any] ?? [:]
+        let peers = peerLines(report)
+        let rounds = dict("rounds"), medians = rounds["median"] as? [String: Any] ?? [:]
+        let roundsLine = (rounds["count"] as? Int ?? 1) > 1 ? """
+
+          \(text(rounds["count"])) rounds, medians: I/O thread \(text(medians["ioThreadCPUMicrosPerRequest"])) µs, libcurl floor \(text(medians["curlFloorCPUMicrosPerRequest"])) µs, h2load \(text(medians["h2loadCPUMicrosPerRequest"])) µs, I/O thread/libcurl floor \(text(medians["ioThreadToCurlFloor"])) (per round \(rounds["ioThreadToCurlFloor"].map { "\($0)" } ?? "-")), loaded p99 \(text(medians["loadedP99Ms"])) ms
+        """ : ""
         return """
         pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"])))
           responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
           client             \(text(client["requestsPerSecond"])) req/s, \(text(client["cpuMicrosPerRequest"])) µs CPU/request (user \(text(client["userSeconds"])) s, sys \(text(client["systemSeconds"])) s)
+          client I/O thread  \(text(client["ioThreadCPUMicrosPerRequest"])) µs CPU/request (pw-http-io)
+          latency            p50 \(text(latency["p50"])) ms, p99 \(text(latency["p99"])) ms under load; lone requests p50 \(text(lone["p50"])) ms, p99 \(text(lone["p99"])) ms
           sandbox CPU        \(text(sandbox["cpuMicrosPerRequest"])) µs/request
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request
-          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
-          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"])), libcurl floor/h2load \(text(ratio["curlFloorToH2load"]))
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
+          plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
+          ratio I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])) (target ≤ 1.1), I/O thread/h2load \(text(ratio["ioThreadToH2load"])), libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), plain/tuned floor \(text(ratio["curlFloorPlainToTuned"]))
+          ratio client/h2load \(text(ratio["clientCPUPerRequestToH2loadCPUPerRequest"])), client/libcurl floor \(text(ratio["clientToCurlFloor"]))\(roundsLine)
         """
+    }
+
+    /// One line per peer sender (`--peer`) of a report.
+    static func peerLines(_ report: [String: Any]) -> String {
+        (report["peers"] as? [[String: Any]] ?? []).map {
+            "\n  peer               \(text($0["requestsPerSecond"])) req/s, \(text($0["cpuMicrosPerRequest"])) µs CPU/request (\(text($0["binary"])), \(text($0["version"])))"
+        }.joined()
     }
 
     static func text(_ value: Any?) -> String {
@@ -317,7 +354,8 @@ enum BenchCommand {
         func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
         let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
         let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
-        let delay = dict("resultDelayMs"), redisState = dict("redisState")
+        let delay = dict("resultDelayMs"), redisState = dict("redisState"), plainFloor = dict("curlFloorPlain")
+        let peers = peerLines(report)
         let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
         return """
         pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
@@ -330,7 +368,8 @@ enum BenchCommand {
           Redis state        \(text(redisState["bytesPerDeliveredRecipient"])) bytes per delivered recipient (used_memory delta)
           sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
-          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor, same request)
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
+          plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
           worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
           ratio worker/h2load \(text(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"])) (target ≤ 2.0)
           ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))

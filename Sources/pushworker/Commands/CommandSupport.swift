@@ -30,18 +30,33 @@ enum CommandSupport {
     /// An exit status as an error, for `Result`.
     struct Exit: Error { let code: Int32 }
 
-    /// Reads one job from `path` (or standard input) and decodes it; on failure the reason is on
-    /// stderr and the error carries the exit status (66 unreadable, 65 invalid job).
-    static func readJob(_ path: String?) -> Result<FanOutJob, Exit> {
+    /// Reads one job from `path` (or standard input): relative dates resolved, every problem
+    /// and warning on stderr (`JobInputCheck`); on failure the error carries the exit status
+    /// (66 unreadable, 65 invalid job, or a warning with `strict`).
+    static func readJob(_ path: String?, strict: Bool = false, now: Date = Date()) -> Result<FanOutJob, Exit> {
         let bytes: [UInt8]
         do { bytes = try readInput(path) } catch {
             printError("error: \(error)")
             return .failure(Exit(code: ExitCode.noInput))
         }
-        do { return .success(try JobDecoder.decode(bytes)) } catch {
-            printError("invalid job: \(error)")
+        switch JobInputCheck.check(bytes, now: now, strict: strict) {
+        case .success(let checked):
+            for warning in checked.warnings { printError("warning: \(warning)") }
+            return .success(checked.job)
+        case .failure(let failure):
+            printError(invalidJobHeader(failure))
+            for line in failure.lines { printError("  \(line)") }
             return .failure(Exit(code: ExitCode.dataError))
         }
+    }
+
+    /// `invalid job: 3 problems` / `invalid job (--strict): 2 warnings`.
+    static func invalidJobHeader(_ failure: JobInputCheck.Failure) -> String {
+        func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+        var parts: [String] = []
+        if failure.problemCount > 0 { parts.append(count(failure.problemCount, "problem")) }
+        if failure.refusedWarnings > 0 { parts.append(count(failure.refusedWarnings, "warning") + " refused by --strict") }
+        return "invalid job: " + parts.joined(separator: ", ")
     }
 
     /// Writes `text` to standard output as is.

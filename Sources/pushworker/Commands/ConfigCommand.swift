@@ -7,7 +7,8 @@ import PushDevTools
 /// `pushworker config check|print` (DESIGN §9).
 enum ConfigCommand {
     static let usage = """
-    usage: pushworker config check    report every configuration problem at once (exit 78 if any)
+    usage: pushworker config check [--connect [--timeout SECONDS]]
+                                      report every configuration problem at once (exit 78 if any)
            pushworker config print    print the effective configuration, secrets redacted
 
     Configuration: environment first, then the JSON file named by PUSHWORKER_CONFIG_FILE.
@@ -15,13 +16,30 @@ enum ConfigCommand {
     exist but cannot be used (never their content), asks librdkafka about every
     PUSHWORKER_RDKAFKA_* property (offline) and checks the tracking endpoint's EVENT_*
     variables. See docs/configuration.md.
+
+    --connect   then reaches what the configuration names, one line per check
+                (ok / WARN / FAIL): Kafka (metadata; every configured topic exists), Redis
+                (PING; the scripts load), and each app's credentials: APNs (a provider token
+                signed and sent with a dry background request to a device token APNs never
+                issues: 400 BadDeviceToken means token and topic were accepted), FCM (the
+                OAuth grant, then a validate_only send), Web Push (the VAPID key pair signs
+                and verifies). Nothing is delivered. Exit 0 when nothing failed, 1 otherwise.
+    --timeout   per check (default 10 s)
     """
 
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["timeout"], flags: ["connect"], exitCode: &code) else { return code }
         guard parsed.positionals.count == 1, ["check", "print"].contains(parsed.positionals[0]) else {
             printError("error: expected check|print\n\n\(usage)")
+            return ExitCode.usage
+        }
+        let connect = parsed.flag("connect")
+        if (connect || parsed.value("timeout") != nil) && parsed.positionals[0] != "check" {
+            printError("error: --connect and --timeout go with check\n\n\(usage)")
+            return ExitCode.usage
+        }
+        guard let timeout = CommandSupport.usageChecked(usage, { try parsed.integer("timeout", default: 10, in: 1...300) }) else {
             return ExitCode.usage
         }
         var eventProblems: [String] = []
@@ -37,8 +55,18 @@ enum ConfigCommand {
                 printError("configuration problems:\n\(Configuration.Problems(messages: problems))")
                 return ExitCode.config
             }
-            print("configuration OK")
-            return ExitCode.ok
+            CommandSupport.writeLine("configuration OK")
+            guard connect else { return ExitCode.ok }
+            CommandSupport.quietKafkaLogs(unless: false)
+            var failed = false
+            for check in [ConnectionCheck.kafka, { configuration, _ in ConnectionCheck.redis(configuration) }, ConnectionCheck.credentials]
+                as [(Configuration, Duration) -> [ConnectionCheck.Line]] {
+                for line in check(configuration, .seconds(timeout)) {
+                    CommandSupport.writeLine(line.description)
+                    if line.verdict == .failure { failed = true }
+                }
+            }
+            return failed ? ExitCode.failure : ExitCode.ok
         } catch {
             // Credentials are checked too when the folder exists, so one run lists everything.
             var messages = error.messages + eventProblems

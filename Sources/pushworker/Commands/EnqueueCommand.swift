@@ -8,7 +8,7 @@ import PushDevTools
 /// `pushworker enqueue [FILE|-]` (DESIGN §10): validates jobs and produces them to the jobs topic.
 enum EnqueueCommand {
     static let usage = """
-    usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--timeout SECONDS] [--verbose]
+    usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--strict] [--timeout SECONDS] [--verbose]
 
     Validates fan-out jobs (DESIGN §3) and produces them to PUSHWORKER_TOPIC_JOBS (default
     push.jobs.v1) at PUSHWORKER_KAFKA_BROKERS, keyed by jobId, then waits for every
@@ -16,7 +16,10 @@ enum EnqueueCommand {
     (one job per line) when it starts with `{` and holds more than one JSON value.
 
     Every line is validated before anything is produced: an invalid line prints
-    `line N: $.path: reason` and nothing is produced (exit 65).
+    `line N: $.path: reason` for every problem and nothing is produced (exit 65). Unknown
+    fields and template variables without a value or default are warnings
+    (`line N: warning: …`, the first 20 shown). createdAt/expiresAt may be relative ("now",
+    "+4h": examples/README.md); the produced job carries the resolved RFC 3339 date.
 
     options:
       --batch N          split each job into batches of N recipients (in order); batch k
@@ -25,6 +28,7 @@ enum EnqueueCommand {
       --topic T          produce here instead of PUSHWORKER_TOPIC_JOBS
       --skip-invalid     produce the valid jobs anyway; invalid lines are listed on stderr and
                          counted as skipped (exit 0 when the valid ones were produced)
+      --strict           warnings make a job invalid
       --timeout SECONDS  give up on the broker after this long (default 30)
       --verbose          show librdkafka's warnings and errors (hidden otherwise: the
                          failure itself is always reported)
@@ -38,7 +42,7 @@ enum EnqueueCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["batch", "topic", "timeout"],
-                                                flags: ["skip-invalid", "verbose"], exitCode: &code) else { return code }
+                                                flags: ["skip-invalid", "verbose", "strict"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
         guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
         guard let limits = CommandSupport.usageChecked(usage, {
@@ -57,7 +61,8 @@ enum EnqueueCommand {
             printError("error: \(error)")
             return ExitCode.noInput
         }
-        let enqueuer = Enqueuer(options: .init(topic: topic, batchSize: batch, skipInvalid: parsed.flag("skip-invalid"))) {
+        let enqueuer = Enqueuer(options: .init(topic: topic, batchSize: batch, skipInvalid: parsed.flag("skip-invalid"),
+                                               strict: parsed.flag("strict"))) {
             printError($0)
         }
         // Validate before touching Kafka: an invalid file fails the same with the broker down.
@@ -66,6 +71,8 @@ enum EnqueueCommand {
             for message in error.messages { printError(message) }
             return error.exitCode
         }
+        for warning in checked.warnings.prefix(20) { printError(warning) }
+        if checked.warnings.count > 20 { printError("… and \(checked.warnings.count - 20) more warnings") }
         // The producer first: its broker connections come up while the preflight runs.
         let producer: KafkaProducer
         do {

@@ -9,10 +9,15 @@ import PushDevTools
 /// every recipient as one JSON line, without sending anything.
 enum RenderCommand {
     static let usage = """
-    usage: pushworker render [FILE|-]
+    usage: pushworker render [FILE|-] [--strict]
 
     Dry run: decodes and validates one job (a file, or standard input) and prints one JSON line
-    per recipient: {"subscriptionId","platform","language","msgId","status","reason","request"}.
+    per recipient: {"subscriptionId","platform","language","msgId","status","reason",
+    "payloadBytes","truncated","request"} (payloadBytes: the body's size, for Web Push the
+    plaintext's; truncated: the texts cut to fit the budget).
+    Every problem of an invalid job is listed on stderr; unknown fields and template variables
+    without a value or default are warnings on stderr (--strict: errors, exit 65).
+    createdAt/expiresAt may be relative ("now", "+4h", "-10m": examples/README.md).
     Uses PUSHWORKER_CREDENTIALS_DIR when set (apps without credentials for a platform are
     rejected/no_credentials), else production endpoints with <unknown> placeholders.
     Authorization headers are redacted; Web Push bodies show the plaintext and encryptedBytes.
@@ -21,7 +26,7 @@ enum RenderCommand {
 
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, flags: ["strict"], exitCode: &code) else { return code }
         guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
         let environment = ProcessInfo.processInfo.environment
         // A dry run needs no real msgId key: without one, ids are signed with an ephemeral key.
@@ -38,8 +43,9 @@ enum RenderCommand {
             }
             configuration = nil
         }
+        let now = Date()
         let job: FanOutJob
-        switch CommandSupport.readJob(parsed.positionals.first) {
+        switch CommandSupport.readJob(parsed.positionals.first, strict: parsed.flag("strict"), now: now) {
         case .success(let decoded): job = decoded
         case .failure(let exit): return exit.code
         }
@@ -51,7 +57,7 @@ enum RenderCommand {
         } else {
             profile = .placeholder
         }
-        for plan in planner.plan(job, profile: profile, now: Date()) {
+        for plan in planner.plan(job, profile: profile, now: now) {
             CommandSupport.writeLine(line(plan))
         }
         return ExitCode.ok
@@ -67,14 +73,20 @@ enum RenderCommand {
             case .expired:
                 w.member("status", "expired")
                 w.member("reason", orNull: nil)
+                w.key("payloadBytes"); w.null()
+                w.key("truncated"); w.null()
                 w.key("request"); w.null()
             case .rejected(let reason):
                 w.member("status", "rejected")
                 w.member("reason", reason)
+                w.key("payloadBytes"); w.null()
+                w.key("truncated"); w.null()
                 w.key("request"); w.null()
             case .ready(let request):
                 w.member("status", "ready")
                 w.member("reason", orNull: nil)
+                w.member("payloadBytes", request.body.count)
+                w.member("truncated", strings: request.truncatedFields)
                 w.key("request"); writeRequest(request, to: &w)
             }
         }.text

@@ -10,25 +10,30 @@ import PushDevTools
 /// and prints one result line per recipient. The way to check that credentials work.
 enum SendCommand {
     static let usage = """
-    usage: pushworker send [FILE|-] [--attempts N]
+    usage: pushworker send [FILE|-] [--attempts N] [--strict]
 
     Delivers one job (a file, or standard input) with the credentials in
     PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (DESIGN §4 shape).
     Retryable answers are retried: at most --attempts attempts (default 3) waiting
     max(backoff, Retry-After) capped at 30 s; an auth refresh counts as an attempt.
-    Uses PUSHWORKER_CA_FILE and PUSHWORKER_WEBPUSH_ALLOWED_HOSTS. Exit 65 if the job is invalid.
+    Uses PUSHWORKER_CA_FILE and PUSHWORKER_WEBPUSH_ALLOWED_HOSTS.
+    On stderr: warnings (unknown fields, template variables; --strict makes them errors), what
+    each kind of failure most likely means (TLS, credentials, clock …) and a summary line
+      send: N recipients: sent=… invalid_token=… rejected=… failed=… expired=… duplicate=…
+    Exit 0 when every recipient was sent (or duplicate), 1 otherwise, 65 invalid job,
+    66 unreadable input, 69 libcurl unusable, 78 configuration.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["attempts"], exitCode: &code) else { return code }
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["attempts"], flags: ["strict"], exitCode: &code) else { return code }
         guard parsed.positionals.count <= 1 else { printError(usage); return ExitCode.usage }
         guard let maxAttempts = CommandSupport.usageChecked(usage, { try parsed.integer("attempts", default: 3, in: 1...20) }) else {
             return ExitCode.usage
         }
         guard let configuration = CommandSupport.configuration(.send) else { return ExitCode.config }
         let job: FanOutJob
-        switch CommandSupport.readJob(parsed.positionals.first) {
+        switch CommandSupport.readJob(parsed.positionals.first, strict: parsed.flag("strict")) {
         case .success(let decoded): job = decoded
         case .failure(let exit): return exit.code
         }
@@ -40,6 +45,8 @@ enum SendCommand {
         guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
         var httpConfiguration = HTTPClientConfiguration()
         httpConfiguration.caFile = configuration.caFile
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
         httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
         let http: HTTP2Client
         do { http = try HTTP2Client(configuration: httpConfiguration) } catch {
@@ -55,7 +62,7 @@ enum SendCommand {
         let planner = JobPlanner(keyring: keyring, webPushPolicy: webPushPolicy)
         let plans = planner.plan(job, profile: credentials?.profile, now: Date())
         let policy = RetryPolicy(maxAttempts: maxAttempts, baseDelaySeconds: 1, maxDelaySeconds: 30)
-        let results = Mutex<[Int: String]>([:])
+        let results = Mutex<[Int: Outcome]>([:])
         let group = DispatchGroup()
 
         if credentials.map({ $0.apns == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
@@ -63,13 +70,16 @@ enum SendCommand {
                          ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
         }
         for (index, plan) in plans.enumerated() {
-            @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0, latency: Double? = nil) {
+            @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0,
+                                  latency: Double? = nil, detail: String? = nil) {
                 let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
                                         variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
                                         platform: plan.platform, status: status, reason: reason, httpStatus: http,
                                         providerMessageID: id, attempts: attempts, latencyMs: latency,
                                         atUnixMs: Int64(Date().timeIntervalSince1970 * 1000)).json()
-                results.withLock { $0[index] = line }
+                let outcome = Outcome(line: line, platform: plan.recipient.platform, status: status, reason: reason, httpStatus: http,
+                                      detail: detail)
+                results.withLock { $0[index] = outcome }
             }
             switch plan.state {
             case .expired: record(.expired, nil)
@@ -87,7 +97,8 @@ enum SendCommand {
                                          ["app.id": job.appID, "platform": plan.platform, "provider.reason": outcome.reason ?? "",
                                           "http.status": attempt.httpStatus.map { "\($0)" } ?? ""])
                         }
-                        record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs)
+                        record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs,
+                               detail: attempt.detail)
                     }
                     group.leave()
                 }
@@ -95,9 +106,50 @@ enum SendCommand {
         }
         group.wait()
         http.shutdown(drainTimeout: .seconds(1))
-        let lines = results.withLock { $0 }
-        for index in plans.indices { if let line = lines[index] { CommandSupport.writeLine(line) } }
-        return ExitCode.ok
+        let outcomes = results.withLock { $0 }
+        let ordered = plans.indices.compactMap { outcomes[$0] }
+        for outcome in ordered { CommandSupport.writeLine(outcome.line) }
+        for line in report(ordered, appID: job.appID) { printError(line) }
+        return ordered.allSatisfy({ $0.status == .sent || $0.status == .duplicate }) ? ExitCode.ok : ExitCode.failure
+    }
+
+    /// One recipient's result: its §4 line and what stderr explains.
+    struct Outcome: Sendable {
+        var line: String
+        var platform: Platform?
+        var status: DeliveryStatus
+        var reason: String?
+        var httpStatus: Int?
+        var detail: String?
+    }
+
+    /// The stderr report: one explanation per kind of failure (platform, status, reason), then
+    /// the summary line `send: N recipients: sent=… …`.
+    static func report(_ outcomes: [Outcome], appID: String) -> [String] {
+        var lines: [String] = []
+        var seen: [String: Int] = [:]
+        var order: [(key: String, outcome: Outcome)] = []
+        for outcome in outcomes {
+            guard let platform = outcome.platform,
+                  DeliveryDiagnosis.hint(platform: platform, status: outcome.status, reason: outcome.reason,
+                                         httpStatus: outcome.httpStatus, detail: outcome.detail) != nil else { continue }
+            let key = "\(platform.rawValue) \(outcome.status.rawValue) \(outcome.reason ?? "-") \(outcome.httpStatus.map(String.init) ?? "-")"
+            if seen[key] == nil { order.append((key, outcome)) }
+            seen[key, default: 0] += 1
+        }
+        for (key, outcome) in order {
+            guard let platform = outcome.platform,
+                  let hint = DeliveryDiagnosis.hint(platform: platform, status: outcome.status, reason: outcome.reason,
+                                                    httpStatus: outcome.httpStatus, detail: outcome.detail) else { continue }
+            let count = seen[key] ?? 1
+            let what = [outcome.status.rawValue, outcome.reason, outcome.httpStatus.map { "HTTP \($0)" }].compactMap { $0 }.joined(separator: " ")
+            lines.append("send: \(count) \(platform.rawValue) recipient\(count == 1 ? "" : "s") of \(appID) \(what): \(hint)")
+        }
+        var counts: [DeliveryStatus: Int] = [:]
+        for outcome in outcomes { counts[outcome.status, default: 0] += 1 }
+        let parts = DeliveryStatus.allCases.map { "\($0.rawValue)=\(counts[$0] ?? 0)" }.joined(separator: " ")
+        lines.append("send: \(outcomes.count) recipient\(outcomes.count == 1 ? "" : "s"): \(parts)")
+        return lines
     }
 
     /// Provider answers that mean our credentials are wrong (not the message or the device).

@@ -13,9 +13,13 @@ enum TopicsCommand {
            pushworker topics apply [--dir D] [--dry-run] [--replication-factor N] [--timeout SECONDS] [--verbose]
 
     The declared topics are the topics/*.json files of --dir, else ./topics, else
-    /usr/share/pushworker/topics.
+    /usr/share/pushworker/topics, else the declarations built into this binary (so both
+    commands work from any directory; stderr names the source).
 
-    print   a table of the declared topics (--json: a JSON array of the declarations).
+    print   a table of the declared topics under the names this configuration uses
+            (PUSHWORKER_TOPIC_* replace the default names; SETTING names the variable,
+            DECLARED the default name when it differs). --json: a JSON array of the
+            declarations with "name" the configured name, plus "setting" and "declaredName".
     apply   compares them with the cluster at PUSHWORKER_KAFKA_BROKERS (librdkafka properties via
             PUSHWORKER_RDKAFKA_*) and creates missing topics, adds partitions where the declared
             count is higher, and sets configs that differ (keeping other topic-level overrides).
@@ -41,25 +45,26 @@ enum TopicsCommand {
             printError("error: expected print or apply\n\n\(usage)")
             return ExitCode.usage
         }
-        guard let directory = TopicDeclarations.locate(parsed.value("dir")) else {
-            printError("error: no topics folder: give --dir, or run where ./topics exists (or install \(TopicDeclarations.installedDirectory))")
-            return ExitCode.noInput
-        }
+        let source = TopicDeclarations.source(parsed.value("dir"))
         let declared: [TopicDeclaration]
-        do { declared = try TopicDeclarations.load(directory: directory) } catch {
+        do { declared = try TopicDeclarations.load(source) } catch {
             printError("error: \(error)")
             return ExitCode.noInput
         }
+        printError("topics: declarations from \(source)")
         switch verb {
         case "print":
             if parsed.flag("dry-run") || parsed.value("replication-factor") != nil || parsed.value("timeout") != nil {
                 printError("error: print takes only --dir and --json\n\n\(usage)")
                 return ExitCode.usage
             }
+            let names = configuredNames()
+            if let problem = names.problem { printError("warning: \(problem)") }
+            let topics = named(declared, names.names)
             if parsed.flag("json") {
-                CommandSupport.writeLine(json(declared))
+                CommandSupport.writeLine(json(topics))
             } else {
-                for line in table(declared) { CommandSupport.writeLine(line) }
+                for line in table(topics) { CommandSupport.writeLine(line) }
             }
             return ExitCode.ok
         case "apply":
@@ -97,14 +102,62 @@ enum TopicsCommand {
         return ExitCode.ok
     }
 
+    /// The `PUSHWORKER_TOPIC_*` settings by the default name they replace (`push.jobs.v1` →
+    /// `PUSHWORKER_TOPIC_JOBS`), from the configuration's variable table.
+    static let settings: [String: String] = Dictionary(
+        Configuration.variables.filter { $0.name.hasPrefix("PUSHWORKER_TOPIC_") }.compactMap { variable in
+            variable.defaultValue.map { ($0, variable.name) }
+        }, uniquingKeysWith: { first, _ in first })
+
+    /// The configured names by default name.
+    static func names(_ configuration: Configuration) -> [String: String] {
+        ["push.jobs.v1": configuration.topicJobs, "push.retry.v1": configuration.topicRetry,
+         "push.results.v1": configuration.topicResults, "push.tokens.v1": configuration.topicTokens,
+         "push.dlq.v1": configuration.topicDLQ, "push.events.v1": configuration.topicEvents]
+    }
+
+    /// The names the configuration uses (`print` needs no broker, key or folder): the whole
+    /// configuration when it loads, else the `PUSHWORKER_TOPIC_*` variables alone (with the
+    /// problem, for a warning).
+    static func configuredNames(environment: [String: String] = ProcessInfo.processInfo.environment) -> (names: [String: String], problem: String?) {
+        var overrides: [String: String] = [:]
+        if (environment["PUSHWORKER_MSGID_KEYS"] ?? "").isEmpty { overrides["PUSHWORKER_MSGID_KEYS"] = CommandSupport.ephemeralKeySpecification() }
+        do {
+            return (names(try Configuration.load(environment: environment, overrides: overrides, purpose: .render)), nil)
+        } catch {
+            var names: [String: String] = [:]
+            for (declared, setting) in settings {
+                if let value = environment[setting]?.trimmingCharacters(in: .whitespaces), !value.isEmpty { names[declared] = value }
+            }
+            return (names, "the configuration has problems (`pushworker config check`): topic names from the environment alone")
+        }
+    }
+
+    /// A declared topic under its configured name.
+    struct NamedTopic {
+        var declaration: TopicDeclaration
+        /// The default name in topics/ when the configuration renames it.
+        var declaredName: String?
+        /// The variable that names it (`PUSHWORKER_TOPIC_JOBS`), if any.
+        var setting: String?
+    }
+
+    static func named(_ declared: [TopicDeclaration], _ names: [String: String]) -> [NamedTopic] {
+        declared.map { declaration in
+            var topic = declaration
+            var declaredName: String?
+            if let name = names[declaration.name], name != declaration.name {
+                topic.name = name
+                declaredName = declaration.name
+            }
+            return NamedTopic(declaration: topic, declaredName: declaredName, setting: settings[declaration.name])
+        }
+    }
+
     /// Declarations with default names replaced by the configured `PUSHWORKER_TOPIC_*` names.
     static func mapped(_ declared: [TopicDeclaration], configuration: Configuration, replication: Int?) -> [TopicDeclaration] {
-        let names = ["push.jobs.v1": configuration.topicJobs, "push.retry.v1": configuration.topicRetry,
-                     "push.results.v1": configuration.topicResults, "push.tokens.v1": configuration.topicTokens,
-                     "push.dlq.v1": configuration.topicDLQ, "push.events.v1": configuration.topicEvents]
-        return declared.map { declaration in
-            var topic = declaration
-            if let name = names[declaration.name] { topic.name = name }
+        named(declared, names(configuration)).map { named in
+            var topic = named.declaration
             if let replication { topic.replicationFactor = replication }
             return topic
         }
@@ -121,11 +174,12 @@ enum TopicsCommand {
         return text
     }
 
-    static func table(_ declared: [TopicDeclaration]) -> [String] {
-        var rows = [["TOPIC", "PARTITIONS", "RF", "RETENTION", "CLEANUP", "KEY"]]
-        for d in declared {
+    static func table(_ topics: [NamedTopic]) -> [String] {
+        var rows = [["TOPIC", "PARTITIONS", "RF", "RETENTION", "CLEANUP", "KEY", "SETTING", "DECLARED"]]
+        for topic in topics {
+            let d = topic.declaration
             rows.append([d.name, "\(d.partitions)", "\(d.replicationFactor)", retention(d.configValue("retention.ms")),
-                         d.configValue("cleanup.policy") ?? "-", d.key.isEmpty ? "-" : d.key])
+                         d.configValue("cleanup.policy") ?? "-", d.key.isEmpty ? "-" : d.key, topic.setting ?? "-", topic.declaredName ?? "-"])
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -145,10 +199,13 @@ enum TopicsCommand {
         return "\(value)ms"
     }
 
-    static func json(_ declared: [TopicDeclaration]) -> String {
-        let items: [JSONValue] = declared.map { d in
-            .object(JSONObject([
+    static func json(_ topics: [NamedTopic]) -> String {
+        let items: [JSONValue] = topics.map { topic in
+            let d = topic.declaration
+            return .object(JSONObject([
                 ("name", .string(d.name)),
+                ("setting", topic.setting.map(JSONValue.string) ?? .null),
+                ("declaredName", .string(topic.declaredName ?? d.name)),
                 ("partitions", .number(JSONNumber(d.partitions))),
                 ("replicationFactor", .number(JSONNumber(d.replicationFactor))),
                 ("config", .object(JSONObject(d.config.map { ($0.key, JSONValue.string($0.value)) }))),

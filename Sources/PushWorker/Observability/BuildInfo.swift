@@ -1,0 +1,48 @@
+import CPushBuildInfo
+import PushCrypto
+import PushHTTP
+import PushHTTPServer
+import PushKafka
+import PushRedis
+
+/// What this binary is: its version, the commit it was built from, and the C libraries it runs
+/// on (`pushworker version`, the `pushworker_build_info` gauge of `run` and `events`).
+public enum BuildInfo {
+    /// The release, in one place (semantic versioning). Bump it when a release is cut.
+    public static let version = "0.3.0"
+
+    /// The git commit (12 hex digits, `-dirty` when the tree had changes) written at build time
+    /// by `make` or the Dockerfile (`--build-arg GIT_COMMIT`); "unknown" for a plain
+    /// `swift build` or a build without git.
+    public static var commit: String { String(cString: pw_build_git_commit()) }
+
+    /// The C libraries, name and version, as loaded at run time (hiredis: the headers' version,
+    /// it has no run-time query).
+    public static func libraries() -> [(name: String, version: String)] {
+        let curl = LibcurlCheck.info()
+        return [
+            ("libcurl", curl.version),
+            ("librdkafka", KafkaLibrary.version),
+            ("openssl", OpenSSLLibrary.version),
+            ("hiredis", HiredisLibrary.version),
+            ("libmicrohttpd", MicroHTTPDLibrary.version),
+        ]
+    }
+
+    /// `pushworker version`: `pushworker 0.3.0 (commit a1b2c3d4e5f6)` then one line per library.
+    public static func text() -> String {
+        var lines = ["pushworker \(version) (commit \(commit))"]
+        for library in libraries() {
+            lines.append("  \(library.name.padding(toLength: 13, withPad: " ", startingAt: 0)) \(library.version)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The labels of `pushworker_build_info` (value 1): version, commit, libcurl, librdkafka,
+    /// openssl.
+    public static func metricLabels() -> [(String, String)] {
+        let versions = Dictionary(libraries().map { ($0.name, $0.version) }, uniquingKeysWith: { first, _ in first })
+        return [("version", version), ("commit", commit), ("libcurl", versions["libcurl"] ?? ""),
+                ("librdkafka", versions["librdkafka"] ?? ""), ("openssl", versions["openssl"] ?? "")]
+    }
+}

@@ -1,0 +1,13 @@
+import CPushBuildInfo
+import Foundation
+import Testing
+
+@Suite("CPushBuildInfo")
+struct BuildCommitTests {
+    /// `make` writes commit.h (scripts/write-build-info.sh); a plain `swift build` has none.
+    @Test("the commit is 12 hex digits (-dirty when the tree had changes) or unknown")
+    func commit() {
+        let commit = String(cString: pw_build_git_commit())
+        #expect(commit == "unknown" || commit.range(of: #"^[0-9a-f]{12}(-dirty)?$"#, options: .regularExpression) != nil, "\(commit)")
+    }
+}

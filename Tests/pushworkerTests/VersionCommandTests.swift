@@ -1,0 +1,29 @@
+import Foundation
+import PushTestSupport
+import PushWorker
+import Testing
+
+@Suite("pushworker version")
+struct VersionCommandTests {
+    @Test("version and --version: the version, the commit, the C libraries; --json")
+    func version() throws {
+        for arguments in [["version"], ["--version"]] {
+            let result = try runCommand(BuiltProducts.pushworker, arguments)
+            #expect(result.status == 0)
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("pushworker \(BuildInfo.version) (commit ") == true)
+            for library in ["libcurl", "librdkafka", "openssl", "hiredis", "libmicrohttpd"] {
+                #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(library + " ") }, "\(library) in \(lines)")
+            }
+        }
+        let json = try runCommand(BuiltProducts.pushworker, ["version", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["version"] as? String == BuildInfo.version)
+        let commit = try #require(object["commit"] as? String)
+        #expect(commit == "unknown" || commit.range(of: #"^[0-9a-f]{12}(-dirty)?$"#, options: .regularExpression) != nil, "\(commit)")
+        let libraries = try #require(object["libraries"] as? [String: String])
+        #expect(libraries["librdkafka"] == "2.0.2")
+        #expect(libraries["libcurl"]?.hasPrefix("8.") == true)
+        #expect(try runCommand(BuiltProducts.pushworker, ["version", "extra"]).status == 64)
+    }
+}

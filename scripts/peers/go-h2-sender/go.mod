@@ -1,0 +1,3 @@
+module pushworker/peers/go-h2-sender
+
+go 1.19
