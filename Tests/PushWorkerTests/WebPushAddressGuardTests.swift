@@ -101,4 +101,46 @@ struct WebPushAddressGuardTests {
         #expect(refused.attempts == 0)
         #expect(((try sandbox.stats())["requests"] as? Int) == 1)
     }
+
+    /// DNS rebinding: the guard's resolver (a double) says public, libcurl's resolver (a double
+    /// too, `CURLOPT_RESOLVE`) says 127.0.0.1. Only loopback is ever contacted.
+    @Test("a name the guard saw public but libcurl resolves to 127.0.0.1 is refused at connect time: endpoint_not_allowed, nothing sent")
+    func rebindingRefusedAtConnect() throws {
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        var configuration = HTTPClientConfiguration()
+        configuration.caFile = sandbox.certificatePath
+        configuration.resolveOverrides = ["push.rebind.test:\(sandbox.port):127.0.0.1"]
+        let http = try HTTP2Client(configuration: configuration)
+        defer { http.shutdown(drainTimeout: .seconds(1)) }
+        let credentials = AppCredentials.load(appID: "app_cli", folder: URL(fileURLWithPath: sandbox.credentialsPath + "/app_cli"))
+        let subscription = try CLITest.subscription(sandbox)
+        let job = try JobDecoder.decode(Array(CLITest.job(recipients: [#"{"subscriptionId":"w1","platform":"web","subscription":\#(subscription)}"#]).utf8))
+        let lyingResolver: WebPushAddressGuard.Resolver = { $0 == "push.rebind.test" ? ["93.184.215.14"] : nil }
+        func deliver(allowList: [String]) throws -> Deliverer.Attempt? {
+            let policy = WebPushPolicy(extraAllowedHosts: ["127.0.0.1"] + allowList)
+            let deliverer = Deliverer(http: http, metrics: Metrics(), logger: Logger(level: .critical), requestTimeout: .seconds(10),
+                                      webPushGuard: WebPushAddressGuard(policy: policy, resolver: lyingResolver))
+            let planner = JobPlanner(keyring: try MsgIDKeyring(parsing: CLITest.keys), webPushPolicy: policy)
+            guard case .ready(var request) = planner.plan(job, profile: credentials.profile, now: Date())[0].state else { return nil }
+            request.url = request.url.replacingOccurrences(of: "127.0.0.1", with: "push.rebind.test")
+            request.webPush?.endpoint = request.url
+            let box = Mutex<Deliverer.Attempt?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            deliverer.deliver(request, credentials: credentials) { attempt in
+                box.withLock { $0 = attempt }
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + 20)
+            return box.withLock { $0 }
+        }
+        // Allowed by a suffix (not listed explicitly): the guard's answer was public, the connection's is not.
+        let refused = try #require(try deliver(allowList: [".rebind.test"]))
+        #expect(refused.outcome == .rejected(reason: "endpoint_not_allowed"), "\(refused)")
+        #expect(((try sandbox.stats())["requests"] as? Int) == 0, "nothing reached the server")
+        // Listed explicitly: private addresses are accepted for it, so libcurl connects (and TLS
+        // then fails: the sandbox's certificate does not name push.rebind.test).
+        let listed = try #require(try deliver(allowList: ["push.rebind.test"]))
+        guard case .retry(let reason, _, _) = listed.outcome else { Issue.record("expected a TLS retry, got \(listed)"); return }
+        #expect(reason == "tls_error", "\(listed)")
+    }
 }

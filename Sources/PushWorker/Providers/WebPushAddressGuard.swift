@@ -18,10 +18,10 @@ import Glibc
 /// an address at all refuses the host (fail closed).
 ///
 /// Resolution runs on a private dispatch queue (`getaddrinfo` blocks), never on the caller's
-/// thread unless the verdict is cached. Limit: curl resolves the name again when it connects,
-/// so a DNS answer that changes within that window (rebinding) is not caught here; the
-/// connect-time check in the transport (the address libcurl actually connects to, against the
-/// same classifier) closes that gap (docs/security.md).
+/// thread unless the verdict is cached. curl resolves the name again when it connects, so a DNS
+/// answer that changes within that window (rebinding) is not caught here: the Deliverer also
+/// checks the address libcurl actually connects to, against the same classifier
+/// (``Deliverer/publicAddressesOnly``, docs/security.md).
 public final class WebPushAddressGuard: Sendable {
     /// What the guard decided for a host.
     public enum Verdict: Sendable, Equatable {
