@@ -7,12 +7,4 @@ public enum RedisArgument: Sendable, Equatable, ExpressibleByStringLiteral, Expr
 
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .int(value) }
-
-    func append(to buffer: inout [UInt8]) {
-        switch self {
-        case .bytes(let bytes): buffer.append(contentsOf: bytes)
-        case .string(let string): buffer.append(contentsOf: string.utf8)
-        case .int(let value): buffer.append(contentsOf: String(value).utf8)
-        }
-    }
 }

@@ -12,10 +12,9 @@ import Glibc
 /// context (`err != 0`) the context is unusable and the owner drops it.
 final class HiredisContext {
     private let context: UnsafeMutablePointer<redisContext>
-    /// Reused argument buffers, so a pipeline of thousands of commands allocates little.
-    private var flat: [UInt8] = []
-    private var lengths: [Int] = []
-    private var offsets: [Int] = []
+    /// The reused RESP buffer of ``append(contentsOf:)``, so a pipeline of thousands of commands
+    /// allocates little.
+    private var formatted: [UInt8] = []
 
     /// Takes ownership of `handle`.
     private init(handle: UnsafeMutablePointer<redisContext>) {
@@ -54,7 +53,7 @@ final class HiredisContext {
     /// Writes every command, then reads one reply per command: one round trip.
     /// Throws only for connection-level failures (the context is then dead); error replies are values.
     func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
-        for command in commands { try append(command) }
+        try append(contentsOf: commands)
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
         for _ in commands { replies.append(try readReply()) }
@@ -63,29 +62,79 @@ final class HiredisContext {
 
     /// Formats one command into the output buffer (nothing is sent yet).
     func append(_ command: [RedisArgument]) throws(RedisError) {
-        flat.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        for argument in command {
-            let start = flat.count
-            argument.append(to: &flat)
-            offsets.append(start)
-            lengths.append(flat.count - start)
-        }
-        flat.append(0) // never empty, so the base address exists even for empty arguments
-        // hiredis copies the arguments into its output buffer before returning, so the pointers
-        // only need to live for this call.
-        let status: Int32 = flat.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return REDIS_ERR }
-            let raw = UnsafeRawPointer(base)
-            var argv: [UnsafePointer<CChar>?] = offsets.map { raw.advanced(by: $0).assumingMemoryBound(to: CChar.self) }
-            return argv.withUnsafeMutableBufferPointer { argvBuffer in
-                lengths.withUnsafeBufferPointer { lengthBuffer in
-                    redisAppendCommandArgv(context, Int32(command.count), argvBuffer.baseAddress, lengthBuffer.baseAddress)
+        try append(contentsOf: [command])
+    }
+
+    /// Formats `commands` as RESP (`*argc`, then `$len` and the bytes of each argument) into one
+    /// buffer and hands it to hiredis in one `redisAppendFormattedCommand`: the same bytes as
+    /// `redisAppendCommandArgv` per command, without an argv array and an sds string per
+    /// command (a cluster batch is hundreds of small script calls; docs/redis.md "Cluster").
+    func append(contentsOf commands: [[RedisArgument]]) throws(RedisError) {
+        if commands.isEmpty { return }
+        formatted.removeAll(keepingCapacity: true)
+        for command in commands {
+            Self.appendHeader(UInt8(ascii: "*"), command.count, to: &formatted)
+            for argument in command {
+                switch argument {
+                case .string(let text):
+                    var text = text
+                    Self.appendHeader(UInt8(ascii: "$"), text.utf8.count, to: &formatted)
+                    text.withUTF8 { formatted.append(contentsOf: $0) }
+                case .bytes(let bytes):
+                    Self.appendHeader(UInt8(ascii: "$"), bytes.count, to: &formatted)
+                    formatted.append(contentsOf: bytes)
+                case .int(let value):
+                    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: Int64.min has 20 characters
+                    let count = withUnsafeMutableBytes(of: &digits) { Self.decimal(value, into: $0) }
+                    Self.appendHeader(UInt8(ascii: "$"), count, to: &formatted)
+                    withUnsafeBytes(of: &digits) { formatted.append(contentsOf: $0.prefix(count)) }
                 }
+                formatted.append(0x0D)
+                formatted.append(0x0A)
+            }
+        }
+        let status: Int32 = formatted.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return REDIS_ERR }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                redisAppendFormattedCommand(context, $0, bytes.count)
             }
         }
         if status != REDIS_OK { throw contextError() }
+    }
+
+    /// `<marker><count>\r\n`.
+    private static func appendHeader(_ marker: UInt8, _ count: Int, to buffer: inout [UInt8]) {
+        buffer.append(marker)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let length = withUnsafeMutableBytes(of: &digits) { decimal(Int64(count), into: $0) }
+        withUnsafeBytes(of: &digits) { buffer.append(contentsOf: $0.prefix(length)) }
+        buffer.append(0x0D)
+        buffer.append(0x0A)
+    }
+
+    /// Writes `value` in decimal at the start of `out` (≥ 20 bytes; no heap); returns the length.
+    private static func decimal(_ value: Int64, into out: UnsafeMutableRawBufferPointer) -> Int {
+        var magnitude = value.magnitude
+        var length = 0
+        repeat {
+            out[length] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            length += 1
+        } while magnitude > 0
+        if value < 0 {
+            out[length] = UInt8(ascii: "-")
+            length += 1
+        }
+        // Reverse in place.
+        var low = 0, high = length - 1
+        while low < high {
+            let byte = out[low]
+            out[low] = out[high]
+            out[high] = byte
+            low += 1
+            high -= 1
+        }
+        return length
     }
 
     // MARK: Non-blocking use (HiredisExchange: several servers at once)
