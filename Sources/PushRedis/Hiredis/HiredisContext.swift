@@ -71,29 +71,43 @@ final class HiredisContext {
     /// command (a cluster batch is hundreds of small script calls; docs/redis.md "Cluster").
     func append(contentsOf commands: [[RedisArgument]]) throws(RedisError) {
         if commands.isEmpty { return }
-        formatted.removeAll(keepingCapacity: true)
+        // A local, uniquely referenced buffer: appending to the stored property would pay an
+        // exclusivity check per byte run.
+        var buffer: [UInt8] = []
+        swap(&buffer, &formatted)
+        defer { swap(&buffer, &formatted) }
+        buffer.removeAll(keepingCapacity: true)
         for command in commands {
-            Self.appendHeader(UInt8(ascii: "*"), command.count, to: &formatted)
+            buffer.append(UInt8(ascii: "*"))
+            Self.appendDecimal(Int64(command.count), to: &buffer)
+            buffer.append(0x0D)
+            buffer.append(0x0A)
             for argument in command {
                 switch argument {
-                case .string(let text):
-                    var text = text
-                    Self.appendHeader(UInt8(ascii: "$"), text.utf8.count, to: &formatted)
-                    text.withUTF8 { formatted.append(contentsOf: $0) }
+                case .string(var text):
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(text.utf8.count), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    text.withUTF8 { buffer.append(contentsOf: $0) }
                 case .bytes(let bytes):
-                    Self.appendHeader(UInt8(ascii: "$"), bytes.count, to: &formatted)
-                    formatted.append(contentsOf: bytes)
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(bytes.count), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    buffer.append(contentsOf: bytes)
                 case .int(let value):
-                    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: Int64.min has 20 characters
-                    let count = withUnsafeMutableBytes(of: &digits) { Self.decimal(value, into: $0) }
-                    Self.appendHeader(UInt8(ascii: "$"), count, to: &formatted)
-                    withUnsafeBytes(of: &digits) { formatted.append(contentsOf: $0.prefix(count)) }
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(Self.decimalLength(value)), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    Self.appendDecimal(value, to: &buffer)
                 }
-                formatted.append(0x0D)
-                formatted.append(0x0A)
+                buffer.append(0x0D)
+                buffer.append(0x0A)
             }
         }
-        let status: Int32 = formatted.withUnsafeBufferPointer { bytes in
+        let status: Int32 = buffer.withUnsafeBufferPointer { bytes in
             guard let base = bytes.baseAddress else { return REDIS_ERR }
             return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                 redisAppendFormattedCommand(context, $0, bytes.count)
@@ -102,39 +116,27 @@ final class HiredisContext {
         if status != REDIS_OK { throw contextError() }
     }
 
-    /// `<marker><count>\r\n`.
-    private static func appendHeader(_ marker: UInt8, _ count: Int, to buffer: inout [UInt8]) {
-        buffer.append(marker)
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let length = withUnsafeMutableBytes(of: &digits) { decimal(Int64(count), into: $0) }
-        withUnsafeBytes(of: &digits) { buffer.append(contentsOf: $0.prefix(length)) }
-        buffer.append(0x0D)
-        buffer.append(0x0A)
-    }
-
-    /// Writes `value` in decimal at the start of `out` (≥ 20 bytes; no heap); returns the length.
-    private static func decimal(_ value: Int64, into out: UnsafeMutableRawBufferPointer) -> Int {
+    /// Characters of `value` in decimal (a `-` included).
+    static func decimalLength(_ value: Int64) -> Int {
         var magnitude = value.magnitude
-        var length = 0
-        repeat {
-            out[length] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+        var length = value < 0 ? 2 : 1
+        while magnitude >= 10 {
             magnitude /= 10
             length += 1
-        } while magnitude > 0
-        if value < 0 {
-            out[length] = UInt8(ascii: "-")
-            length += 1
-        }
-        // Reverse in place.
-        var low = 0, high = length - 1
-        while low < high {
-            let byte = out[low]
-            out[low] = out[high]
-            out[high] = byte
-            low += 1
-            high -= 1
         }
         return length
+    }
+
+    /// Appends `value` in decimal, most significant digit first (no intermediate String).
+    static func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        repeat {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (magnitude / divisor) % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 
     // MARK: Non-blocking use (HiredisExchange: several servers at once)
