@@ -58,7 +58,8 @@ bench-events: deps build-info
 	.build/release/pushworker bench events --duration 15
 
 # Reliability drills against real processes (docs/reliability.md): worker SIGKILL/SIGTERM,
-# broker outage, Redis restart, provider 429/503 storms, 410 flood, hostile jobs, fuzzing.
+# broker outage, Redis restart, provider 429/503 storms, 410 flood, hostile jobs, fuzzing, and
+# the worker on a Redis Cluster (a campaign, slots migrated, a master killed: cluster-* drills).
 chaos: build
 	@$(BIN) chaos --seconds 60
 

@@ -58,9 +58,40 @@ struct BenchSmokeTests {
         #expect(plain["mode"] as? String == "plain" && plain["succeeded"] as? Int == 200, "plain floor: \(plain["output"] ?? "")")
         let throughput = try #require(object["throughput"] as? [String: Any])
         #expect((throughput["resultsPerBucket"] as? [Int])?.reduce(0, +) == 120)
+        let redis = try #require(object["redis"] as? [String: Any])
+        #expect(redis["mode"] as? String == "standalone")
+        #expect((redis["roundTripsPerJob"] as? Double ?? 0) > 0, "claims and records of 5 jobs")
 
         let chart = try String(contentsOfFile: svg, encoding: .utf8)
         #expect(chart.hasPrefix("<svg") && chart.contains("</svg>"))
+    }
+
+    @Test("bench e2e --compare-standalone: the same workload on redis-server and on a 3-master Redis Cluster, the figures side by side")
+    func tinyCompareRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-compare-smoke")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "120", "--job-size", "25", "--compare-standalone", "--rounds", "1",
+            "--report", report, "--timeout", "120",
+        ], timeout: 240)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+        #expect(run.stdout.contains("worker CPU cluster / standalone"))
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["schema"] as? String == "pushworker-bench-e2e-compare/1")
+        let runs = try #require(object["runs"] as? [[String: Any]])
+        #expect(runs.map { $0["mode"] as? String } == ["standalone", "cluster"])
+        for entry in runs {
+            let figures = try #require(entry["figures"] as? [String: Any])
+            #expect(figures["complete"] as? Bool == true, "\(entry)")
+            #expect((figures["redisRoundTripsPerJob"] as? Double ?? 0) > 0)
+            #expect(figures["workerCPUMicrosPerNotification"] is NSNumber)
+        }
+        let cluster = try #require(runs.last?["figures"] as? [String: Any])
+        #expect((cluster["nodePipelinesPerRoundTrip"] as? Double ?? 0) > 1, "a batch reaches several masters")
+        let ratio = try #require(object["ratio"] as? [String: Any])
+        #expect(ratio["clusterToStandaloneWorkerCPU"] is NSNumber)
     }
 
     @Test("bench http with a tiny N sends every request through the client, then h2load, and reports every figure")

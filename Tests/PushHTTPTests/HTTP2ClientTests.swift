@@ -67,17 +67,24 @@ struct HTTP2ClientTests {
         let server = try NghttpdServer()
         let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
         defer { client.shutdown(drainTimeout: .seconds(1)) }
-        let start = ContinuousClock.now
+        // A stall is one request waiting for something that never comes: each request carries
+        // a 5 s timeout (a stalled one throws .timeout) and the slowest one is bounded well
+        // below it. No bound on the total: under a full parallel test run the machine's speed
+        // varies too much for one, and the total is not what this test is about.
+        var slowest = Duration.zero
         var connections = 0
         var notFound = 0
         for i in 0..<10_000 {
+            let start = ContinuousClock.now
             let response = try await client.send(HTTPRequest(url: "\(server.origin)/missing/\(i)", timeout: .seconds(5))).get()
+            // Request 0 also connects and handshakes (seconds under a loaded parallel run).
+            if i > 0 { slowest = max(slowest, ContinuousClock.now - start) }
             connections += response.connectionsOpened
             if response.status == 404 && !response.body.isEmpty && response.httpVersion == 2 { notFound += 1 }
         }
         #expect(notFound == 10_000)
         #expect(connections == 1)
-        #expect(elapsed(since: start) < 30)
+        #expect(slowest < .seconds(3), "slowest request took \(slowest)")
         #expect(client.inFlight == 0)
     }
 

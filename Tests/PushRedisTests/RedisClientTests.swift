@@ -53,6 +53,25 @@ struct RedisClientTests {
         #expect(replies[3].integerValue == -42)
     }
 
+    @Test("arguments reach Redis byte for byte: integers at both ends of Int64, 0, non-ASCII and long strings, empty and binary bytes, a 1,236-argument command")
+    func argumentsAsSent() throws {
+        let server = try RedisServer()
+        let client = try RedisClient(url: server.url)
+        let texts = ["", "ç€😀", String(repeating: "x", count: 100_000), "a\r\nb", "\u{0}"]
+        let numbers: [Int64] = [0, 7, -1, 10, 1_000_000_007, .max, .min]
+        var commands: [[RedisArgument]] = texts.map { ["ECHO", .string($0)] }
+        commands += numbers.map { ["ECHO", .int($0)] }
+        commands += [["ECHO", .bytes([])], ["ECHO", .bytes([0, 0xFF, 13, 10])]]
+        let many: [RedisArgument] = ["RPUSH", "many"] + (0..<1234).map { .int(Int64($0)) }
+        commands.append(many)
+        let replies = try client.pipeline(commands)
+        #expect(Array(replies.prefix(texts.count)) == texts.map { RedisReply.string(Array($0.utf8)) })
+        #expect(Array(replies[texts.count..<(texts.count + numbers.count)]) == numbers.map { RedisReply.string(Array(String($0).utf8)) })
+        #expect(replies[texts.count + numbers.count] == .string([]))
+        #expect(replies[texts.count + numbers.count + 1] == .string([0, 0xFF, 13, 10]))
+        #expect(replies.last == .integer(1234))
+    }
+
     @Test("the async pipeline returns the same replies")
     func asyncPipeline() async throws {
         let server = try RedisServer()
@@ -210,7 +229,8 @@ struct RedisArgumentDecimalTests {
     @Test("integers are written as Redis parses them back", arguments: [Int64.min, -9_223_372_036_854_775_807, -1, 0, 7, 10, 1_234_567_890_123_456_789, Int64.max])
     func decimal(value: Int64) {
         var buffer: [UInt8] = [0x2A]
-        RedisArgument.int(value).append(to: &buffer)
+        HiredisContext.appendDecimal(value, to: &buffer)
         #expect(buffer == [0x2A] + Array(String(value).utf8))
+        #expect(HiredisContext.decimalLength(value) == String(value).utf8.count)
     }
 }

@@ -33,6 +33,12 @@ package struct BenchE2E: Benchmark {
         package var sandboxArguments: [String] = []
         package var brokers: String?
         package var redisURL: String?
+        /// Start a Redis Cluster (3 masters, `clusterReplicas` replicas each) instead of redis-server.
+        package var redisCluster = false
+        package var clusterReplicas = 0
+        /// `--compare-standalone`: `rounds` × (standalone, cluster) alternating (``BenchE2ECompare``).
+        package var compareStandalone = false
+        package var rounds = 3
         package var h2loadRequests: Int?
         /// Extra senders run with h2load's arguments (`make bench-peers`).
         package var peers: [String] = []
@@ -51,8 +57,16 @@ package struct BenchE2E: Benchmark {
     static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1"]
 
     let options: Options
+    /// A cluster started by the caller (``BenchE2ECompare`` shares one across rounds); flushed
+    /// before the run.
+    let sharedCluster: LocalRedisCluster?
 
-    package init(options: Options) { self.options = options }
+    package init(options: Options) { self.init(options: options, cluster: nil) }
+
+    init(options: Options, cluster: LocalRedisCluster?) {
+        self.options = options
+        self.sharedCluster = cluster
+    }
 
     /// Partitions per topic: the mock keeps ~5 MiB / 100k messages per partition, so size for the run.
     static func autoPartitions(notifications: Int, jobSize: Int) -> Int {
@@ -71,6 +85,30 @@ package struct BenchE2E: Benchmark {
             return Int64(line.dropFirst("used_memory:".count))
         }
         return nil
+    }
+
+    /// `used_memory` of the Redis `url` names: the server's, or the sum over a cluster's
+    /// masters (each asked directly; nil if one does not answer).
+    static func usedMemory(url: String) -> Int64? {
+        guard let target = try? RedisTarget(url: url) else { return nil }
+        switch target {
+        case .standalone(let endpoint):
+            guard let client = try? RedisClient(endpoint: endpoint) else { return nil }
+            defer { client.close() }
+            return usedMemory(client)
+        case .cluster(let endpoint):
+            guard let cluster = try? RedisClusterClient(endpoint: endpoint) else { return nil }
+            defer { cluster.close() }
+            guard (try? cluster.refreshSlotMap()) != nil, let masters = cluster.slotMap()?.masters, !masters.isEmpty else { return nil }
+            var total: Int64 = 0
+            for master in masters {
+                guard let client = try? RedisClient(url: "redis://\(master.host.contains(":") ? "[\(master.host)]" : master.host):\(master.port)") else { return nil }
+                defer { client.close() }
+                guard let used = usedMemory(client) else { return nil }
+                total += used
+            }
+            return total
+        }
     }
 
     // MARK: - Run
@@ -98,14 +136,28 @@ package struct BenchE2E: Benchmark {
         }
         defer { cluster?.close() }
         var redis: LocalRedis?
+        var redisCluster: LocalRedisCluster?
         let redisURL: String
-        if let url = options.redisURL { redisURL = url } else {
+        if let url = options.redisURL { redisURL = url } else if let shared = sharedCluster {
+            try shared.flushAll()
+            redisCluster = shared
+            redisURL = shared.url
+        } else if options.redisCluster {
+            step("starting a Redis Cluster (3 masters, \(options.clusterReplicas) replica(s) each)")
+            let started = try LocalRedisCluster(folder: folder, masters: 3, replicasPerMaster: options.clusterReplicas)
+            redisCluster = started
+            redisURL = started.url
+        } else {
             step("starting Redis")
             let local = try LocalRedis(folder: folder)
             redis = local
             redisURL = local.url
         }
-        defer { redis?.child.stop() }
+        defer {
+            redis?.child.stop()
+            if sharedCluster == nil { redisCluster?.stop() }
+        }
+        let isCluster = redisURL.hasPrefix(RedisClusterEndpoint.scheme)
         step("starting the provider sandbox (\(options.sandboxThreads) thread(s))")
         let sandbox = try Sandbox(folder: folder, apps: [Self.appID], seed: "bench-\(runID)", extra: ["--threads", "\(options.sandboxThreads)"] + options.sandboxArguments)
         defer { sandbox.child.stop() }
@@ -169,9 +221,7 @@ package struct BenchE2E: Benchmark {
             try producer.flush(timeout: .seconds(120))
         }
         // De-duplication state: Redis memory before the campaign and after it (DESIGN §8 "Memory").
-        let stateRedis = try RedisClient(url: redisURL)
-        defer { stateRedis.close() }
-        let redisMemoryBefore = Self.usedMemory(stateRedis)
+        let redisMemoryBefore = Self.usedMemory(url: redisURL)
         if options.backlog { try enqueue() }
 
         // Workers.
@@ -200,9 +250,11 @@ package struct BenchE2E: Benchmark {
             }
             try enqueue()
         }
+        // The workers' Redis round trips (read at scrape time) from here to the last result.
+        let roundTripsAtStart = options.backlog ? 0 : Self.redisRoundTrips(workers.map(\.port))
         let sandboxCPUAtStart = ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0
-        let redisPID = redis?.child.process.processIdentifier
-        let redisCPUAtStart = redisPID.flatMap { ProcessStats.cpuSeconds(pid: $0) } ?? 0
+        let redisPIDs = redisCluster?.pids ?? redis.map { [$0.child.process.processIdentifier] } ?? []
+        let redisCPUAtStart = redisPIDs.isEmpty ? nil : redisPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +)
         let benchCPUAtStart = ProcessStats.selfCPUSeconds()
 
         // Read results until every recipient has one.
@@ -252,14 +304,24 @@ package struct BenchE2E: Benchmark {
             }
         }
         let finishedAt = Date()
-        // Recorded outcomes are in Redis before their results are produced: the state is complete.
-        let redisMemoryAfter = Self.usedMemory(stateRedis)
+        let roundTrips = Self.redisRoundTrips(workers.map(\.port)).map { $0 - (roundTripsAtStart ?? 0) }
         let workerCPU = workerPIDs.map { ProcessStats.cpuSeconds(pid: $0) ?? 0 }
         let workerHWM = workerPIDs.map { ProcessStats.memoryBytes(pid: $0) ?? 0 }
         let workerThreads = workerPIDs.first.map { ProcessStats.threadCPU(pid: $0) } ?? []
         let sandboxCPUWorkerPhase = (ProcessStats.cpuSeconds(pid: sandboxPID) ?? 0) - sandboxCPUAtStart
-        let redisCPU = redisPID.flatMap { ProcessStats.cpuSeconds(pid: $0) }.map { $0 - redisCPUAtStart }
+        let redisCPU = redisCPUAtStart.map { redisPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +) - $0 }
         let benchCPU = ProcessStats.selfCPUSeconds() - benchCPUAtStart
+        // Recorded outcomes are in Redis before their results are produced: the state is complete.
+        let redisMemoryAfter = Self.usedMemory(url: redisURL)
+        // A cluster's per-node pipelines are published after each readiness probe (every 2 s).
+        var nodePipelines: Double?
+        if isCluster {
+            usleep(2_200_000)
+            nodePipelines = workers.compactMap { Self.metricsText(port: $0.port) }
+                .map { text in text.split(separator: "\n").filter { $0.hasPrefix("pushworker_redis_node_round_trips_total{") }
+                    .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +) }
+                .reduce(0, +)
+        }
         let workersAlive = workers.allSatisfy { $0.child.isRunning }
         step("\(distinct)/\(options.notifications) results in \(String(format: "%.2f", finishedAt.timeIntervalSince(spawnedAt))) s; stopping the worker(s)")
         for worker in workers { worker.child.stop(grace: 15) }
@@ -345,7 +407,16 @@ package struct BenchE2E: Benchmark {
                           "from": "job produce call to the result's `at`"] as [String: Any],
             "sandbox": ["cpuSecondsWorkerPhase": Self.round(sandboxCPUWorkerPhase, 3),
                         "cpuMicrosPerNotification": distinct > 0 ? Self.round(sandboxCPUWorkerPhase / Double(distinct) * 1e6, 2) : NSNull()] as [String: Any],
-            "redis": ["cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull()] as [String: Any],
+            "redis": [
+                "mode": isCluster ? "cluster" : "standalone",
+                "clusterStartedByBench": redisCluster != nil,
+                "cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull(),
+                "cpuMicrosPerNotification": redisCPU.map { distinct > 0 ? Self.round($0 / Double(distinct) * 1e6, 2) : 0 } ?? NSNull(),
+                "roundTrips": roundTrips ?? NSNull(),
+                "roundTripsPerJob": roundTrips.map { Self.round($0 / Double(max(1, jobs.count)), 2) } ?? NSNull(),
+                "nodePipelinesPerRoundTrip": nodePipelines.flatMap { pipelines in roundTrips.map { $0 > 0 ? Self.round(pipelines / $0, 2) : 0 } } ?? NSNull(),
+                "what": "worker's Redis round trips (pushworker_redis_round_trips_total, readiness probes included) from ready to the last result; node pipelines: every pipeline sent to a cluster node over the whole run ÷ those round trips; CPU: every redis-server process started by the bench",
+            ] as [String: Any],
             "benchProcess": ["cpuSecondsWorkerPhase": Self.round(benchCPU, 3),
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
             "ratio": references.ratios(perNotification, toH2load: "workerCPUPerNotificationToH2loadCPUPerRequest", toCurlFloor: "workerToCurlFloor")
@@ -387,6 +458,47 @@ package struct BenchE2E: Benchmark {
     static func pin(pid: Int32, cpus: String) throws {
         let finished = try ProcessStats.runMeasured(["taskset", "-a", "-p", "-c", cpus, "\(pid)"], output: "/dev/null")
         guard finished.status == 0 else { throw DemoError("taskset -a -p -c \(cpus) \(pid) failed") }
+    }
+
+    /// `pushworker_redis_round_trips_total` summed over the workers' `/metrics`; nil if one does not answer.
+    static func redisRoundTrips(_ ports: [UInt16]) -> Double? {
+        var total = 0.0
+        for port in ports {
+            guard let text = metricsText(port: port),
+                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix("pushworker_redis_round_trips_total ") }),
+                  let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { return nil }
+            total += value
+        }
+        return total
+    }
+
+    /// `GET /metrics` on a worker's listener (HTTP/1.0), nil if it does not answer.
+    static func metricsText(port: UInt16) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let request = Array("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return nil }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            response.append(contentsOf: buffer[0..<count])
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.1 200") || text.hasPrefix("HTTP/1.0 200"), let body = text.range(of: "\r\n\r\n") else { return nil }
+        return String(text[body.upperBound...])
     }
 
     /// `GET /readyz` on the worker's listener answers 200.

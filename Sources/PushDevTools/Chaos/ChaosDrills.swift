@@ -13,10 +13,13 @@ import PushEvents
 public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
     public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
-                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"]
+                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + clusterDrillNames
 
-    /// Runs drill `name`; a drill that cannot even set up reports a failed check.
-    public static func run(_ name: String, _ options: ChaosOptions) -> DrillReport {
+    /// Runs drill `name`; a drill that cannot even set up reports a failed check. The cluster
+    /// drills use `cluster` when given (the tests share one), otherwise start their own.
+    public static func run(_ name: String, _ options: ChaosOptions) -> DrillReport { run(name, options, cluster: nil) }
+
+    static func run(_ name: String, _ options: ChaosOptions, cluster: LocalRedisCluster?) -> DrillReport {
         let started = Date()
         var report = DrillReport(name: name)
         do {
@@ -33,6 +36,9 @@ public enum ChaosDrills {
             case "410-flood": try unregisteredFlood(options, &report)
             case "hostile-jobs": try HostileJobs.run(options, &report)
             case "fuzz": ChaosFuzz.run(options, &report)
+            case "cluster-campaign": try withCluster(cluster, options) { try clusterCampaign(options, cluster: $0, &report) }
+            case "cluster-reshard": try withCluster(cluster, options) { try clusterReshard(options, cluster: $0, &report) }
+            case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }
             default: report.check("known drill", name, false)
             }
         } catch {

@@ -73,10 +73,13 @@ final class ChaosHarness {
     let credentialsDir: String
     let seed = "chaos-seed"
     let msgIDKeys: String
+    /// The Redis Cluster the workers use instead of the harness's own redis-server (cluster drills).
+    let cluster: LocalRedisCluster?
     private var workerCount = 0
 
-    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = [], partitions: Int = 2) throws {
+    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = [], partitions: Int = 2, cluster: LocalRedisCluster? = nil) throws {
         self.options = options
+        self.cluster = cluster
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-chaos-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var keyBytes = [UInt8](repeating: 0, count: 32)
@@ -109,7 +112,7 @@ final class ChaosHarness {
             return port != 0
         }) else { throw ChaosError("sandbox did not start: \(sandbox.log().suffix(500))") }
         sandboxPort = port
-        try startRedis()
+        if cluster == nil { try startRedis() }
     }
 
     deinit {
@@ -120,7 +123,7 @@ final class ChaosHarness {
     }
 
     var origin: String { "https://127.0.0.1:\(sandboxPort)" }
-    var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+    var redisURL: String { cluster?.url ?? "redis://127.0.0.1:\(redisPort)" }
 
     func log(_ text: String) { if options.verbose { printError("    · \(text)") } }
 
@@ -170,6 +173,10 @@ final class ChaosHarness {
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("pushworker_in_flight") }),
                   let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { return nil }
             return Int(value)
+        }
+        /// `GET /metrics` (Prometheus text; empty when the listener does not answer).
+        func metricsText() -> String {
+            ChaosHarness.curl(["-s", "--max-time", "2", "http://127.0.0.1:\(httpPort)/metrics"])
         }
         /// `GET /readyz` status code (0 when the listener does not answer).
         func readyz() -> Int {

@@ -12,10 +12,9 @@ import Glibc
 /// context (`err != 0`) the context is unusable and the owner drops it.
 final class HiredisContext {
     private let context: UnsafeMutablePointer<redisContext>
-    /// Reused argument buffers, so a pipeline of thousands of commands allocates little.
-    private var flat: [UInt8] = []
-    private var lengths: [Int] = []
-    private var offsets: [Int] = []
+    /// The reused RESP buffer of ``append(contentsOf:)``, so a pipeline of thousands of commands
+    /// allocates little.
+    private var formatted: [UInt8] = []
 
     /// Takes ownership of `handle`.
     private init(handle: UnsafeMutablePointer<redisContext>) {
@@ -54,7 +53,7 @@ final class HiredisContext {
     /// Writes every command, then reads one reply per command: one round trip.
     /// Throws only for connection-level failures (the context is then dead); error replies are values.
     func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
-        for command in commands { try append(command) }
+        try append(contentsOf: commands)
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
         for _ in commands { replies.append(try readReply()) }
@@ -63,29 +62,81 @@ final class HiredisContext {
 
     /// Formats one command into the output buffer (nothing is sent yet).
     func append(_ command: [RedisArgument]) throws(RedisError) {
-        flat.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        for argument in command {
-            let start = flat.count
-            argument.append(to: &flat)
-            offsets.append(start)
-            lengths.append(flat.count - start)
-        }
-        flat.append(0) // never empty, so the base address exists even for empty arguments
-        // hiredis copies the arguments into its output buffer before returning, so the pointers
-        // only need to live for this call.
-        let status: Int32 = flat.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return REDIS_ERR }
-            let raw = UnsafeRawPointer(base)
-            var argv: [UnsafePointer<CChar>?] = offsets.map { raw.advanced(by: $0).assumingMemoryBound(to: CChar.self) }
-            return argv.withUnsafeMutableBufferPointer { argvBuffer in
-                lengths.withUnsafeBufferPointer { lengthBuffer in
-                    redisAppendCommandArgv(context, Int32(command.count), argvBuffer.baseAddress, lengthBuffer.baseAddress)
+        try append(contentsOf: [command])
+    }
+
+    /// Formats `commands` as RESP (`*argc`, then `$len` and the bytes of each argument) into one
+    /// buffer and hands it to hiredis in one `redisAppendFormattedCommand`: the same bytes as
+    /// `redisAppendCommandArgv` per command, without an argv array and an sds string per
+    /// command (a cluster batch is hundreds of small script calls; docs/redis.md "Cluster").
+    func append(contentsOf commands: [[RedisArgument]]) throws(RedisError) {
+        if commands.isEmpty { return }
+        // A local, uniquely referenced buffer: appending to the stored property would pay an
+        // exclusivity check per byte run.
+        var buffer: [UInt8] = []
+        swap(&buffer, &formatted)
+        defer { swap(&buffer, &formatted) }
+        buffer.removeAll(keepingCapacity: true)
+        for command in commands {
+            buffer.append(UInt8(ascii: "*"))
+            Self.appendDecimal(Int64(command.count), to: &buffer)
+            buffer.append(0x0D)
+            buffer.append(0x0A)
+            for argument in command {
+                switch argument {
+                case .string(var text):
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(text.utf8.count), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    text.withUTF8 { buffer.append(contentsOf: $0) }
+                case .bytes(let bytes):
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(bytes.count), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    buffer.append(contentsOf: bytes)
+                case .int(let value):
+                    buffer.append(UInt8(ascii: "$"))
+                    Self.appendDecimal(Int64(Self.decimalLength(value)), to: &buffer)
+                    buffer.append(0x0D)
+                    buffer.append(0x0A)
+                    Self.appendDecimal(value, to: &buffer)
                 }
+                buffer.append(0x0D)
+                buffer.append(0x0A)
+            }
+        }
+        let status: Int32 = buffer.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return REDIS_ERR }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                redisAppendFormattedCommand(context, $0, bytes.count)
             }
         }
         if status != REDIS_OK { throw contextError() }
+    }
+
+    /// Characters of `value` in decimal (a `-` included).
+    static func decimalLength(_ value: Int64) -> Int {
+        var magnitude = value.magnitude
+        var length = value < 0 ? 2 : 1
+        while magnitude >= 10 {
+            magnitude /= 10
+            length += 1
+        }
+        return length
+    }
+
+    /// Appends `value` in decimal, most significant digit first (no intermediate String).
+    static func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        repeat {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (magnitude / divisor) % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 
     // MARK: Non-blocking use (HiredisExchange: several servers at once)

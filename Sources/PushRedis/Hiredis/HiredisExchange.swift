@@ -27,7 +27,7 @@ enum HiredisExchange {
         active.reserveCapacity(parts.count)
         for (index, part) in parts.enumerated() {
             do throws(RedisError) {
-                for command in part.commands { try part.context.append(command) }
+                try part.context.append(contentsOf: part.commands)
                 try part.context.writeAvailable()
                 replies[index].reserveCapacity(part.commands.count)
                 active.append(index)

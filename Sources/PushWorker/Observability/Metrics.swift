@@ -41,6 +41,7 @@ public final class Metrics: Sendable {
         "pushworker_retries_total": ("counter", "Recipients handed to the retry topic.", []),
         "pushworker_dlq_total": ("counter", "Jobs sent to the dead-letter topic.", []),
         "pushworker_redis_errors_total": ("counter", "Redis errors.", []),
+        "pushworker_redis_round_trips_total": ("counter", "Redis round trips (pipelines; one per batch however many cluster nodes it reaches), read at scrape time.", []),
         // Redis Cluster only (`redis+cluster://`), per node, from RedisClusterClient.nodeStats().
         "pushworker_redis_node_round_trips_total": ("counter", "Pipelines sent to a Redis Cluster node.", ["node"]),
         "pushworker_redis_node_errors_total": ("counter", "Connection errors with a Redis Cluster node.", ["node"]),

@@ -106,8 +106,6 @@ extension Worker {
             if isRedisHealthy {
                 do {
                     try state.record(records, invalid: invalid)
-                    let sent = records.filter { $0.sentRetentionMs != nil }
-                    if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
                 } catch {
                     redisFailed(error, during: "record")
                 }
@@ -116,6 +114,11 @@ extension Worker {
                 // when it is back (reRecordSent), and released claims expire with their lease.
                 metrics.increment("pushworker_redis_record_skipped_total", by: Double(records.count))
             }
+            // Kept whether the record succeeded, failed or was skipped: a processing whose
+            // records did not reach Redis can finish before Redis is back, and then only this
+            // ring still knows its sent markers for reRecordSent (a failover: the cluster drill).
+            let sent = records.filter { $0.sentRetentionMs != nil }
+            if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
         }
         var released = 0
         for entry in entries {

@@ -111,6 +111,8 @@ public final class Worker: Sendable {
         box.worker = self
         metrics.gauge("pushworker_in_flight") { [weak self] in Double(self?.inFlight.load(ordering: .relaxed) ?? 0) }
         metrics.gauge("pushworker_claims_queued") { [weak self] in Double(self?.claimQueue.withLock { $0.count } ?? 0) }
+        let client = redis
+        metrics.gauge("pushworker_redis_round_trips_total") { Double(client.roundTripCount) }
     }
 
     /// Whether `/readyz` should answer 200: Redis answers and the consumer joined its group.

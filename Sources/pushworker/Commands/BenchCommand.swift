@@ -34,7 +34,13 @@ enum BenchCommand {
       --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
                             --sandbox-arg=--throttle-share=0.05 to exercise retries
       --brokers HOST:PORT   use this Kafka (e.g. `pushworker dev-broker`; topics must exist)
-      --redis-url URL       use this Redis instead of starting redis-server
+      --redis-url URL       use this Redis instead of starting redis-server (redis:// or redis+cluster://)
+      --redis-cluster       start a Redis Cluster of 3 masters (redis-cli --cluster create) instead
+      --cluster-replicas N  replicas per master of that cluster (default 0)
+      --compare-standalone  with the cluster: --rounds pairs of runs, standalone and cluster
+                            alternating (the same workload each), medians and the cluster/standalone
+                            worker CPU ratio (target <= 1.10); h2load skipped unless --h2load-requests
+      --rounds N            pairs of runs for --compare-standalone (default 3)
       --backlog             enqueue everything before starting the workers (default: start the
                             workers, wait until ready, then enqueue as fast as possible)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
@@ -76,8 +82,8 @@ enum BenchCommand {
     static func e2e(_ arguments: [String]) -> Int32 {
         run("e2e", arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer",
-        ], flags: ["backlog"], timeout: (600, 5...86_400), summary: summary) { parsed in
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer", "cluster-replicas", "rounds",
+        ], flags: ["backlog", "redis-cluster", "compare-standalone"], timeout: (600, 5...86_400), summary: e2eSummary) { parsed in
             var options = BenchE2E.Options()
             options.peers = parsed.allValues("peer")
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
@@ -95,9 +101,15 @@ enum BenchCommand {
             options.redisURL = parsed.value("redis-url")
             options.svg = parsed.value("svg")
             options.backlog = parsed.flag("backlog")
+            options.redisCluster = parsed.flag("redis-cluster")
+            options.clusterReplicas = try parsed.integer("cluster-replicas", default: 0, in: 0...2)
+            options.compareStandalone = parsed.flag("compare-standalone")
+            options.rounds = try parsed.integer("rounds", default: 3, in: 1...50)
+            if options.compareStandalone { options.redisCluster = true }
+            if options.redisCluster && options.redisURL != nil { throw PushCore.UsageError("--redis-cluster starts its own cluster: drop --redis-url") }
             return options
         } bench: { options in
-            try BenchE2E(options: options).run()
+            options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
             if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
                 let title = "pushworker bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
@@ -350,11 +362,16 @@ enum BenchCommand {
         }
     }
 
+    static func e2eSummary(_ report: [String: Any]) -> String {
+        (report["schema"] as? String)?.hasPrefix("pushworker-bench-e2e-compare") == true ? BenchE2ECompare.summary(report) : summary(report)
+    }
+
     static func summary(_ report: [String: Any]) -> String {
         func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
         let worker = dict("worker"), h2load = dict("h2load"), latency = dict("latencyMs"), results = dict("results")
         let sandbox = dict("sandbox"), ratio = dict("ratio"), config = dict("config"), curlFloor = dict("curlFloor")
         let delay = dict("resultDelayMs"), redisState = dict("redisState"), plainFloor = dict("curlFloorPlain")
+        let redis = dict("redis")
         let peers = peerLines(report)
         let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
         return """
@@ -366,6 +383,7 @@ enum BenchCommand {
           latency            p50 \(text(latency["p50"])) ms, p99 \(text(latency["p99"])) ms (enqueue → result)
           result delay       p50 \(text(delay["p50"])) ms, p99 \(text(delay["p99"])) ms (provider answer → result on push.results.v1)
           Redis state        \(text(redisState["bytesPerDeliveredRecipient"])) bytes per delivered recipient (used_memory delta)
+          Redis (\(text(redis["mode"])))  \(text(redis["roundTripsPerJob"])) round trips/job, \(text(redis["nodePipelinesPerRoundTrip"])) node pipelines/round trip, server CPU \(text(redis["cpuMicrosPerNotification"])) µs/notification
           sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
           libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
