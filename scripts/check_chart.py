@@ -260,6 +260,10 @@ SETS: dict[str, dict] = {
                     "hosts": ["e.push.example.com", "e2.push.example.com"],
                     "tls": [{"secretName": "events-tls", "hosts": ["e.push.example.com", "e2.push.example.com"]}]}},
         "networkPolicy": {"enabled": True, "ingressFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}]}}),
+    # Every tracking-endpoint limit set explicitly.
+    "events-limits": merged(REQUIRED, {"events": {
+        "enabled": True, "ipv6Prefix": 56, "rateLimitBuckets": 200000, "idleTimeoutSeconds": 10,
+        "connectionsPerIP": 0, "httpThreads": 4}}),
     # NodePort with a fixed port and the Cluster policy; an Ingress without hosts and without trustedProxies.
     "events-nodeport": merged(REQUIRED, {"events": {
         "enabled": True, "service": {"type": "NodePort", "nodePort": 30080, "externalTrafficPolicy": "Cluster"},
@@ -312,6 +316,8 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
     "credentials-without-items": (merged(REQUIRED, {"credentials": {"existingSecret": "creds"}}), "credentials.items is required"),
     "schema-typo-key": (merged(REQUIRED, {"replicas": 3}), "additional properties"),
     "schema-bad-rate-limit": (merged(REQUIRED, {"events": {"enabled": True, "rateLimit": "lots"}}), "rateLimit"),
+    "schema-bad-ipv6-prefix": (merged(REQUIRED, {"events": {"enabled": True, "ipv6Prefix": 129}}), "ipv6Prefix"),
+    "schema-bad-connections-per-ip": (merged(REQUIRED, {"events": {"enabled": True, "connectionsPerIP": "many"}}), "connectionsPerIP"),
     "redis-url-with-password": (merged(REQUIRED, {"redis": {"url": "redis://:s3cret@redis:6379/0"}}), "carries a password"),
     "redis-password-key-without-secret": (merged(REQUIRED, {"redis": {"existingSecretPasswordKey": "redis-password"}}),
                                           "needs redis.existingSecret"),
@@ -748,6 +754,17 @@ def expect_events(set_name: str, docs: list[dict], eff: dict, notes: str) -> Non
           and env_names(ec).get("EVENT_RATE_LIMIT", {}).get("value") == eff["events"]["rateLimit"])
     check(L("EVENT_TRUSTED_PROXIES from events.trustedProxies"),
           env_names(ec).get("EVENT_TRUSTED_PROXIES", {}).get("value") == eff["events"]["trustedProxies"])
+    env = env_names(ec)
+    for name, key in (("EVENT_IPV6_PREFIX", "ipv6Prefix"), ("EVENT_RATE_LIMIT_BUCKETS", "rateLimitBuckets"),
+                      ("EVENT_IDLE_TIMEOUT_SECONDS", "idleTimeoutSeconds"), ("EVENT_CONNECTIONS_PER_IP", "connectionsPerIP"),
+                      ("EVENT_HTTP_THREADS", "httpThreads")):
+        wanted = eff["events"][key]
+        got = env.get(name, {}).get("value")
+        # Empty values leave the variable out: the binary's default applies.
+        check(L(f"{name} from events.{key}"), got == (None if wanted == "" else str(wanted)), repr(got))
+    known = set(re.findall(r'"(EVENT_[A-Z0-9_]+)"', open("Sources/PushEvents/EventsProcess.swift").read()))
+    unknown = sorted(n for n in env if n.startswith("EVENT_") and n not in known)
+    check(L("every EVENT_* variable rendered is one `pushworker events` reads"), not unknown, ", ".join(unknown))
     svc = find(docs, "Service", f"{FULLNAME}-events")
     want = eff["events"]["service"]
     if svc is not None:
