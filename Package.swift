@@ -27,6 +27,7 @@ let package = Package(
         // C logic over those libraries, each with its own header (include/) and test target.
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
+        .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
 
         // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
@@ -51,24 +52,26 @@ let package = Package(
         // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
         .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushHTTPServer"], swiftSettings: strict),
         .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
+        .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox"],
+            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
 
         // The executable: the one argument parser and the subcommands.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc"],
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CMalloc"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka", "PushProcess"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
+        .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Foundation
+import PushProcess
 import PushCore
 import PushKafkaMock
 import PushSandbox
@@ -154,13 +155,9 @@ final class ChaosHarness {
         let httpPort: UInt16
         init(child: ChildProcess, httpPort: UInt16) { self.child = child; self.httpPort = httpPort }
         var pid: Int32 { child.process.processIdentifier }
-        func signal(_ signal: Int32) { kill(pid, signal) }
+        func signal(_ signal: Int32) { child.process.signal(signal) }
         /// Waits for the exit; nil if still running after `timeout`.
-        func wait(timeout: Double) -> Int32? {
-            guard ChildProcess.waitFor(timeout: timeout, { !child.isRunning }) else { return nil }
-            child.process.waitUntilExit()
-            return child.process.terminationStatus
-        }
+        func wait(timeout: Double) -> Int32? { child.process.wait(timeout: timeout)?.status }
         /// `/proc/<pid>/status` VmRSS in KiB.
         func rssKiB() -> Int? {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -236,16 +233,7 @@ final class ChaosHarness {
     // MARK: Sandbox
 
     static func curl(_ arguments: [String]) -> String {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return "" }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        (try? Subprocess.capture("/usr/bin/curl", arguments, timeout: 30).stdout) ?? ""
     }
 
     func sandboxStats() -> [String: Any] {

@@ -1,4 +1,5 @@
 import Foundation
+import PushProcess
 import PushCore
 import PushKafka
 import PushKafkaMock
@@ -284,32 +285,18 @@ final class Sandbox: Sendable {
 
     /// `pushworker sandbox subscriptions COUNT --origin O --seed S [--prefix P]`, one JSON line each.
     static func subscriptions(executable: String, origin: String, seed: String, count: Int, prefix: String?) throws -> [String] {
-        let output = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed]
-            + (prefix.map { ["--prefix", $0] } ?? [])
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
+        let arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed] + (prefix.map { ["--prefix", $0] } ?? [])
+        let output: String
+        do { output = try Subprocess.capture(executable, arguments).stdout } catch { throw DemoError(error.description) }
+        let lines = output.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
         guard lines.count == count else { throw DemoError("sandbox subscriptions printed \(lines.count) lines, expected \(count)") }
         return lines
     }
 
     /// `GET /_sandbox/stats` through the curl CLI (a summary line for the demo, nothing more).
     func stats() -> String? {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "--max-time", "5", "--cacert", certificate, "\(origin)/_sandbox/stats"]
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        guard let (status, output) = try? Subprocess.capture("/usr/bin/curl", ["-s", "--max-time", "5", "--cacert", certificate, "\(origin)/_sandbox/stats"], timeout: 10),
+              status == 0 else { return nil }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -4,25 +4,19 @@ import PushEvents
 import PushCore
 import PushKafkaMock
 import PushSandbox
+import PushProcess
 
-/// A child process the CLI started (demo, bench): stopped by PID when dropped.
-package final class ChildProcess: @unchecked Sendable {
-    // Thread safety: `process` is created in init and only used through Process's thread-safe
-    // calls (isRunning, terminate, processIdentifier) afterwards.
-    package let process = Process()
+/// A child process the CLI started (demo, bench, chaos): stopped by PID when dropped. Started
+/// with posix_spawn (PushProcess), never Foundation's `Process` (see CPushSpawn/pushspawn.h).
+package final class ChildProcess: Sendable {
+    package let process: Subprocess
     let logURL: URL
 
+    /// stdout and stderr go to `log` (truncated first).
     package init(_ executable: String, _ arguments: [String], log: URL, environment: [String: String]? = nil) throws {
         logURL = log
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try Subprocess(executable, arguments, environment: environment, stdin: .null,
+                                 stdout: .file(log.path), stderr: .file(log.path, append: true))
     }
 
     var isRunning: Bool { process.isRunning }
@@ -31,13 +25,7 @@ package final class ChildProcess: @unchecked Sendable {
 
     package func stop(grace: Double = 5) {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(grace)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.stop(grace: grace)
     }
 
     deinit { stop(grace: 2) }

@@ -99,7 +99,7 @@ final class LocalRedisCluster: Sendable {
     /// Stops every node at once (SIGKILL: nothing is persisted anyway) and reaps them.
     func stop() {
         let all = processes.withLock { processes -> [ChildProcess] in defer { processes.removeAll() }; return Array(processes.values) }
-        for child in all where child.isRunning { _ = Glibc.kill(child.process.processIdentifier, SIGKILL) }
+        for child in all { child.process.signal(SIGKILL) }
         for child in all { child.process.waitUntilExit() }
     }
 
@@ -203,7 +203,7 @@ final class LocalRedisCluster: Sendable {
     /// SIGKILL, as a crash: whatever the node had not replicated is gone.
     func kill(_ port: UInt16) {
         guard let child = processes.withLock({ $0[port] }) else { return }
-        _ = Glibc.kill(child.process.processIdentifier, SIGKILL)
+        child.process.signal(SIGKILL)
         child.process.waitUntilExit()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushProcess
 import PushCore
 import PushKafka
 import PushWorker
@@ -136,16 +137,7 @@ public enum BenchEventsCommand {
 
     /// Runs a tool to completion and returns its standard output.
     static func capture(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.standardError
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try Subprocess.capture(executable, arguments, stderr: .inherit, timeout: 600).stdout
     }
 
     /// User + system CPU seconds of process `pid` (`/proc/<pid>/stat` fields 14 and 15).
