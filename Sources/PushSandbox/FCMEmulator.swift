@@ -2,13 +2,16 @@ import PushCore
 import PushCrypto
 
 /// FCM HTTP v1 emulation: the OAuth 2.0 JWT-bearer grant at `token_uri` (RFC 7523) and
-/// `POST /v1/projects/<project>/messages:send`, with Google's error format (google.rpc.Status + FcmError).
+/// `POST /v1/projects/<project>/messages:send` to a token, a topic or a condition (DESIGN §19), with
+/// Google's error format (google.rpc.Status + FcmError).
 extension SandboxRouter {
     static let fcmScope = "https://www.googleapis.com/auth/firebase.messaging"
     /// Lifetime of issued access tokens, as Google reports it: 3599 s.
     static let fcmAccessTokenLifetime = 3599
     /// FCM's message size limit (data keys + values, and here the whole body): 4096 bytes.
     static let fcmMaximumMessage = 4096
+    /// FCM's limit on the data keys + values of a topic or condition message: 2048 bytes.
+    static let fcmMaximumTopicData = 2048
     static let fcmReservedDataKeys: Set<String> = ["from", "message_type", "collapse_key"]
 
     func handleFCMToken(_ request: SandboxRequest) -> SandboxResponse {
@@ -98,11 +101,29 @@ extension SandboxRouter {
         guard let body = JSONValue.parse(request.body), let message = body["message"], message.objectValue != nil else {
             return invalid("Invalid JSON payload received. Unknown name or missing \"message\".")
         }
-        guard let token = message["token"]?.stringValue, !token.isEmpty else {
-            if message["topic"] != nil || message["condition"] != nil { return invalid("The sandbox accepts token targets only.") }
+        // `token`, `topic`, `condition`: FCM v1 Message's union field `target`, exactly one.
+        let targets = ["token", "topic", "condition"].filter { message[$0] != nil && message[$0] != .null }
+        guard targets.count <= 1 else {
+            return invalid("Invalid value at 'message' (oneof field 'target' is already set. Cannot set '\(targets[1])')")
+        }
+        guard let target = targets.first, let targetValue = message[target]?.stringValue, !targetValue.isEmpty else {
             return invalid("Recipient of the message is not set.")
         }
-        guard Self.isRegistrationToken(token) else { return invalid("The registration token is not a valid FCM registration token") }
+        var token: String?
+        switch target {
+        case "token":
+            guard Self.isRegistrationToken(targetValue) else { return invalid("The registration token is not a valid FCM registration token") }
+            token = targetValue
+        case "topic":
+            // The REST reference: the "/topics/" prefix "should not be provided"; the sandbox refuses it.
+            guard FCMTopicName.problem(targetValue) == nil else { return invalid("Invalid topic name: \(targetValue)") }
+        default:
+            if case .failure(let error) = FCMCondition.topics(in: targetValue) {
+                return invalid("Invalid condition expression provided: \(error.reason)")
+            }
+        }
+        // Topic and condition messages carry at most 2048 bytes of data (FCM ErrorCode reference).
+        let dataLimit = token == nil ? Self.fcmMaximumTopicData : Self.fcmMaximumMessage
         var msgID: String?
         if let data = message["data"] {
             guard let members = data.objectValue?.members else { return invalid("Invalid value at 'message.data' (type.googleapis.com/google.firebase.fcm.v1.Message.DataEntry), expected a map of strings") }
@@ -117,7 +138,7 @@ extension SandboxRouter {
                 size += key.utf8.count + text.utf8.count
                 if key == "on.msgId" { msgID = text }
             }
-            guard size <= Self.fcmMaximumMessage else { return invalid("Message is too big") }
+            guard size <= dataLimit else { return invalid("Message is too big") }
         }
         if let android = message["android"] {
             if let priority = android["priority"], !["NORMAL", "HIGH", "normal", "high"].contains(priority.stringValue ?? "") {
@@ -127,7 +148,7 @@ extension SandboxRouter {
                 return invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration)")
             }
         }
-        if isUnregistered(token[...]) { return reply(404, "NOT_FOUND", "Requested entity was not found.", errorCode: "UNREGISTERED") }
+        if let token, isUnregistered(token[...]) { return reply(404, "NOT_FOUND", "Requested entity was not found.", errorCode: "UNREGISTERED") }
         switch drawFault() {
         case .throttled:
             return reply(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests' of service 'fcm.googleapis.com'.", errorCode: "QUOTA_EXCEEDED", headers: [retryAfterHeader()])

@@ -82,6 +82,15 @@ struct EnqueueInputTests {
         #expect(try JobDecoder.decode(batches[0].bytes).recipients.isEmpty)
     }
 
+    @Test("an audience job (an FCM topic, DESIGN §19) is one batch, unchanged, counted as one recipient")
+    func audienceJob() throws {
+        let text = #"{"schemaVersion":1,"jobId":"t","appId":"app_demo","campaignId":"cmp","content":{"defaultLanguage":"en","languages":{"en":{"body":"Hi"}}},"audience":{"topic":"news"}}"#
+        let job = try JobDecoder.decode(Array(text.utf8))
+        let batches = JobBatcher.batches(job, size: 5)
+        #expect(batches.map(\.jobID) == ["t"] && batches.map(\.recipients) == [1])
+        #expect(try JobDecoder.decode(batches[0].bytes).audience == .topic("news"))
+    }
+
     @Test("in-flight admission: count and byte limits, one record always allowed")
     func admission() {
         var state = Enqueuer.DeliveryState()

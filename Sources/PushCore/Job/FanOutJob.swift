@@ -36,13 +36,18 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var notBefore: Date?
     /// The document as received (re-emitted by ``encoded(recipients:attempt:notBefore:)``).
     public internal(set) var document: JSONValue
+    /// An FCM topic or condition instead of `recipients` (DESIGN §19); `recipients` is then
+    /// empty and the audience is the job's one recipient (``FCMAudience/recipient``).
+    public internal(set) var audience: FCMAudience? = nil
 
     /// The JSON of this job with `recipients` replaced and, when given, `attempt` and
     /// `notBefore` (RFC 3339 UTC) set: how a retry job for a subset of recipients is published,
     /// and how `enqueue --batch` splits a job. Every other member is written back as received.
+    /// An audience job (DESIGN §19) keeps its `audience` and gets no `recipients` whatever
+    /// `recipients` holds (its one recipient is the audience).
     public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil) -> [UInt8] {
         var root = document.objectValue ?? JSONObject()
-        root["recipients"] = .array(recipients.map(\.json))
+        if audience == nil { root["recipients"] = .array(recipients.map(\.json)) }
         if let attempt { root["attempt"] = .number(JSONNumber(attempt)) }
         if let notBefore {
             let hasFraction = notBefore.timeIntervalSince1970.rounded(.down) != notBefore.timeIntervalSince1970

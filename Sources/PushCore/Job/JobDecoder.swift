@@ -91,8 +91,14 @@ public enum JobDecoder {
             }
         }
 
+        // DESIGN §19: exactly one of `recipients` and `audience`.
+        let audience = decodeAudience(root)
+        let hasAudience = hasAudience(root)
+        if hasAudience && root.value(.recipients) != nil {
+            root.report(.recipients, "a job has recipients or an audience, not both")
+        }
         var recipients: [Recipient] = []
-        if let recipientValues = root.required(.recipients, { root.array($0) }) {
+        if !hasAudience, let recipientValues = root.required(.recipients, { root.array($0) }) {
             recipients.reserveCapacity(recipientValues.count)
             for (position, value) in recipientValues.enumerated() {
                 guard case .object(let object) = value else {
@@ -104,11 +110,13 @@ public enum JobDecoder {
         }
 
         guard problems.isEmpty, let jobID, let appID, let campaignID, let content, let version else { throw problems.error() }
-        return FanOutJob(schemaVersion: version, jobID: jobID, appID: appID, campaignID: campaignID, variant: variant,
+        var job = FanOutJob(schemaVersion: version, jobID: jobID, appID: appID, campaignID: campaignID, variant: variant,
                          createdAt: createdAt, expiresAt: expiresAt, priority: priority, ttlSeconds: ttlSeconds,
                          collapseID: collapseID, throttlePerMinute: throttlePerMinute, content: content, data: data,
                          ios: ios, android: android, web: web, recipients: recipients, attempt: attempt,
                          notBefore: notBefore, document: document)
+        job.audience = audience
+        return job
     }
 
     /// `[A-Za-z0-9._-]+`, not `.` or `..` (it names a folder under the credentials directory).

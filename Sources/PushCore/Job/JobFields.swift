@@ -71,6 +71,8 @@ public enum JobField: String, JobFieldTable {
     case throttlePerMinute, content, data, ios, android, web, recipients
     /// Retry jobs (DESIGN §15 Retry messages).
     case attempt, notBefore
+    /// An FCM topic or condition instead of `recipients` (DESIGN §19).
+    case audience
 
     public static let objectName = "$"
     public static let aliases: [String: JobField] = [
@@ -81,6 +83,7 @@ public enum JobField: String, JobFieldTable {
         "contents": .content, "payload": .data, "customData": .data, "additionalData": .data, "extra": .data,
         "apns": .ios, "apple": .ios, "fcm": .android, "gcm": .android, "webpush": .web, "browser": .web,
         "to": .recipients, "targets": .recipients, "devices": .recipients, "users": .recipients, "subscribers": .recipients,
+        "topic": .audience, "topics": .audience, "condition": .audience, "segment": .audience, "segments": .audience,
     ]
     public var shape: JobFieldShape {
         switch self {
@@ -90,9 +93,20 @@ public enum JobField: String, JobFieldTable {
         case .android: .object(AndroidField.schema)
         case .web: .object(WebField.schema)
         case .recipients: .objects(RecipientField.schema)
+        case .audience: .object(AudienceField.schema)
         default: .value
         }
     }
+}
+
+/// `$.audience` (DESIGN §19): exactly one of its members.
+public enum AudienceField: String, JobFieldTable {
+    case topic, condition
+
+    public static let objectName = "$.audience"
+    public static let aliases: [String: AudienceField] = [
+        "name": .topic, "topicName": .topic, "to": .topic, "expression": .condition, "filter": .condition, "conditions": .condition,
+    ]
 }
 
 /// `$.content`.

@@ -6,6 +6,8 @@ public struct JobWarning: Sendable, Equatable, CustomStringConvertible {
         case unknownField = "unknown_field"
         /// A template variable with no value and no default for some recipients (renders empty).
         case templateVariable = "template_variable"
+        /// A part of an audience job that its one rendering does not use (DESIGN §19).
+        case unusedByAudience = "unused_by_audience"
     }
 
     public var kind: Kind
@@ -37,7 +39,7 @@ public enum JobLint {
     /// Every warning for a job: unknown fields (from the parsed document), then template
     /// variables (from the decoded job, when it decodes).
     public static func warnings(document: JSONValue, job: FanOutJob?) -> [JobWarning] {
-        unknownFields(in: document) + (job.map(templateVariables) ?? [])
+        unknownFields(in: document) + (job.map(templateVariables) ?? []) + (job.map(audienceWarnings) ?? [])
     }
 
     // MARK: - Unknown fields

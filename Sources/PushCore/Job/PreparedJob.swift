@@ -131,6 +131,20 @@ public struct PreparedJob: Sendable {
         case .success(let found): target = found
         case .failure(let rejection): return .rejected(reason: rejection.reason, language: language.tag, msgID: msgID)
         }
+        return .ready(content(for: recipient, msgID: msgID, in: language), target)
+    }
+
+    /// The audience of an audience job (DESIGN §19) as its one recipient: the default language,
+    /// templates rendered once with no properties (a `default:` applies, any other variable
+    /// renders empty: DESIGN §3), the msgId signed over the audience's identity.
+    public func resolve(_ audience: FCMAudience) -> RecipientResolution {
+        let recipient = audience.recipient
+        let msgID = msgID(for: recipient)
+        if isExpired { return .expired(msgID: msgID) }
+        return .ready(content(for: recipient, msgID: msgID, in: languages[selector.index(for: nil)]), .fcmAudience(audience))
+    }
+
+    private func content(for recipient: Recipient, msgID: String, in language: PreparedLanguage) -> NotificationContent {
         let properties = recipient.properties
         var content = base
         content.userID = recipient.userID
@@ -147,6 +161,6 @@ public struct PreparedJob: Sendable {
                 NotificationAction(id: $0.id, title: $0.title.render(properties), url: $0.url)
             }
         }
-        return .ready(content, target)
+        return content
     }
 }

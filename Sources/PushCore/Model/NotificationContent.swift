@@ -153,6 +153,8 @@ public enum DeliveryTarget: Sendable, Equatable {
     case apns(deviceToken: String)
     case fcm(registrationToken: String)
     case webPush(WebPushSubscription)
+    /// An FCM topic or condition (DESIGN §19): one request that FCM fans out.
+    case fcmAudience(FCMAudience)
 }
 
 /// A browser push subscription (W3C Push API `PushSubscription.toJSON()`), keys decoded.

@@ -1,29 +1,41 @@
 /// Builds the FCM HTTP v1 request (`POST <endpoint>/v1/projects/<projectID>/messages:send`,
-/// DESIGN §5, §15 FCM layout).
+/// DESIGN §5, §15 FCM layout, §19 topics and conditions).
 ///
 /// A data message the SDK draws itself (so it can apply channels, buttons, restore rules):
-/// `{"message": {"token", "data": {…}, "android": {"priority", "ttl", "collapse_key"}}}`.
-/// `message.data` holds the job's `data` keys verbatim plus the SDK's keys, which all start
-/// with `on.` (``FCMDataKey``); every value is a string, as FCM requires.
+/// `{"message": {"token"|"topic"|"condition", "data": {…}, "android": {"priority", "ttl",
+/// "collapse_key"}}}`. `message.data` holds the job's `data` keys verbatim plus the SDK's keys,
+/// which all start with `on.` (``FCMDataKey``); every value is a string, as FCM requires.
 public enum FCMPayloadBuilder {
     /// FCM's limit on the keys + values of `message.data`, and ours on the whole body. Bytes.
     public static let maxPayloadBytes = 4096
+    /// FCM's limit on the keys + values of `message.data` of a topic or condition message:
+    /// "4096 bytes for most messages, or 2048 bytes in the case of messages to topics. This
+    /// includes both the keys and the values" (FCM ErrorCode reference, INVALID_ARGUMENT).
+    public static let maxTopicDataBytes = 2048
 
     public static func build(_ content: NotificationContent, registrationToken: String,
                              fcm: AppProfile.FCM) -> Result<ProviderRequest, PayloadError> {
-        let budgets = [PayloadBudget(limit: maxPayloadBytes, measure: .utf8),
+        build(content, target: .token(registrationToken), fcm: fcm)
+    }
+
+    /// The request for `target`: texts truncated to fit the data budget of that target (4096
+    /// bytes for a token, ``maxTopicDataBytes`` for a topic or condition) and the 4096-byte body.
+    public static func build(_ content: NotificationContent, target: FCMMessageTarget,
+                             fcm: AppProfile.FCM) -> Result<ProviderRequest, PayloadError> {
+        let dataLimit = target.maxDataBytes
+        let budgets = [PayloadBudget(limit: dataLimit, measure: .utf8),
                        PayloadBudget(limit: maxPayloadBytes, measure: .jsonEscaped)]
         let actions = actionsJSON(content.actions)
         var text = NotificationText(content)
-        var rendered = payload(content, token: registrationToken, text: text, actionsJSON: actions)
-        if !fits(rendered) {
+        var rendered = payload(content, target: target, text: text, actionsJSON: actions)
+        if !fits(rendered, dataLimit: dataLimit) {
             guard let fitted = NotificationTextFitter.fit(text, budgets: budgets, sizes: {
-                let probe = payload(content, token: registrationToken, text: $0, actionsJSON: actions)
+                let probe = payload(content, target: target, text: $0, actionsJSON: actions)
                 return [probe.dataBytes, probe.body.count]
             }) else { return .failure(.payloadTooLarge) }
             text = fitted
-            rendered = payload(content, token: registrationToken, text: text, actionsJSON: actions)
-            guard fits(rendered) else { return .failure(.payloadTooLarge) }
+            rendered = payload(content, target: target, text: text, actionsJSON: actions)
+            guard fits(rendered, dataLimit: dataLimit) else { return .failure(.payloadTooLarge) }
         }
         var request = ProviderRequest(
             platform: .android,
@@ -34,8 +46,8 @@ public enum FCMPayloadBuilder {
         return .success(request)
     }
 
-    private static func fits(_ rendered: (body: [UInt8], dataBytes: Int)) -> Bool {
-        rendered.dataBytes <= maxPayloadBytes && rendered.body.count <= maxPayloadBytes
+    private static func fits(_ rendered: (body: [UInt8], dataBytes: Int), dataLimit: Int) -> Bool {
+        rendered.dataBytes <= dataLimit && rendered.body.count <= maxPayloadBytes
     }
 
     /// `message.data` as ordered pairs: the job's data, then the `on.*` keys present.
@@ -88,8 +100,14 @@ public enum FCMPayloadBuilder {
         return String(decoding: json.bytes, as: UTF8.self)
     }
 
-    /// The body, and the keys + values bytes of `message.data` (FCM's 4096-byte rule).
+    /// ``payload(_:target:text:actionsJSON:)`` for a registration token.
     static func payload(_ content: NotificationContent, token: String, text: NotificationText,
+                        actionsJSON: String?) -> (body: [UInt8], dataBytes: Int) {
+        payload(content, target: .token(token), text: text, actionsJSON: actionsJSON)
+    }
+
+    /// The body, and the keys + values bytes of `message.data` (FCM's size rule).
+    static func payload(_ content: NotificationContent, target: FCMMessageTarget, text: NotificationText,
                         actionsJSON: String?) -> (body: [UInt8], dataBytes: Int) {
         let pairs = dataPairs(content, text: text, actionsJSON: actionsJSON)
         var dataBytes = 0
@@ -97,7 +115,7 @@ public enum FCMPayloadBuilder {
         json.beginObject()
         json.key("message")
         json.beginObject()
-        json.member("token", token)
+        json.member(target.memberName, target.value)
         json.key("data")
         json.beginObject()
         for pair in pairs {
@@ -114,6 +132,40 @@ public enum FCMPayloadBuilder {
         json.endObject()
         json.endObject()
         return (json.bytes, dataBytes)
+    }
+}
+
+/// Who an FCM HTTP v1 message goes to: "exactly one of token, topic or condition" (FCM v1
+/// `Message`, research/providers.md §4 [F2]).
+public enum FCMMessageTarget: Sendable, Equatable {
+    /// One app instance's registration token.
+    case token(String)
+    /// Every device subscribed to the topic (name without `/topics/`).
+    case topic(String)
+    /// Every device whose subscriptions satisfy the condition.
+    case condition(String)
+
+    /// The `message` member: `token`, `topic` or `condition`.
+    public var memberName: String {
+        switch self {
+        case .token: "token"
+        case .topic: "topic"
+        case .condition: "condition"
+        }
+    }
+
+    public var value: String {
+        switch self {
+        case .token(let text), .topic(let text), .condition(let text): text
+        }
+    }
+
+    /// FCM's limit on the keys + values of `message.data` for this target.
+    public var maxDataBytes: Int {
+        switch self {
+        case .token: FCMPayloadBuilder.maxPayloadBytes
+        case .topic, .condition: FCMPayloadBuilder.maxTopicDataBytes
+        }
     }
 }
 

@@ -47,6 +47,9 @@ public enum PayloadBuilder {
         case .fcm(let registrationToken):
             guard let fcm = profile.fcm else { return .failure(.noCredentials) }
             return FCMPayloadBuilder.build(content, registrationToken: registrationToken, fcm: fcm)
+        case .fcmAudience(let audience):
+            guard let fcm = profile.fcm else { return .failure(.noCredentials) }
+            return FCMPayloadBuilder.build(content, target: audience.messageTarget, fcm: fcm)
         case .webPush(let subscription):
             guard profile.hasWebPush else { return .failure(.noCredentials) }
             return WebPushPayloadBuilder.build(content, subscription: subscription)

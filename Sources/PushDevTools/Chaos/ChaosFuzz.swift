@@ -52,8 +52,9 @@ public enum ChaosFuzz {
             guard let planner else { continue }
             let plans = planner.plan(job, profile: profile, now: now)
             stats.planned += plans.count
-            if plans.count != job.recipients.count {
-                stats.violations.append("planned \(plans.count) of \(job.recipients.count) recipients")
+            let expected = job.audience == nil ? job.recipients.count : 1
+            if plans.count != expected {
+                stats.violations.append("planned \(plans.count) of \(expected) recipients")
             }
             for plan in plans {
                 guard case .ready(let request) = plan.state else { continue }

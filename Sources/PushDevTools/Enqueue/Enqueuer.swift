@@ -87,7 +87,7 @@ public struct Enqueuer: Sendable {
         for (position, document) in documents.enumerated() {
             switch JobInputCheck.check(document.bytes, now: now, strict: options.strict) {
             case .success(let checked):
-                result.recipients += checked.job.recipients.count
+                result.recipients += checked.job.audience == nil ? checked.job.recipients.count : 1
                 var usable = document
                 if !checked.resolvedDates.isEmpty { usable.bytes = ArraySlice(checked.job.document.jsonBytes()) }
                 result.valid.append(usable)
@@ -155,7 +155,7 @@ public struct Enqueuer: Sendable {
                 if let size = options.batchSize {
                     records = JobBatcher.batches(job, size: size).map { ($0.jobID, $0.recipients, $0.bytes) }
                 } else {
-                    records = [(job.jobID, job.recipients.count, Array(document.bytes))]
+                    records = [(job.jobID, job.audience == nil ? job.recipients.count : 1, Array(document.bytes))]
                 }
             } catch {
                 continue   // validated above; cannot happen

@@ -226,6 +226,14 @@ enum InboxDrawing {
         }
         if let priority = sdk[FCMDataKey.displayPriority] { display.notes.append("display priority \(priority)") }
         if let collapse = sdk[FCMDataKey.collapseID] { display.notes.append("replaces a shown notification with collapse id \(collapse)") }
+        // DESIGN §19: one request, fanned out by FCM to every subscribed device.
+        if let topic = payload["message"]?["topic"]?.stringValue {
+            message.audience = "topic " + topic
+            display.notes.append("topic message: every device subscribed to \(topic) shows it")
+        } else if let condition = payload["message"]?["condition"]?.stringValue {
+            message.audience = "condition " + condition
+            display.notes.append("condition message: every device whose topics satisfy \(condition) shows it")
+        }
         var buttons: [InboxButton] = []
         if let actions = sdk[FCMDataKey.actions] {
             if let list = JSONValue.parse(actions)?.arrayValue {

@@ -115,6 +115,9 @@ struct InboxMessage: Sendable {
     var campaign: String?
     /// The APNs device token, FCM registration token or Web Push subscription id.
     var token: String?
+    /// An FCM topic or condition message's audience (DESIGN §19): `topic news`,
+    /// `condition 'a' in topics && 'b' in topics`; nil for a message to one device.
+    var audience: String?
     /// The language the texts were chosen in (`custom.l`, `on.language`, `lang`).
     var language: String?
     var msgID: String?
@@ -137,7 +140,7 @@ struct InboxMessage: Sendable {
         if let app = filter.app, app != self.app { return false }
         if let campaign = filter.campaign, campaign != self.campaign { return false }
         if let token = filter.token {
-            guard let own = self.token, own.contains(token) else { return false }
+            guard let own = self.token ?? audience, own.contains(token) else { return false }
         }
         return true
     }
@@ -152,6 +155,7 @@ struct InboxMessage: Sendable {
         json.member("app", orNull: app)
         json.member("campaign", orNull: campaign)
         json.member("token", orNull: token)
+        json.member("audience", orNull: audience)
         json.member("language", orNull: language)
         json.member("msgId", orNull: msgID)
         json.key("msgIdFields")
@@ -267,7 +271,8 @@ extension InboxDisplay {
     }
 }
 
-/// `?platform=&app=&campaign=&token=` of `GET /api/messages` (token matches as a substring).
+/// `?platform=&app=&campaign=&token=` of `GET /api/messages` (token matches as a substring of the
+/// token, or of the audience of a topic or condition message).
 struct InboxFilter: Sendable, Equatable {
     var platform: String?
     var app: String?

@@ -187,7 +187,7 @@ img.ph, .ph { object-fit:cover; }
     if (f.platform && m.platform !== f.platform) return false;
     if (f.app && m.app !== f.app) return false;
     if (f.campaign && m.campaign !== f.campaign) return false;
-    if (f.token && !(m.token || "").includes(f.token)) return false;
+    if (f.token && !(m.token || m.audience || "").includes(f.token)) return false;
     return true;
   }
 
@@ -374,7 +374,7 @@ img.ph, .ph { object-fit:cover; }
     meta.appendChild(h);
     meta.appendChild(kv([
       ["app", m.app], ["campaign", m.campaign], ["language", m.language, "lang"], ["variant", f && f.variant],
-      ["user", f && f.userId], ["subscription", f && f.subscriptionId], ["token", short(m.token, 40), "mono"],
+      ["user", f && f.userId], ["subscription", f && f.subscriptionId], ["token", short(m.token, 40), "mono"], ["audience", m.audience, "mono"],
       ["deep link", m.url, "mono"],
       ["data", Object.keys(m.data || {}).map((k) => k + "=" + m.data[k]).join("  "), "mono data"],
     ]));

@@ -30,34 +30,43 @@ public struct JobPlanner: Sendable {
     }
 
     /// `profile` nil ⇒ the app has no credentials at all (every recipient `no_credentials`).
+    /// An audience job (DESIGN §19) has one plan: its audience.
     public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date) -> [PlannedRecipient] {
         let prepared = PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy))
         let issuedAt = Int(now.timeIntervalSince1970)
-        return job.recipients.map { recipient in
-            let hash = TokenHash.of(recipient)
-            var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
-                                           tokenHash: hash, state: .expired)
-            switch prepared.resolve(recipient) {
-            case .expired(let msgID):
-                planned.msgID = msgID
-            case .rejected(let reason, let language, let msgID):
-                planned.language = language
-                planned.msgID = msgID
-                planned.state = .rejected(reason: reason)
-            case .ready(let content, let target):
-                planned.language = content.language
-                planned.msgID = content.msgID
-                guard let profile else {
-                    planned.state = .rejected(reason: "no_credentials")
-                    return planned
-                }
-                switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
-                case .success(let request): planned.state = .ready(request)
-                case .failure(let error): planned.state = .rejected(reason: error.reason)
-                }
-            }
-            return planned
+        if let audience = job.audience {
+            return [plan(audience.recipient, tokenHash: TokenHash.of(audience), resolution: prepared.resolve(audience),
+                         profile: profile, issuedAt: issuedAt)]
         }
+        return job.recipients.map { recipient in
+            plan(recipient, tokenHash: TokenHash.of(recipient), resolution: prepared.resolve(recipient), profile: profile, issuedAt: issuedAt)
+        }
+    }
+
+    private func plan(_ recipient: Recipient, tokenHash: String, resolution: RecipientResolution, profile: AppProfile?,
+                      issuedAt: Int) -> PlannedRecipient {
+        var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
+                                       tokenHash: tokenHash, state: .expired)
+        switch resolution {
+        case .expired(let msgID):
+            planned.msgID = msgID
+        case .rejected(let reason, let language, let msgID):
+            planned.language = language
+            planned.msgID = msgID
+            planned.state = .rejected(reason: reason)
+        case .ready(let content, let target):
+            planned.language = content.language
+            planned.msgID = content.msgID
+            guard let profile else {
+                planned.state = .rejected(reason: "no_credentials")
+                return planned
+            }
+            switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
+            case .success(let request): planned.state = .ready(request)
+            case .failure(let error): planned.state = .rejected(reason: error.reason)
+            }
+        }
+        return planned
     }
 }
 
@@ -65,6 +74,11 @@ public struct JobPlanner: Sendable {
 public enum TokenHash {
     public static func of(_ recipient: Recipient) -> String {
         of(recipient.token ?? recipient.subscription?.endpoint ?? "")
+    }
+
+    /// An audience's "token" (DESIGN §19): never a device's, so no dead-token record matches it.
+    public static func of(_ audience: FCMAudience) -> String {
+        of("fcm-\(audience.kind):" + audience.identity)
     }
 
     public static func of(_ token: String) -> String {

@@ -237,7 +237,9 @@ final class JobRun: Sendable {
             result(index, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
                    attempts: attempts, latencyMs: attempt.latencyMs)
         }
-        switch attempt.outcome {
+        // An audience (DESIGN §19) has no token for a provider to declare dead.
+        let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
+        switch outcome {
         case .sent(let id):
             return .final(final(.sent, nil, id: id), isSent: true)
         case .invalidToken(let reason, let since):

@@ -14,7 +14,8 @@ enum RenderCommand {
     Dry run: decodes and validates one job (a file, or standard input) and prints one JSON line
     per recipient: {"subscriptionId","platform","language","msgId","status","reason",
     "payloadBytes","truncated","request"} (payloadBytes: the body's size, for Web Push the
-    plaintext's; truncated: the texts cut to fit the budget).
+    plaintext's; truncated: the texts cut to fit the budget). A job with an audience (an FCM
+    topic or condition, DESIGN §19) prints one line: subscriptionId is the topic or condition.
     Every problem of an invalid job is listed on stderr; unknown fields and template variables
     without a value or default are warnings on stderr (--strict: errors, exit 65).
     createdAt/expiresAt may be relative ("now", "+4h", "-10m": examples/README.md).

@@ -13,7 +13,8 @@ enum SendCommand {
     usage: pushworker send [FILE|-] [--attempts N] [--strict]
 
     Delivers one job (a file, or standard input) with the credentials in
-    PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (DESIGN §4 shape).
+    PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (DESIGN §4 shape);
+    a job with an audience (an FCM topic or condition, DESIGN §19) prints one line.
     Retryable answers are retried: at most --attempts attempts (default 3) waiting
     max(backoff, Retry-After) capped at 30 s; an auth refresh counts as an attempt.
     Uses PUSHWORKER_CA_FILE and PUSHWORKER_WEBPUSH_ALLOWED_HOSTS.
@@ -88,7 +89,8 @@ enum SendCommand {
                 guard let credentials else { record(.rejected, "no_credentials"); continue }
                 group.enter()
                 attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: 0) { attempt, total in
-                    let outcome = attempt.outcome
+                    // An audience (DESIGN §19) has no token for FCM to declare dead.
+                    let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
                     switch outcome {
                     case .sent(let id): record(.sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
                     default:
