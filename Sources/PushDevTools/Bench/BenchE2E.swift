@@ -474,10 +474,25 @@ package struct BenchE2E: Benchmark {
 
     /// `GET /metrics` on a worker's listener (HTTP/1.0), nil if it does not answer.
     static func metricsText(port: UInt16) -> String? {
+        guard let response = httpGet(port: port, path: "/metrics", timeoutSeconds: 2),
+              response.hasPrefix("HTTP/1.1 200") || response.hasPrefix("HTTP/1.0 200"),
+              let body = response.range(of: "\r\n\r\n") else { return nil }
+        return String(response[body.upperBound...])
+    }
+
+    /// `GET /readyz` on the worker's listener answers 200.
+    static func isReady(port: UInt16) -> Bool {
+        guard let response = httpGet(port: port, path: "/readyz", timeoutSeconds: 1, limit: 64) else { return false }
+        return response.hasPrefix("HTTP/1.1 200") || response.hasPrefix("HTTP/1.0 200")
+    }
+
+    /// One HTTP/1.0 GET to 127.0.0.1:`port`: the whole response (status line, headers, body),
+    /// at most `limit` bytes; nil if nothing answers.
+    static func httpGet(port: UInt16, path: String, timeoutSeconds: Int, limit: Int = .max) -> String? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -487,41 +502,16 @@ package struct BenchE2E: Benchmark {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return nil }
-        let request = Array("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return nil }
         var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
+        var buffer = [UInt8](repeating: 0, count: min(65_536, limit))
+        while response.count < limit {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             response.append(contentsOf: buffer[0..<count])
         }
-        let text = String(decoding: response, as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 200") || text.hasPrefix("HTTP/1.0 200"), let body = text.range(of: "\r\n\r\n") else { return nil }
-        return String(text[body.upperBound...])
-    }
-
-    /// `GET /readyz` on the worker's listener answers 200.
-    static func isReady(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return false }
-        let request = Array("GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { return false }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 12 else { return false }
-        return String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200") || String(decoding: buffer[0..<count], as: UTF8.self).hasPrefix("HTTP/1.0 200")
+        return response.isEmpty ? nil : String(decoding: response, as: UTF8.self)
     }
 
     /// The h2load request: a live iOS recipient of the first job, planned exactly as the worker

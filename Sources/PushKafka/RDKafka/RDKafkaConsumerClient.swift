@@ -137,19 +137,7 @@ final class RDKafkaConsumerClient: @unchecked Sendable {
         let result: Result<KafkaMessage, KafkaError>?? = handleGuard.with {
             guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
             defer { rd_kafka_message_destroy(message) }
-            if message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                // For consumer errors librdkafka puts the error string in the payload.
-                let code = message.pointee.err.rawValue
-                var text = RDKafkaErrors.describe(code)
-                if let payload = message.pointee.payload, message.pointee.len > 0 {
-                    text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
-                }
-                if let topic = message.pointee.rkt.flatMap({ rd_kafka_topic_name($0) }) {
-                    text = "\(String(cString: topic))[\(message.pointee.partition)]: \(text)"
-                }
-                return .failure(KafkaError(code: code, message: text))
-            }
-            return .success(RDKafkaMessageReader.read(message))
+            return RDKafkaMessageReader.result(message)
         }
         if let result = result ?? nil { return result }
         return context.popError().map { .failure($0) }

@@ -75,15 +75,7 @@ final class RDKafkaReaderClient: @unchecked Sendable {
         let result: Result<KafkaMessage, KafkaError>?? = handleGuard.with {
             guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
             defer { rd_kafka_message_destroy(message) }
-            if message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                let code = message.pointee.err.rawValue
-                var text = RDKafkaErrors.describe(code)
-                if let payload = message.pointee.payload, message.pointee.len > 0 {
-                    text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
-                }
-                return .failure(KafkaError(code: code, message: text))
-            }
-            return .success(RDKafkaMessageReader.read(message))
+            return RDKafkaMessageReader.result(message)
         }
         return result ?? nil
     }

@@ -147,6 +147,21 @@ enum RDKafkaTopicPartitionList {
 
 /// Copies a consumed `rd_kafka_message_t` into a `KafkaMessage`.
 enum RDKafkaMessageReader {
+    /// A polled message: the record, or the consumer error it carries (librdkafka puts the
+    /// error string in the payload), prefixed with `topic[partition]` when it names one.
+    static func result(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> Result<KafkaMessage, KafkaError> {
+        guard message.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR else { return .success(read(message)) }
+        let code = message.pointee.err.rawValue
+        var text = RDKafkaErrors.describe(code)
+        if let payload = message.pointee.payload, message.pointee.len > 0 {
+            text = String(decoding: UnsafeRawBufferPointer(start: payload, count: message.pointee.len), as: UTF8.self)
+        }
+        if let topic = message.pointee.rkt.flatMap({ rd_kafka_topic_name($0) }) {
+            text = "\(String(cString: topic))[\(message.pointee.partition)]: \(text)"
+        }
+        return .failure(KafkaError(code: code, message: text))
+    }
+
     static func read(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> KafkaMessage {
         let m = message.pointee
         let topic = m.rkt.flatMap { rd_kafka_topic_name($0) }.map { String(cString: $0) } ?? ""

@@ -61,6 +61,7 @@ extension Metrics {
         "pushworker_redis_node_round_trips_total", "pushworker_redis_node_errors_total",
         "pushworker_redis_node_moved_total", "pushworker_redis_node_ask_total", // node: the cluster's
         "pushworker_process_cpu_seconds_total",  // read at scrape time, not a stored counter
+        "pushworker_redis_round_trips_total",    // read at scrape time from the client (0 from the start)
     ]
 
     /// Declares `role`'s series, `pushworker_build_info` and the process gauges. Call once, at
