@@ -12,26 +12,74 @@ import Synchronization
 /// counters and webhooks, until SIGTERM (DESIGN §6, §15 Events; docs/events.md).
 public enum EventsProcess {
     /// The events-only settings (not PUSHWORKER_* names: DESIGN §15 names EVENT_RATE_LIMIT).
+    /// Every `EVENT_*` variable is read here; an unknown one is refused (typo).
     public struct Settings: Sendable {
         public var rateLimit = EventRateLimit.default
         public var proxies = TrustedProxies.none
         public var threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        /// IPv6 clients share a rate-limit bucket per prefix of this length. Default: 64.
+        public var ipv6PrefixLength = 64
+        /// Rate-limit buckets held at most (the oldest are evicted past it). Default: 1,000,000.
+        public var rateLimitBuckets = 1_000_000
+        /// Seconds a connection may be idle, mid-request or between requests. Default: 30.
+        public var idleTimeoutSeconds = 30
+        /// Connections at once from one peer address, 0 for no cap. Default: 64, or 1024 when
+        /// `EVENT_TRUSTED_PROXIES` is set (the peers are then proxies carrying many clients).
+        public var connectionsPerIP = 64
 
         public init() {}
 
+        /// The variables, their defaults and meaning (docs/events.md and `pushworker events --help`).
+        public static let variables: [(name: String, defaultValue: String, meaning: String)] = [
+            ("EVENT_RATE_LIMIT", "20/s", "per client: N/s or N/m, a bucket holding N"),
+            ("EVENT_TRUSTED_PROXIES", "", "IPs/CIDRs whose X-Forwarded-For is believed (every line of it)"),
+            ("EVENT_HTTP_THREADS", "CPUs", "listener threads, 1…256"),
+            ("EVENT_IPV6_PREFIX", "64", "IPv6 clients share a bucket per prefix of this length, 1…128"),
+            ("EVENT_RATE_LIMIT_BUCKETS", "1000000", "rate-limit buckets held at most (oldest evicted), 64…100000000"),
+            ("EVENT_IDLE_TIMEOUT_SECONDS", "30", "a connection idle this long (mid-request too) is closed, 1…3600"),
+            ("EVENT_CONNECTIONS_PER_IP", "64", "connections at once per peer address (1024 with EVENT_TRUSTED_PROXIES; 0: no cap), 0…100000"),
+        ]
+
+        /// The listener limits these settings ask for (the 4 KiB body and 16 KiB header caps are fixed).
+        public var listenerLimits: HTTPListener.Limits {
+            var limits = HTTPListener.Limits()
+            limits.idleTimeoutSeconds = UInt32(idleTimeoutSeconds)
+            limits.connectionsPerAddress = UInt32(connectionsPerIP)
+            return limits
+        }
+
+        /// Reads every `EVENT_*` variable of `environment`; all problems at once, each naming its variable.
         public static func load(_ environment: [String: String]) -> Result<Settings, Configuration.Problems> {
             var settings = Settings()
             var problems: [String] = []
-            if let text = environment["EVENT_RATE_LIMIT"], !text.isEmpty {
+            func value(_ name: String) -> String? {
+                guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+                return text
+            }
+            func integer(_ name: String, _ range: ClosedRange<Int>) -> Int? {
+                guard let text = value(name) else { return nil }
+                guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(text), range.contains(number) else {
+                    problems.append("\(name) must be a whole number in \(range.lowerBound)…\(range.upperBound), got '\(text)'")
+                    return nil
+                }
+                return number
+            }
+            if let text = value("EVENT_RATE_LIMIT") {
                 if let limit = EventRateLimit(text) { settings.rateLimit = limit }
-                else { problems.append("EVENT_RATE_LIMIT must be N/s or N/m (N ≥ 1), got '\(text)'") }
+                else { problems.append("EVENT_RATE_LIMIT must be N/s or N/m (N a whole number ≥ 1), got '\(text)'") }
             }
             if let text = environment["EVENT_TRUSTED_PROXIES"] {
                 do { settings.proxies = try TrustedProxies(parsing: text) } catch { problems.append(error.description) }
             }
-            if let text = environment["EVENT_HTTP_THREADS"], !text.isEmpty {
-                if let threads = Int(text), (1...256).contains(threads) { settings.threads = threads }
-                else { problems.append("EVENT_HTTP_THREADS must be a whole number in 1…256, got '\(text)'") }
+            if let threads = integer("EVENT_HTTP_THREADS", 1...256) { settings.threads = threads }
+            if let prefix = integer("EVENT_IPV6_PREFIX", 1...128) { settings.ipv6PrefixLength = prefix }
+            if let buckets = integer("EVENT_RATE_LIMIT_BUCKETS", 64...100_000_000) { settings.rateLimitBuckets = buckets }
+            if let seconds = integer("EVENT_IDLE_TIMEOUT_SECONDS", 1...3600) { settings.idleTimeoutSeconds = seconds }
+            if !settings.proxies.isEmpty { settings.connectionsPerIP = 1024 }
+            if let connections = integer("EVENT_CONNECTIONS_PER_IP", 0...100_000) { settings.connectionsPerIP = connections }
+            let known = Set(variables.map(\.name))
+            for name in environment.keys.sorted() where name.hasPrefix("EVENT_") && !known.contains(name) {
+                problems.append("\(name) is not a tracking-endpoint setting (typo?); known: \(variables.map(\.name).joined(separator: ", "))")
             }
             return problems.isEmpty ? .success(settings) : .failure(Configuration.Problems(messages: problems))
         }
@@ -90,7 +138,9 @@ public enum EventsProcess {
         })
         let service = EventsService(.init(
             keyring: keyring, producer: producer, topic: configuration.topicEvents, counters: counters, webhooks: webhooks,
-            limiter: EventRateLimiter(limit: settings.rateLimit), proxies: settings.proxies,
+            limiter: EventRateLimiter(limit: settings.rateLimit, maximumClients: settings.rateLimitBuckets,
+                                      ipv6PrefixLength: settings.ipv6PrefixLength),
+            proxies: settings.proxies,
             hasher: ClientAddressHasher(secret: Array(configuration.msgIDKeys.utf8)), metrics: metrics,
             redisPing: { healthRedis.ping() }))
         serviceBox.withLock { $0 = service }
@@ -99,7 +149,7 @@ public enum EventsProcess {
         guard let address = HostPort(configuration.httpAddr) else { return ExitCode.config }
         let listener: HTTPListener
         do {
-            listener = try HTTPListener(address: address, threads: UInt32(settings.threads)) { service.handle($0) }
+            listener = try HTTPListener(address: address, threads: UInt32(settings.threads), limits: settings.listenerLimits) { service.handle($0) }
         } catch {
             logger.error("cannot listen", ["http.addr": configuration.httpAddr, "error": "\(error)"])
             return ExitCode.unavailable
@@ -108,6 +158,9 @@ public enum EventsProcess {
             "http.addr": configuration.httpAddr, "http.port": "\(listener.port)", "http.threads": "\(settings.threads)",
             "events.rate_limit": settings.rateLimit.description, "events.topic": configuration.topicEvents,
             "events.trusted_proxies": settings.proxies.isEmpty ? "none" : "configured",
+            "events.ipv6_prefix": "\(settings.ipv6PrefixLength)", "events.rate_limit_buckets": "\(settings.rateLimitBuckets)",
+            "events.idle_timeout_seconds": "\(settings.idleTimeoutSeconds)",
+            "events.connections_per_ip": settings.connectionsPerIP == 0 ? "no cap" : "\(settings.connectionsPerIP)",
             "events.webhooks": webhooks == nil ? "off (no PUSHWORKER_CREDENTIALS_DIR)" : "on",
         ])
 

@@ -114,6 +114,9 @@ public final class EventsService: Sendable {
         }
         let limited = hot.rateLimited.exchange(0, ordering: .relaxed)
         if limited > 0 { metrics.increment("pushworker_events_rate_limited_total", by: Double(limited)) }
+        let evictions = dependencies.limiter.evictions
+        let reported = hot.reportedEvictions.exchange(evictions, ordering: .relaxed)
+        if evictions > reported { metrics.increment("pushworker_events_rate_limit_evictions_total", by: Double(evictions - reported)) }
         let published = hot.publishedOK.exchange(0, ordering: .relaxed)
         if published > 0 { metrics.increment("pushworker_events_published_total", [("outcome", "ok")], by: Double(published)) }
         let failed = hot.publishedError.exchange(0, ordering: .relaxed)
@@ -156,6 +159,8 @@ final class HotCounters: Sendable {
     let accepted = (0..<4).map { _ in Cell() }
     let badMsgID = (0..<4).map { _ in Cell() }
     let rateLimited = Cell()
+    /// ``EventRateLimiter/evictions`` as last moved into the metrics.
+    let reportedEvictions = Cell()
     let publishedOK = Cell()
     let publishedError = Cell()
 }

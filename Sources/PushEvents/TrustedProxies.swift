@@ -1,49 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-import PushWorker
-#endif
-
-/// An IPv4 or IPv6 address as bytes (4 or 16); IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is IPv4.
-public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
-    public let bytes: [UInt8]
-
-    public init?(_ text: Substring) { self.init(String(text)) }
-
-    public init?(_ text: String) {
-        var text = text
-        if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        if let percent = text.firstIndex(of: "%") { text = String(text[..<percent]) }   // zone id
-        guard !text.isEmpty, text.utf8.count < 64 else { return nil }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            bytes = withUnsafeBytes(of: v4.s_addr) { Array($0) }
-            return
-        }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
-        let raw = withUnsafeBytes(of: v6) { Array($0) }
-        if raw[0..<10].allSatisfy({ $0 == 0 }) && raw[10] == 0xFF && raw[11] == 0xFF {
-            bytes = Array(raw[12..<16])
-        } else {
-            bytes = raw
-        }
-    }
-
-    /// The canonical text (`inet_ntop`): what rate limiting and `ipHash` see.
-    public var description: String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let family = bytes.count == 4 ? AF_INET : AF_INET6
-        let ok = bytes.withUnsafeBytes { raw in inet_ntop(family, raw.baseAddress, &buffer, 64) != nil }
-        guard ok else { return "" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
+import PushCore
 
 /// `EVENT_TRUSTED_PROXIES`: comma-separated IPs and CIDRs (`10.0.0.0/8, 127.0.0.1, fd00::/8`)
 /// of the reverse proxies / load balancers whose `X-Forwarded-For` is believed. Empty (the
 /// default) ⇒ the header is ignored and the socket's peer is the client.
 public struct TrustedProxies: Sendable {
-    struct Network: Sendable { var address: [UInt8]; var prefix: Int }
+    struct Network: Sendable { var address: IPAddress; var prefix: Int }
     let networks: [Network]
 
     public static let none = TrustedProxies(networks: [])
@@ -61,11 +22,13 @@ public struct TrustedProxies: Sendable {
             let bits = address.bytes.count * 8
             var prefix = bits
             if parts.count == 2 {
-                guard let value = Int(parts[1]), value >= 0, value <= bits else { throw TrustedProxiesError(entry: String(entry)) }
-                // `::ffff:10.0.0.0/104` style prefixes on mapped addresses count from the IPv4 part.
-                prefix = value
+                // `::ffff:10.0.0.0/104`: an IPv4-mapped range is that IPv4 range (/8 here).
+                let isMapped = address.isIPv4 && parts[0].contains(":")
+                guard !parts[1].isEmpty, parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(parts[1]),
+                      value <= (isMapped ? 128 : bits), !isMapped || value >= 96 else { throw TrustedProxiesError(entry: String(entry)) }
+                prefix = isMapped ? value - 96 : value
             }
-            networks.append(Network(address: address.bytes, prefix: prefix))
+            networks.append(Network(address: address, prefix: prefix))
         }
         self.networks = networks
     }
@@ -73,18 +36,7 @@ public struct TrustedProxies: Sendable {
     public var isEmpty: Bool { networks.isEmpty }
 
     public func contains(_ address: IPAddress) -> Bool {
-        networks.contains { network in
-            guard network.address.count == address.bytes.count else { return false }
-            var remaining = network.prefix
-            var index = 0
-            while remaining > 0 {
-                let mask: UInt8 = remaining >= 8 ? 0xFF : ~(0xFF >> UInt8(remaining))
-                if network.address[index] & mask != address.bytes[index] & mask { return false }
-                remaining -= 8
-                index += 1
-            }
-            return true
-        }
+        networks.contains { address.hasPrefix($0.address, length: $0.prefix) }
     }
 
     /// The client's address: the peer, unless the peer is a trusted proxy, in which case

@@ -6,8 +6,10 @@ import Synchronization
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
 /// `/healthz`, `/readyz`, the tracking endpoint and the sandbox inbox. Handlers are
-/// synchronous and cheap. HTTP/1.1 keep-alive; request bodies are read and discarded;
-/// `threads` > 1 runs a pool of polling threads (MHD's thread pool), each calling the handler.
+/// synchronous and cheap. HTTP/1.1 keep-alive; request bodies (at most
+/// ``Limits/maximumBodyBytes``) are read and discarded; `threads` > 1 runs a pool of polling
+/// threads (MHD's thread pool), each calling the handler. Every connection is held to
+/// ``Limits``: header size, body size, idle time, connections per client address.
 /// With `allowsStreaming`, a handler may answer with an ``HTTPResponseStream`` (Server-Sent
 /// Events): the body is written later, from any thread.
 public final class HTTPListener: Sendable {
@@ -16,7 +18,8 @@ public final class HTTPListener: Sendable {
         /// The path, without the query string.
         public var path: String
         public var clientAddress: String
-        /// The headers named in the listener's `headerNames`, by lower-case name.
+        /// The headers named in the listener's `headerNames`, by lower-case name; a header sent
+        /// on several lines is one value, the lines joined with ", " in order (RFC 9110 §5.3).
         public var headers: [String: String]
         /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name).
         public var query: [String: String]
@@ -49,16 +52,40 @@ public final class HTTPListener: Sendable {
 
     public typealias Handler = @Sendable (Request) -> Response
 
+    /// What one connection may cost (DESIGN §15 "Events endpoint"): every limit is enforced
+    /// by libmicrohttpd or by the access handler before the request reaches the `Handler`.
+    public struct Limits: Sendable, Equatable {
+        /// Connections at once, all clients; more are refused at accept. Default: 10,000.
+        public var maximumConnections: UInt32 = 10_000
+        /// Connections at once from one client address (the socket's peer); more are refused at
+        /// accept. 0: no cap. Default: 0 (the tracking endpoint sets `EVENT_CONNECTIONS_PER_IP`).
+        public var connectionsPerAddress: UInt32 = 0
+        /// Seconds a connection may be idle — between requests, or in the middle of one (a
+        /// client that sends half a request and waits) — before it is closed. Default: 30.
+        public var idleTimeoutSeconds: UInt32 = 30
+        /// Bytes libmicrohttpd may use per connection: the request line and headers must fit in
+        /// about half of it; a larger request is answered 431 (414 for a long URL) and closed.
+        /// Default: 16 KiB (headers up to ≈ 8 KiB, like nginx's default).
+        public var connectionMemoryBytes: Int = 16 << 10
+        /// Bytes of request body accepted (bodies are read and discarded): a request declaring a
+        /// larger `Content-Length` is answered 413 before any of the body is read; a chunked body
+        /// that grows past it is answered 413 (or the connection closed). Default: 4 KiB.
+        public var maximumBodyBytes: Int = 4 << 10
+
+        public init() {}
+    }
+
     /// The handler and the listener's settings, read by the access callback through the
     /// daemon's (unretained) context; `streams` holds the streamed responses in progress.
     fileprivate final class Box: Sendable {
         let handler: Handler
         let allowsStreaming: Bool
+        let limits: Limits
         /// Request headers passed to the handler: the name looked up (case-insensitively) and its lower-case key.
         let headerNames: [(lookup: String, key: String)]
         let streams = Mutex<[ObjectIdentifier: HTTPResponseStream]>([:])
-        init(handler: @escaping Handler, allowsStreaming: Bool, headerNames: [String]) {
-            self.handler = handler; self.allowsStreaming = allowsStreaming
+        init(handler: @escaping Handler, allowsStreaming: Bool, limits: Limits, headerNames: [String]) {
+            self.handler = handler; self.allowsStreaming = allowsStreaming; self.limits = limits
             self.headerNames = headerNames.map { ($0, $0.lowercased()) }
         }
 
@@ -77,12 +104,13 @@ public final class HTTPListener: Sendable {
     /// address is not IPv4 or MHD cannot listen there (port in use, no permission).
     /// - Parameters:
     ///   - allowsStreaming: enables suspend/resume, needed for ``HTTPResponseStream`` answers.
+    ///   - limits: what one connection may cost (``Limits``). Default: ``Limits/init()``.
     ///   - headerNames: the request headers the handler sees in ``Request/headers``. Default:
     ///     `X-Forwarded-For`.
-    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false,
+    public init(address: HostPort, threads: UInt32 = 1, allowsStreaming: Bool = false, limits: Limits = Limits(),
                 headerNames: [String] = ["X-Forwarded-For"], handler: @escaping Handler) throws {
         let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        let box = Box(handler: handler, allowsStreaming: allowsStreaming, headerNames: headerNames)
+        let box = Box(handler: handler, allowsStreaming: allowsStreaming, limits: limits, headerNames: headerNames)
         let started = try MHDDaemon.start(host: host, port: address.port, threads: threads, box: box,
                                           describing: "\(address.host):\(address.port)")
         port = started.port
@@ -105,25 +133,38 @@ public final class HTTPListener: Sendable {
                                    method: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
                                    requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
         guard let context, let connection, let requestContext else { return .NO }
+        let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         // MHD calls the handler first with only the headers, then once per chunk of body, then a
         // last time with no data. Answering on the first call makes MHD close the connection
-        // (no keep-alive), so the first call only marks the request as seen; bodies (we take
-        // none) are read and discarded; the answer goes out on the last call.
+        // (no keep-alive), so the first call only marks the request as seen — unless it declares
+        // a body too large, which is answered at once, before a byte of it is read. Bodies (we
+        // take none) are counted and discarded; the answer goes out on the last call.
+        // `requestContext` holds 1 + the body bytes seen so far (an integer, never dereferenced).
         if requestContext.pointee == nil {
-            requestContext.pointee = context
+            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+               Self.exceeds(declared, box.limits.maximumBodyBytes) {
+                return answer(connection, status: 413, body: "request body too large\n")
+            }
             return .YES
         }
         if let uploadSize, uploadSize.pointee > 0 {
+            let seen = Int(bitPattern: requestContext.pointee) - 1 + uploadSize.pointee
             uploadSize.pointee = 0
+            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: min(seen, Int.max - 1) + 1)
+            if seen > box.limits.maximumBodyBytes {
+                // A chunked body (no Content-Length) that grew too large: answer if MHD lets us
+                // now, else close the connection.
+                return answer(connection, status: 413, body: "request body too large\n")
+            }
             return .YES
         }
-        let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         var addressBuffer = [CChar](repeating: 0, count: 64)
         let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
             ? String(decoding: addressBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         var headers: [String: String] = [:]
         for name in box.headerNames {
-            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name.lookup) { headers[name.key] = String(cString: value) }
+            if let value = headerValues(connection, name.lookup) { headers[name.key] = value }
         }
         let request = Request(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                               clientAddress: clientAddress, headers: headers, query: queryArguments(connection))
@@ -138,6 +179,43 @@ public final class HTTPListener: Sendable {
         defer { MHD_destroy_response(response) }
         addHeaders(response, answer)
         return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    /// Whether a `Content-Length` value is a number above `maximum` (a malformed one is MHD's to refuse).
+    static func exceeds(_ declared: UnsafePointer<CChar>, _ maximum: Int) -> Bool {
+        var value = 0
+        var pointer = declared
+        while pointer.pointee == 0x20 || pointer.pointee == 0x09 { pointer += 1 }
+        while pointer.pointee >= 0x30 && pointer.pointee <= 0x39 {
+            value = value * 10 + Int(pointer.pointee - 0x30)
+            if value > maximum { return true }
+            pointer += 1
+        }
+        return false
+    }
+
+    /// Queues a short plain-text answer; MHD closes the connection after it when the request's
+    /// body was not read. `.NO` (close at once) if MHD refuses to queue it.
+    private static func answer(_ connection: OpaquePointer, status: UInt32, body: String) -> MHD_Result {
+        let bytes = Array(body.utf8)
+        let response = bytes.withUnsafeBytes {
+            MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let response else { return .NO }
+        defer { MHD_destroy_response(response) }
+        _ = MHD_add_response_header(response, "Content-Type", "text/plain; charset=utf-8")
+        _ = MHD_add_response_header(response, "Connection", "close")
+        return MHD_queue_response(connection, status, response)
+    }
+
+    /// Every line of header `name`, joined with ", " (pw_httpd_header_values); nil when absent.
+    private static func headerValues(_ connection: OpaquePointer, _ name: String) -> String? {
+        let length = pw_httpd_header_values(connection, name, nil, 0)
+        guard length >= 0 else { return nil }
+        guard length > 0 else { return "" }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard pw_httpd_header_values(connection, name, &buffer, buffer.count) == length else { return nil }
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func addHeaders(_ response: OpaquePointer, _ answer: Response) {
@@ -210,9 +288,12 @@ private final class MHDDaemon {
     static func start(host: String, port: UInt16, threads: UInt32, box: HTTPListener.Box,
                       describing address: String) throws(HTTPListener.ListenerError) -> MHDDaemon {
         let context = Unmanaged.passUnretained(box).toOpaque()
-        let started = box.allowsStreaming
-            ? pw_httpd_start_suspendable(host, port, threads, httpListenerAccessHandler, context)
-            : pw_httpd_start(host, port, threads, httpListenerAccessHandler, context)
+        var limits = pw_httpd_limits(connection_limit: box.limits.maximumConnections,
+                                     per_address_connection_limit: box.limits.connectionsPerAddress,
+                                     idle_timeout_seconds: max(1, box.limits.idleTimeoutSeconds),
+                                     connection_memory_bytes: max(0, box.limits.connectionMemoryBytes))
+        let started = pw_httpd_start_limited(host, port, threads, &limits, box.allowsStreaming ? 1 : 0,
+                                             httpListenerAccessHandler, context)
         guard let handle = started else {
             throw HTTPListener.ListenerError(message: "cannot listen on \(address)")
         }

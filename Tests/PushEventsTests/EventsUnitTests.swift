@@ -75,12 +75,90 @@ struct EventsUnitTests {
         #expect(limiter.take(client: "a", now: 10) == .limited(retryAfterSeconds: 20))
     }
 
-    @Test("the limiter forgets idle clients and stays bounded")
-    func bounded() {
-        let limiter = EventRateLimiter(limit: EventRateLimit(capacity: 1, perSecond: 1), maximumClients: 64, shardCount: 4)
-        for index in 0..<10_000 { _ = limiter.take(client: "10.1.\(index / 256).\(index % 256)", now: Double(index) * 0.001) }
-        // New clients still get answers (fail open for unseen addresses past the bound).
-        #expect(limiter.take(client: "192.0.2.1", now: 20) == .allowed)
+    @Test("a full bucket table evicts its oldest buckets: a new client past the bound is still limited")
+    func boundedWithoutFailingOpen() {
+        let limiter = EventRateLimiter(limit: EventRateLimit(capacity: 5, perSecond: 5.0 / 60), maximumClients: 64, shardCount: 4)
+        // Fill the table (and more) with clients that stay active, none of them idle long enough to be swept.
+        for index in 0..<10_000 { _ = limiter.take(client: "10.1.\(index / 256).\(index % 256)", now: 1000 + Double(index) * 0.001) }
+        #expect(limiter.bucketCount <= 64)
+        #expect(limiter.evictions >= 10_000 - 64)
+        // A new client gets a bucket like everyone else: 5, then 429.
+        for _ in 0..<5 { #expect(limiter.take(client: "192.0.2.1", now: 1011) == .allowed) }
+        #expect(limiter.take(client: "192.0.2.1", now: 1011) == .limited(retryAfterSeconds: 12))
+        #expect(limiter.take(client: "192.0.2.1", now: 1012) == .limited(retryAfterSeconds: 11))
+        #expect(limiter.bucketCount <= 64)
+    }
+
+    @Test("idle buckets (refilled completely) are forgotten once a minute, so memory follows the active clients")
+    func sweepsIdleBuckets() {
+        let limiter = EventRateLimiter(limit: EventRateLimit(capacity: 2, perSecond: 2), maximumClients: 1000, shardCount: 1)
+        for index in 0..<500 { _ = limiter.take(client: "10.2.\(index / 256).\(index % 256)", now: 100) }
+        #expect(limiter.bucketCount == 500)
+        _ = limiter.take(client: "192.0.2.9", now: 200)
+        #expect(limiter.bucketCount == 1)
+        #expect(limiter.evictions == 0)
+    }
+
+    @Test("IPv6 clients share one bucket per /64 (configurable); IPv4 clients have one each", arguments: [
+        // client, key with /64, key with /56
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64", "2001:db8:1::/56"),
+        ("2001:DB8:1:2::ffff", "2001:db8:1:2::/64", "2001:db8:1::/56"),
+        ("2001:db8:1:2ff::1", "2001:db8:1:2ff::/64", "2001:db8:1:200::/56"),
+        ("192.0.2.1", "192.0.2.1", "192.0.2.1"),
+        ("::ffff:192.0.2.1", "192.0.2.1", "192.0.2.1"),
+        ("not-an-address", "not-an-address", "not-an-address"),
+    ])
+    func bucketKeys(client: String, key64: String, key56: String) {
+        let limit = EventRateLimit(capacity: 1, perSecond: 1)
+        #expect(EventRateLimiter(limit: limit).bucketKey(client: client) == key64)
+        #expect(EventRateLimiter(limit: limit, ipv6PrefixLength: 56).bucketKey(client: client) == key56)
+    }
+
+    @Test("forty addresses of one /64 spend one bucket")
+    func fortyIPv6Clients() {
+        let limiter = EventRateLimiter(limit: EventRateLimit(capacity: 5, perSecond: 5.0 / 60))
+        let answers = (1...40).map { limiter.take(client: "2001:db8:aa:bb:\(String($0, radix: 16))::1", now: 10) }
+        #expect(answers.filter { $0 == .allowed }.count == 5)
+        #expect(limiter.take(client: "2001:db8:aa:bc::1", now: 10) == .allowed, "the next /64 is another client")
+        #expect((1...6).map { limiter.take(client: "198.51.100.\($0)", now: 10) }.allSatisfy { $0 == .allowed })
+    }
+
+    @Test("EVENT_* settings: defaults, values, and every bad value or unknown name refused by name", arguments: [
+        ("EVENT_RATE_LIMIT", "fast"), ("EVENT_RATE_LIMIT", "20/h"), ("EVENT_RATE_LIMIT", "0/s"),
+        ("EVENT_TRUSTED_PROXIES", "10.0.0.0/8, proxy.internal"), ("EVENT_TRUSTED_PROXIES", "10.0.0.0/33"),
+        ("EVENT_HTTP_THREADS", "0"), ("EVENT_HTTP_THREADS", "many"), ("EVENT_HTTP_THREADS", "+4"),
+        ("EVENT_IPV6_PREFIX", "0"), ("EVENT_IPV6_PREFIX", "129"), ("EVENT_IPV6_PREFIX", "/64"),
+        ("EVENT_RATE_LIMIT_BUCKETS", "10"), ("EVENT_RATE_LIMIT_BUCKETS", "1e6"),
+        ("EVENT_IDLE_TIMEOUT_SECONDS", "0"), ("EVENT_IDLE_TIMEOUT_SECONDS", "30s"),
+        ("EVENT_CONNECTIONS_PER_IP", "-1"), ("EVENT_CONNECTIONS_PER_IP", "lots"),
+        ("EVENT_RATE_LIMT", "20/s"), ("EVENT_PREFIX", "64"),
+    ])
+    func settingsRefused(name: String, value: String) {
+        guard case .failure(let problems) = EventsProcess.Settings.load([name: value, "PATH": "/usr/bin"]) else {
+            Issue.record("\(name)=\(value) accepted")
+            return
+        }
+        #expect(problems.messages.count == 1)
+        #expect(problems.messages.first?.hasPrefix(name) == true, "\(problems)")
+    }
+
+    @Test("EVENT_* settings: defaults and values")
+    func settingsValues() throws {
+        guard case .success(let defaults) = EventsProcess.Settings.load([:]) else { Issue.record("defaults refused"); return }
+        #expect(defaults.rateLimit == .default && defaults.ipv6PrefixLength == 64 && defaults.rateLimitBuckets == 1_000_000)
+        #expect(defaults.idleTimeoutSeconds == 30 && defaults.connectionsPerIP == 64)
+        #expect(defaults.listenerLimits.idleTimeoutSeconds == 30 && defaults.listenerLimits.connectionsPerAddress == 64)
+        #expect(defaults.listenerLimits.maximumBodyBytes == 4096)
+        guard case .success(let behindProxy) = EventsProcess.Settings.load(["EVENT_TRUSTED_PROXIES": "10.0.0.0/8"]) else {
+            Issue.record("proxies refused"); return
+        }
+        #expect(behindProxy.connectionsPerIP == 1024)
+        guard case .success(let set) = EventsProcess.Settings.load([
+            "EVENT_RATE_LIMIT": "5/m", "EVENT_IPV6_PREFIX": "56", "EVENT_RATE_LIMIT_BUCKETS": "5000", "EVENT_IDLE_TIMEOUT_SECONDS": " 2 ",
+            "EVENT_CONNECTIONS_PER_IP": "0", "EVENT_TRUSTED_PROXIES": "127.0.0.1", "EVENT_HTTP_THREADS": "3",
+        ]) else { Issue.record("values refused"); return }
+        #expect(set.rateLimit == EventRateLimit("5/m") && set.ipv6PrefixLength == 56 && set.rateLimitBuckets == 5000)
+        #expect(set.idleTimeoutSeconds == 2 && set.connectionsPerIP == 0 && set.threads == 3 && !set.proxies.isEmpty)
     }
 
     @Test("X-Forwarded-For is honoured only from trusted proxies", arguments: [
@@ -101,14 +179,18 @@ struct EventsUnitTests {
         #expect(TrustedProxies.none.clientAddress(peer: peer, forwardedFor: header) == peer)
     }
 
-    @Test("trusted proxy lists: CIDRs of both families; bad entries refused", arguments: ["10.0.0.0/33", "nope", "10.0.0.1/x", "::1/129"])
+    @Test("trusted proxy lists: CIDRs of both families; bad entries refused", arguments: [
+        "10.0.0.0/33", "nope", "10.0.0.1/x", "::1/129", "10.0.0.0/+8", "10.0.0.0/", "::ffff:10.0.0.0/95", "::ffff:10.0.0.0/129",
+    ])
     func badProxies(text: String) {
         #expect(throws: TrustedProxiesError.self) { try TrustedProxies(parsing: text) }
     }
 
     @Test("CIDR membership")
     func cidr() throws {
-        let proxies = try TrustedProxies(parsing: "192.168.4.0/22,fd00::/8,::ffff:172.16.0.1")
+        let proxies = try TrustedProxies(parsing: "192.168.4.0/22,fd00::/8,::ffff:172.16.0.1,::ffff:10.0.0.0/104")
+        #expect(proxies.contains(try #require(IPAddress("10.200.0.1"))), "a mapped /104 is the IPv4 /8")
+        #expect(!proxies.contains(try #require(IPAddress("11.0.0.1"))))
         #expect(proxies.contains(try #require(IPAddress("192.168.7.255"))))
         #expect(!proxies.contains(try #require(IPAddress("192.168.8.0"))))
         #expect(proxies.contains(try #require(IPAddress("fd12:3456::1"))))

@@ -6,14 +6,15 @@ public final class RedisServer: Sendable {
     public let process: TestProcess
     public var url: String { "redis://127.0.0.1:\(port)" }
 
-    public init() throws {
+    /// - Parameter password: when set, the server requires it (`--requirepass`).
+    public init(password: String? = nil) throws {
         let folder = try TemporaryFolder.make(prefix: "redis")
         let port = freeLoopbackPort()
         self.port = port
         process = try TestProcess("/usr/bin/redis-server", [
             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", folder.path, "--daemonize", "no", "--protected-mode", "yes",
-        ])
+        ] + (password.map { ["--requirepass", $0] } ?? []))
         guard eventually(timeout: 10, { isListening(port: port) }) else {
             throw TestSupportError("redis-server did not start: \(process.stderr())\(process.stdout())")
         }

@@ -57,12 +57,12 @@ struct ConfigurationTests {
         let c = try Self.load([
             "PUSHWORKER_KAFKA_GROUP": " fleet-a ", "PUSHWORKER_TOPIC_JOBS": "jobs", "PUSHWORKER_MAX_IN_FLIGHT": "10",
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "push.example.com, .corp.example,,", "PUSHWORKER_LOG_LEVEL": "DEBUG",
-            "PUSHWORKER_LOG_FORMAT": "text", "PUSHWORKER_HTTP_ADDR": "[::1]:9500",
+            "PUSHWORKER_LOG_FORMAT": "text", "PUSHWORKER_HTTP_ADDR": "127.0.0.1:9500",
         ])
         #expect(c.kafkaGroup == "fleet-a" && c.topicJobs == "jobs" && c.maxInFlight == 10)
         #expect(c.webPushAllowedHosts == ["push.example.com", ".corp.example"])
         #expect(c.logLevel == .debug && c.logFormat == .text)
-        #expect(HostPort(c.httpAddr) == HostPort("[::1]:9500"))
+        #expect(HostPort(c.httpAddr) == HostPort("127.0.0.1:9500"))
     }
 
     @Test("an invalid value is reported with the variable's name", arguments: [
@@ -75,8 +75,8 @@ struct ConfigurationTests {
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "99", "PUSHWORKER_REQUEST_TIMEOUT_MS must be a whole number in 100…600000"),
         ("PUSHWORKER_LOG_LEVEL", "verbose", "PUSHWORKER_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical"),
         ("PUSHWORKER_LOG_FORMAT", "xml", "PUSHWORKER_LOG_FORMAT must be json or text, got 'xml'"),
-        ("PUSHWORKER_HTTP_ADDR", "9400", "PUSHWORKER_HTTP_ADDR must be host:port"),
-        ("PUSHWORKER_HTTP_ADDR", ":9400", "PUSHWORKER_HTTP_ADDR must be host:port"),
+        ("PUSHWORKER_HTTP_ADDR", "9400", "PUSHWORKER_HTTP_ADDR must be IPv4:port or localhost:port"),
+        ("PUSHWORKER_HTTP_ADDR", ":9400", "PUSHWORKER_HTTP_ADDR must be IPv4:port or localhost:port"),
         ("PUSHWORKER_REDIS_URL", "http://127.0.0.1:6379", "PUSHWORKER_REDIS_URL: "),
         ("PUSHWORKER_REDIS_URL", "rediss://h:6380", "PUSHWORKER_REDIS_URL: "),
         ("PUSHWORKER_REDIS_URL", "redis+cluster://h:7000/2", "PUSHWORKER_REDIS_URL: redis error: invalid Redis URL (a Redis Cluster has only database 0"),
@@ -175,22 +175,23 @@ struct ConfigurationTests {
     // MARK: - librdkafka pass-through
 
     @Test("PUSHWORKER_RDKAFKA_<NAME> ⇒ lower-cased property with _ → .", arguments: [
-        ("PUSHWORKER_RDKAFKA_SASL_MECHANISM", "sasl.mechanism"),
-        ("PUSHWORKER_RDKAFKA_SECURITY_PROTOCOL", "security.protocol"),
-        ("PUSHWORKER_RDKAFKA_SASL_USERNAME", "sasl.username"),
-        ("PUSHWORKER_RDKAFKA_SSL_CA_LOCATION", "ssl.ca.location"),
-        ("PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS", "session.timeout.ms"),
-        ("PUSHWORKER_RDKAFKA_LINGER_MS", "linger.ms"),
+        ("PUSHWORKER_RDKAFKA_SASL_MECHANISM", "sasl.mechanism", "SCRAM-SHA-256"),
+        ("PUSHWORKER_RDKAFKA_SECURITY_PROTOCOL", "security.protocol", "plaintext"),
+        ("PUSHWORKER_RDKAFKA_SASL_USERNAME", "sasl.username", "svc-push"),
+        ("PUSHWORKER_RDKAFKA_SSL_CA_LOCATION", "ssl.ca.location", "/etc/kafka/ca.pem"),
+        ("PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS", "session.timeout.ms", "6000"),
+        ("PUSHWORKER_RDKAFKA_LINGER_MS", "linger.ms", "5"),
     ])
-    func passThrough(variable: String, property: String) throws {
-        let c = try Self.load([variable: "v-\(property)"])
-        #expect(c.rdkafkaProperties == [property: "v-\(property)"])
+    func passThrough(variable: String, property: String, value: String) throws {
+        let c = try Self.load([variable: value])
+        #expect(c.rdkafkaProperties == [property: value])
     }
 
     @Test("consumer-only properties stay out of the producer and producer-only ones out of the consumer")
     func producerConsumerSplit() throws {
         let c = try Self.load([
-            "PUSHWORKER_RDKAFKA_SASL_MECHANISM": "PLAIN", "PUSHWORKER_RDKAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "PUSHWORKER_RDKAFKA_SASL_MECHANISM": "PLAIN", "PUSHWORKER_RDKAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+            "PUSHWORKER_RDKAFKA_SASL_USERNAME": "svc", "PUSHWORKER_RDKAFKA_SASL_PASSWORD": "pw",
             "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000", "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
             "PUSHWORKER_RDKAFKA_GROUP_INSTANCE_ID": "w-1", "PUSHWORKER_RDKAFKA_AUTO_OFFSET_RESET": "earliest",
             "PUSHWORKER_RDKAFKA_LINGER_MS": "5", "PUSHWORKER_RDKAFKA_ACKS": "all", "PUSHWORKER_RDKAFKA_COMPRESSION_TYPE": "lz4",
@@ -220,7 +221,7 @@ struct ConfigurationTests {
             "PUSHWORKER_MSGID_KEYS": "\(Self.keys),k0:\(Data(repeating: 9, count: 40).base64EncodedString())",
             "PUSHWORKER_RDKAFKA_SASL_PASSWORD": "S3cr3t-sasl", "PUSHWORKER_RDKAFKA_SASL_USERNAME": "svc-push",
             "PUSHWORKER_RDKAFKA_SSL_KEY_PASSWORD": "S3cr3t-ssl", "PUSHWORKER_RDKAFKA_SSL_KEY_PEM": "S3cr3t-pem",
-            "PUSHWORKER_RDKAFKA_SASL_OAUTHBEARER_CLIENT_SECRET": "S3cr3t-oauth",
+            "PUSHWORKER_RDKAFKA_SSL_KEYSTORE_PASSWORD": "S3cr3t-keystore",
             "PUSHWORKER_RDKAFKA_SASL_OAUTHBEARER_CONFIG": "principal=x S3cr3t-config",
         ])
         let text = c.redactedLines().joined(separator: "\n")

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 @testable import PushWorker
 import Testing
 
@@ -194,6 +195,50 @@ struct MetricsTests {
         #expect(seen >= 12)
     }
 
+    @Test("ten thousand distinct provider reasons add one series per platform and status, not ten thousand")
+    func reasonCardinality() throws {
+        let metrics = Metrics()
+        for index in 0..<10_000 {
+            for (platform, status) in [("ios", DeliveryStatus.rejected), ("android", .rejected), ("web", .failed),
+                                       ("x-\(index % 500)", .rejected)] {
+                let result = ResultRecord(jobID: "j", appID: "a", campaignID: "c", subscriptionID: "s\(index)", platform: platform,
+                                          status: status, reason: "Reason \(index) {\"weird\": true}", attempts: 1, atUnixMs: 0)
+                Worker.countNotification(result, in: metrics)
+                #expect(result.reason == "Reason \(index) {\"weird\": true}", "the result keeps it verbatim")
+            }
+        }
+        for known in ["BadDeviceToken", "UNREGISTERED", "bad_token", "http_503", "http_599"] {
+            let platform = known == "UNREGISTERED" ? "android" : "ios"
+            Worker.countNotification(ResultRecord(jobID: "j", appID: "a", campaignID: "c", subscriptionID: "s", platform: platform,
+                                                           status: .rejected, reason: known, attempts: 1, atUnixMs: 0), in: metrics)
+        }
+        let samples = try Self.parse(metrics.render()).samples.filter { $0.name == "pushworker_notifications_total" }
+        #expect(samples.count == 8, "\(samples.map(\.labels))")
+        #expect(samples.first { $0.labels == ["platform": "ios", "status": "rejected", "reason": "other"] }?.value == 10_001)
+        #expect(samples.first { $0.labels == ["platform": "other", "status": "rejected", "reason": "other"] }?.value == 10_000)
+        #expect(samples.contains { $0.labels["reason"] == "BadDeviceToken" } && samples.contains { $0.labels["reason"] == "http_503" })
+        #expect(samples.contains { $0.labels == ["platform": "android", "status": "rejected", "reason": "UNREGISTERED"] })
+    }
+
+    /// Every reason string the sources give a result (`reason: "…"`) is a label of its own,
+    /// not `other`: the fixed sets cover our own reasons.
+    @Test("every reason the sources produce is in the fixed label sets")
+    func sourceReasonsAreLabels() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        let literal = try Regex(#"reason: "([A-Za-z_0-9]+)""#)
+        var seen = Set<String>()
+        for case let url as URL in files where url.pathExtension == "swift" && !url.path.contains("/PushSandbox/") {
+            for match in try String(contentsOf: url, encoding: .utf8).matches(of: literal) {
+                seen.insert(String(match.output[1].substring ?? ""))
+            }
+        }
+        #expect(seen.count >= 15)
+        let all = MetricLabels.possibleReasons(platform: .ios).union(MetricLabels.possibleReasons(platform: .android))
+        for reason in seen { #expect(all.contains(reason), "\(reason) would be counted as other") }
+    }
+
     @Test("from start-up: every counter at 0 for its known label sets, the build info, the process metrics")
     func startupSeries() throws {
         let metrics = Metrics()
@@ -228,14 +273,6 @@ struct MetricsTests {
         for (name, labelSets) in Metrics.startupSeries(.worker) + Metrics.startupSeries(.events) {
             for labels in labelSets { #expect(labels.map(\.0) == Metrics.catalogue[name]?.labels, "\(name) \(labels)") }
         }
-    }
-
-    @Test("provider reasons become labels only when short and plain", arguments: [
-        (String?.none, ""), ("BadDeviceToken", "BadDeviceToken"), ("UNREGISTERED", "UNREGISTERED"), ("bad_token", "bad_token"),
-        ("token 0123abcd…", "other"), (String(repeating: "x", count: 41), "other"), ("a{b}", "other"),
-    ])
-    func reasonLabel(reason: String?, label: String) {
-        #expect(Worker.reasonLabel(reason) == label)
     }
 }
 

@@ -1,11 +1,32 @@
 #ifndef PW_CPUSHHTTPD_H
 #define PW_CPUSHHTTPD_H
 /* The libmicrohttpd glue of PushHTTPServer, prefixed pw_httpd_: starting a daemon with our
- * options (MHD_start_daemon is variadic) and formatting a client's address. */
+ * options (MHD_start_daemon is variadic), formatting a client's address and joining repeated
+ * header lines. */
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+
+/* The limits a daemon enforces on every connection (HTTPListener.Limits documents them). */
+struct pw_httpd_limits {
+    /* Connections at once, all clients (MHD_OPTION_CONNECTION_LIMIT); 0: 10000. */
+    unsigned int connection_limit;
+    /* Connections at once from one client address (MHD_OPTION_PER_IP_CONNECTION_LIMIT); 0: no cap. */
+    unsigned int per_address_connection_limit;
+    /* Seconds a connection may stay idle, between requests or in the middle of one, before it is
+     * closed (MHD_OPTION_CONNECTION_TIMEOUT); 0: 30. */
+    unsigned int idle_timeout_seconds;
+    /* Bytes of memory per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request line and
+     * headers must fit (MHD answers a larger request with 431 or 414 and closes); 0: MHD's 32 KiB. */
+    size_t connection_memory_bytes;
+};
+
+/* Starts a daemon with `limits` (NULL: every default) and, when `suspendable` is non-zero,
+ * MHD_ALLOW_SUSPEND_RESUME (see pw_httpd_start_suspendable); otherwise as pw_httpd_start. */
+struct MHD_Daemon *pw_httpd_start_limited(const char *ipv4, uint16_t port, unsigned int threads,
+                                          const struct pw_httpd_limits *limits, int suspendable,
+                                          MHD_AccessHandlerCallback handler, void *context);
 
 /* Starts a daemon bound to the IPv4 address `ipv4` (dotted quad, e.g. "127.0.0.1" or
  * "0.0.0.0") and `port` (0: the kernel picks one; read it with pw_mhd_bound_port), with an
@@ -30,5 +51,12 @@ int pw_httpd_format_address(const struct sockaddr *address, char *buffer, size_t
 /* The client's address of `connection` as text (pw_httpd_format_address), for rate limiting
  * and logs. 0 on success, -1 if MHD has no address for it. */
 int pw_httpd_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
+/* Joins the values of every request header line named `name` (case-insensitively), in the order
+ * received, with ", " (RFC 9110 §5.3: repeated lines are one comma-separated list) into `buffer`
+ * (NUL-terminated, truncated to size - 1; NULL with size 0 only measures). Returns the length of
+ * the whole joined text (as snprintf: call again with length + 1 bytes if it did not fit), or -1
+ * when the request has no such header (or `connection`/`name` is NULL). */
+long pw_httpd_header_values(struct MHD_Connection *connection, const char *name, char *buffer, size_t size);
 
 #endif

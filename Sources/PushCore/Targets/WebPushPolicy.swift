@@ -3,9 +3,11 @@
 /// Subscriptions are user-controlled URLs, so only `https` endpoints whose host is a known push
 /// service, or listed in `PUSHWORKER_WEBPUSH_ALLOWED_HOSTS`, are used. Hosts are matched by
 /// name: an entry is exact (`push.example.com`) or a suffix (`.example.com`, subdomains only).
-/// An IP-literal host is allowed only when listed exactly (suffixes never match addresses).
-/// DNS answers are the transport's business: it should refuse a connection to an address for
-/// which ``isPrivateOrLoopbackAddress(_:)`` holds unless ``isListedExplicitly(host:)``.
+/// An IP literal (`127.0.0.1`, `::1`) is accepted as an exact entry, for development against a
+/// local push service: an IP-literal host is allowed only when listed exactly (suffixes never
+/// match addresses). Entries are parsed by ``parseEntry(_:)``; configuration refuses what it
+/// cannot parse. DNS answers are the address guard's and the transport's business: they refuse
+/// an address for which ``IPAddress/isPrivate`` holds unless ``isListedExplicitly(host:)``.
 public struct WebPushPolicy: Sendable, Equatable {
     /// The push services of Chrome (FCM), Firefox (Mozilla autopush), Safari (Apple) and Edge (WNS).
     public static let builtInHosts: [String] = [
@@ -16,16 +18,20 @@ public struct WebPushPolicy: Sendable, Equatable {
     /// The built-in hosts only.
     public static let standard = WebPushPolicy(extraAllowedHosts: [])
 
-    /// The extra entries as given (normalized: lower case, no trailing dot, no port).
+    /// The extra entries, normalized by ``parseEntry(_:)`` (lower case, no trailing dot, IP
+    /// literals in canonical form); entries it refuses are left out.
     public let extraAllowedHosts: [String]
     private let exactHosts: Set<String>
     private let explicitHosts: Set<String>
     private let suffixes: [String]
 
-    /// - Parameter extraAllowedHosts: entries added to ``builtInHosts``; exact names, `.suffix`
-    ///   entries, or IP addresses (`127.0.0.1`, `::1` or `[::1]`; a `:port` is ignored).
+    /// - Parameter extraAllowedHosts: entries added to ``builtInHosts``: exact names, `.suffix`
+    ///   entries, or IP literals (see ``parseEntry(_:)``; empty and refused entries are ignored).
     public init(extraAllowedHosts: [String]) {
-        let extras = extraAllowedHosts.map(WebPushPolicy.normalizeEntry).filter { !$0.isEmpty && $0 != "." }
+        let extras = extraAllowedHosts.compactMap { entry -> String? in
+            guard case .success(let normalized) = WebPushPolicy.parseEntry(entry) else { return nil }
+            return normalized
+        }
         self.extraAllowedHosts = extras
         var exact: Set<String> = []
         var suffixes: [String] = []
@@ -37,11 +43,11 @@ public struct WebPushPolicy: Sendable, Equatable {
         self.suffixes = suffixes
     }
 
-    /// Whether an endpoint on `host` may be contacted.
+    /// Whether an endpoint on `host` (an ``EndpointURL/host``) may be contacted.
     public func allows(host: String) -> Bool {
         let name = WebPushPolicy.normalizeHost(host)
         guard !name.isEmpty else { return false }
-        if WebPushPolicy.isIPAddress(name) { return explicitHosts.contains(name) }
+        if IPAddress(name) != nil { return explicitHosts.contains(name) }
         if exactHosts.contains(name) { return true }
         return suffixes.contains { name.hasSuffix($0) && name.utf8.count > $0.utf8.count }
     }
@@ -53,113 +59,92 @@ public struct WebPushPolicy: Sendable, Equatable {
 
     /// IPv4 `a.b.c.d` or IPv6 (with or without brackets).
     public static func isIPAddress(_ host: String) -> Bool {
-        let name = normalizeHost(host)
-        return ipv4Bytes(name) != nil || ipv6Bytes(name) != nil
+        IPAddress(host) != nil
     }
 
-    /// True for loopback, private, link-local, unspecified, CGNAT (100.64/10), multicast and
-    /// reserved addresses, IPv4 or IPv6 (incl. IPv4-mapped `::ffff:a.b.c.d`); false for names.
-    public static func isPrivateOrLoopbackAddress(_ address: String) -> Bool {
-        let name = normalizeHost(address)
-        if let v4 = ipv4Bytes(name) { return isPrivateIPv4(v4) }
-        guard let v6 = ipv6Bytes(name) else { return false }
-        if v6[0..<10].allSatisfy({ $0 == 0 }) && v6[10] == 0xFF && v6[11] == 0xFF { return isPrivateIPv4(Array(v6[12...])) }
-        if v6[0..<15].allSatisfy({ $0 == 0 }) { return true } // :: and ::1
-        if v6[0] & 0xFE == 0xFC { return true } // fc00::/7 unique local
-        if v6[0] == 0xFE && v6[1] & 0xC0 == 0x80 { return true } // fe80::/10 link-local
-        if v6[0] == 0xFF { return true } // multicast
-        return false
+    // MARK: - Entries
+
+    /// Why a `PUSHWORKER_WEBPUSH_ALLOWED_HOSTS` entry is refused; the description says what to
+    /// write instead.
+    public enum EntryError: Error, Sendable, Equatable, CustomStringConvertible {
+        case empty
+        /// `https://push.example.com/`: a URL, not a host.
+        case url(entry: String, host: String?)
+        /// `*.example.com` or `push*.example.com`.
+        case wildcard(entry: String)
+        /// `push.example.com:443` or `[::1]:8443`: the allow-list matches hosts, on any port.
+        case port(entry: String)
+        /// `push.example.com/path`, or a CIDR range `10.0.0.0/8`.
+        case path(entry: String)
+        /// `127.1`, `2130706433`, `010.0.0.1`: IPv4 to some parsers, a name to others.
+        case numeric(entry: String)
+        /// Anything else that is not a host name (bad characters, empty or long labels).
+        case notHostName(entry: String)
+
+        public var description: String {
+            switch self {
+            case .empty: "empty entry"
+            case .url(let entry, let host):
+                "'\(entry)' is a URL; list its host name" + (host.map { " (\($0))" } ?? "")
+            case .wildcard(let entry):
+                "'\(entry)': wildcards are not supported; '.example.com' allows every subdomain of example.com"
+            case .port(let entry): "'\(entry)': an entry is a host name without a port (it allows every port)"
+            case .path(let entry): "'\(entry)': an entry is a host name (no path, no CIDR range)"
+            case .numeric(let entry): "'\(entry)' is not a dotted-decimal IPv4 address nor a host name"
+            case .notHostName(let entry):
+                "'\(entry)' is not a host name (letters, digits, '-' and '_' in dot-separated labels of 1–63, at most 253 in all)"
+            }
+        }
     }
 
-    // MARK: - Parsing
+    /// Parses one allow-list entry into its normalized form: `push.example.com` (exact),
+    /// `.example.com` (subdomains), or an IP literal `127.0.0.1` / `::1` (brackets allowed,
+    /// stored canonical). Case and one trailing dot are ignored; surrounding spaces are trimmed.
+    public static func parseEntry(_ entry: some StringProtocol) -> Result<String, EntryError> {
+        var text = Substring(entry)
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        let original = String(text)
+        guard !text.isEmpty else { return .failure(.empty) }
+        if text.contains("://") { return .failure(.url(entry: original, host: EndpointURL(original)?.host)) }
+        if text.contains("*") { return .failure(.wildcard(entry: original)) }
+        if text.first == "[" {
+            guard let close = text.firstIndex(of: "]") else { return .failure(.notHostName(entry: original)) }
+            let rest = text[text.index(after: close)...]
+            if rest.first == ":" { return .failure(.port(entry: original)) }
+            guard rest.isEmpty, let address = IPAddress(text[...close]) else {
+                return .failure(.notHostName(entry: original))
+            }
+            return .success(address.description)
+        }
+        if let address = IPAddress(text) { return .success(address.description) }
+        if text.contains("/") { return .failure(.path(entry: original)) }
+        if text.contains(":") { return .failure(.port(entry: original)) }
+        var name = text.lowercased()[...]
+        let isSuffix = name.hasPrefix(".")
+        if isSuffix { name = name.dropFirst() }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard !name.isEmpty, name.utf8.count <= 253, labels.allSatisfy(isLabel) else { return .failure(.notHostName(entry: original)) }
+        if EndpointURL.endsInNumber(String(name)) { return .failure(.numeric(entry: original)) }
+        return .success((isSuffix ? "." : "") + name)
+    }
 
+    /// A DNS label as hosts use it: 1–63 of `[a-z0-9_-]`, not starting or ending with `-`.
+    private static func isLabel(_ label: Substring) -> Bool {
+        guard (1...63).contains(label.utf8.count), label.utf8.first != UInt8(ascii: "-"), label.utf8.last != UInt8(ascii: "-") else {
+            return false
+        }
+        return label.utf8.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// A host as compared: lower case, no brackets, no trailing dots, IP literals canonical.
     static func normalizeHost(_ host: String) -> String {
+        if let address = IPAddress(host) { return address.description }
         var name = host.lowercased()
-        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         while name.hasSuffix(".") { name.removeLast() }
         return name
-    }
-
-    static func normalizeEntry(_ entry: String) -> String {
-        var text = entry.trimmingCharacters(in: " \t")
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            text = String(text[text.index(after: text.startIndex)..<close])
-        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-            text = String(text[..<colon])
-        }
-        return normalizeHost(text)
-    }
-
-    private static func isPrivateIPv4(_ bytes: [UInt8]) -> Bool {
-        switch (bytes[0], bytes[1]) {
-        case (0, _), (10, _), (127, _): return true
-        case (100, 64...127): return true
-        case (169, 254): return true
-        case (172, 16...31): return true
-        case (192, 168): return true
-        case (192, 0) where bytes[2] == 0: return true
-        case (198, 18...19): return true
-        case (224..., _): return true
-        default: return false
-        }
-    }
-
-    static func ipv4Bytes(_ text: String) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var bytes: [UInt8] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = UInt8(part) else { return nil }
-            bytes.append(value)
-        }
-        return bytes
-    }
-
-    static func ipv6Bytes(_ text: String) -> [UInt8]? {
-        guard text.contains(":"), text.utf8.count <= 45 else { return nil }
-        var address = Substring(text)
-        if let percent = address.firstIndex(of: "%") { address = address[..<percent] } // zone id
-        var tail: [UInt8] = []
-        if let lastColon = address.lastIndex(of: ":"), address[address.index(after: lastColon)...].contains(".") {
-            guard let v4 = ipv4Bytes(String(address[address.index(after: lastColon)...])) else { return nil }
-            tail = v4
-            address = address[...lastColon]
-            if address.hasSuffix(":") && !address.hasSuffix("::") { address = address.dropLast() }
-        }
-        var halves = [String(address)]
-        if let gap = address.firstRange(of: "::") {
-            let rest = address[gap.upperBound...]
-            guard rest.firstRange(of: "::") == nil else { return nil }
-            halves = [String(address[..<gap.lowerBound]), String(rest)]
-        }
-        func groups(_ part: String) -> [UInt8]? {
-            guard !part.isEmpty else { return [] }
-            var bytes: [UInt8] = []
-            for group in part.split(separator: ":", omittingEmptySubsequences: false) {
-                guard !group.isEmpty, group.count <= 4, let value = UInt16(group, radix: 16) else { return nil }
-                bytes.append(UInt8(value >> 8))
-                bytes.append(UInt8(value & 0xFF))
-            }
-            return bytes
-        }
-        guard let head = groups(halves[0]) else { return nil }
-        if halves.count == 2 {
-            guard let rest = groups(halves[1]) else { return nil }
-            let known = head.count + rest.count + tail.count
-            guard known <= 14 else { return nil }
-            return head + [UInt8](repeating: 0, count: 16 - known) + rest + tail
-        }
-        guard head.count + tail.count == 16 else { return nil }
-        return head + tail
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in characters: String) -> String {
-        var result = Substring(self)
-        while let first = result.first, characters.contains(first) { result.removeFirst() }
-        while let last = result.last, characters.contains(last) { result.removeLast() }
-        return String(result)
     }
 }

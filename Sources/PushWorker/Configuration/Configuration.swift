@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushHTTP
+import PushKafka
 import PushRedis
 
 /// The worker's configuration (DESIGN §9, contract): environment first (12-factor), then an
@@ -80,10 +81,10 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_CREDENTIALS_DIR", nil, "folder with one sub-folder of credentials per app"),
         ("PUSHWORKER_MSGID_KEYS", nil, "kid:base64key[,…] msgId HMAC keys (≥ 32 bytes); first signs (required)"),
         ("PUSHWORKER_CA_FILE", nil, "extra CA bundle trusted for provider TLS (adds trust, never disables verification)"),
-        ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", nil, "extra Web Push hosts, comma-separated (exact or .suffix)"),
+        ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", nil, "extra Web Push host names, comma-separated (exact, .suffix or an IP literal; no URLs, ports or wildcards)"),
         ("PUSHWORKER_HTTPS_PROXY", nil, "proxy for provider (and webhook) HTTPS: http://, https:// or socks5h:// URL; unset = none (https_proxy & co. are never read)"),
         ("PUSHWORKER_NO_PROXY", nil, "hosts reached directly despite PUSHWORKER_HTTPS_PROXY: comma-separated names (.suffix), IPs, CIDRs or *"),
-        ("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener"),
+        ("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener (IPv4:port or localhost:port)"),
         ("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)"),
         ("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)"),
         ("PUSHWORKER_MAX_ATTEMPTS", "5", "attempts per recipient before `failed`"),
@@ -177,8 +178,7 @@ public struct Configuration: Sendable {
             credentialsDir: string("PUSHWORKER_CREDENTIALS_DIR"),
             msgIDKeys: required("PUSHWORKER_MSGID_KEYS", when: needsKeys),
             caFile: string("PUSHWORKER_CA_FILE"),
-            webPushAllowedHosts: (string("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS") ?? "")
-                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+            webPushAllowedHosts: [],
             httpAddr: string("PUSHWORKER_HTTP_ADDR") ?? "0.0.0.0:9400",
             maxInFlight: integer("PUSHWORKER_MAX_IN_FLIGHT", 1...1_000_000),
             maxAttempts: integer("PUSHWORKER_MAX_ATTEMPTS", 1...100),
@@ -211,9 +211,19 @@ public struct Configuration: Sendable {
             if let parsed = LogFormat(rawValue: format.lowercased()) { configuration.logFormat = parsed }
             else { problems.append("PUSHWORKER_LOG_FORMAT must be json or text, got '\(format)'") }
         }
-        if HostPort(configuration.httpAddr) == nil {
-            problems.append("PUSHWORKER_HTTP_ADDR must be host:port, got '\(configuration.httpAddr)'")
+        if let problem = ConfigurationChecks.listenAddress(configuration.httpAddr, variable: "PUSHWORKER_HTTP_ADDR") {
+            problems.append(problem)
         }
+        let allowList = ConfigurationChecks.allowedHosts(string("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS") ?? "")
+        configuration.webPushAllowedHosts = allowList.hosts
+        problems += allowList.problems
+        let topics = [("PUSHWORKER_TOPIC_JOBS", configuration.topicJobs), ("PUSHWORKER_TOPIC_RETRY", configuration.topicRetry),
+                      ("PUSHWORKER_TOPIC_RESULTS", configuration.topicResults), ("PUSHWORKER_TOPIC_TOKENS", configuration.topicTokens),
+                      ("PUSHWORKER_TOPIC_DLQ", configuration.topicDLQ), ("PUSHWORKER_TOPIC_EVENTS", configuration.topicEvents)]
+        problems += topics.compactMap { ConfigurationChecks.topic($0.1, variable: $0.0) }
+        problems += ConfigurationChecks.topicOverlap(consumed: Array(topics[0..<2]).map { ($0.0, $0.1) },
+                                                     produced: Array(topics[2...]).map { ($0.0, $0.1) })
+        if !configuration.kafkaBrokers.isEmpty { problems += ConfigurationChecks.brokers(configuration.kafkaBrokers) }
         if needsKeys && !configuration.msgIDKeys.isEmpty {
             do { _ = try MsgIDKeyring(parsing: configuration.msgIDKeys) }
             catch {
@@ -228,8 +238,8 @@ public struct Configuration: Sendable {
                 problems.append("PUSHWORKER_CREDENTIALS_DIR: \(dir) is not a folder")
             }
         }
-        if let ca = configuration.caFile, !FileManager.default.isReadableFile(atPath: ca) {
-            problems.append("PUSHWORKER_CA_FILE: cannot read \(ca)")
+        if let ca = configuration.caFile, let problem = ConfigurationChecks.caFile(ca) {
+            problems.append(problem)
         }
         if needsRedis, !configuration.redisURL.isEmpty {
             // RedisTarget's errors never contain the password (redis://, unix:// or redis+cluster://).
@@ -240,6 +250,7 @@ public struct Configuration: Sendable {
             if name.isEmpty { problems.append("\(key): empty librdkafka property name") }
             else { configuration.rdkafkaProperties[name] = value }
         }
+        if needsKafka { problems += ConfigurationChecks.kafkaProperties(configuration) }
         let known = Set(variables.map(\.name))
         for key in values.keys where key.hasPrefix("PUSHWORKER_") && !key.hasPrefix("PUSHWORKER_RDKAFKA_") && !known.contains(key) {
             problems.append("\(key) is not a pushworker setting (typo?)")

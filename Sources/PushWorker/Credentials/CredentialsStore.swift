@@ -161,9 +161,9 @@ public struct AppCredentials: Sendable {
                 pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             }
             guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
+            let endpoint = try Self.origin(apns["endpoint"], field: "endpoint", default: "https://api.push.apple.com")
             let key = try P256PrivateKey(pem: pem)
-            return APNS(teamID: teamID, keyID: keyID, key: key, topic: topic,
-                        endpoint: Self.trimSlash(apns["endpoint"] as? String ?? "https://api.push.apple.com"))
+            return APNS(teamID: teamID, keyID: keyID, key: key, topic: topic, endpoint: endpoint)
             }
         }
         credentials.fcm = section("fcm.json") { fcm in
@@ -171,10 +171,11 @@ public struct AppCredentials: Sendable {
                   let pem = fcm["private_key"] as? String else {
                 throw CredentialsError("needs project_id, client_email and private_key (a Google service-account file)")
             }
+            let tokenURI = try Self.httpsURL(fcm["token_uri"], field: "token_uri", default: "https://oauth2.googleapis.com/token")
+            let endpoint = try Self.origin(fcm["endpoint"], field: "endpoint", default: "https://fcm.googleapis.com")
             let key = try RSAPrivateKey(pem: pem)
             return FCM(projectID: projectID, clientEmail: email, privateKeyID: fcm["private_key_id"] as? String,
-                       key: key, tokenURI: fcm["token_uri"] as? String ?? "https://oauth2.googleapis.com/token",
-                       endpoint: Self.trimSlash(fcm["endpoint"] as? String ?? "https://fcm.googleapis.com"))
+                       key: key, tokenURI: tokenURI, endpoint: endpoint)
         }
         credentials.webPush = section("webpush.json") { web in
             guard let subject = web["subject"] as? String, let publicKey = web["publicKey"] as? String,
@@ -212,9 +213,15 @@ public struct AppCredentials: Sendable {
         }
         if let app = object("app.json") {
             credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false
-            credentials.ratePerSecond = (app["ratePerSecond"] as? NSNumber)?.doubleValue
+            if let rate = app["ratePerSecond"] {
+                if let number = rate as? NSNumber, !(number is Bool), number.doubleValue.isFinite, number.doubleValue > 0 {
+                    credentials.ratePerSecond = number.doubleValue
+                } else {
+                    credentials.problems.append("\(appID)/app.json: ratePerSecond must be a number > 0")
+                }
+            }
             if let webhook = app["webhook"] {
-                if let object = webhook as? [String: Any], let url = object["url"] as? String, url.hasPrefix("https://"),
+                if let object = webhook as? [String: Any], let url = object["url"] as? String, (try? Self.httpsURL(url, field: "url", default: "")) != nil,
                    let secret = object["secret"] as? String, !secret.isEmpty {
                     credentials.webhook = Webhook(url: url, secret: Array(secret.utf8))
                 } else {
@@ -295,7 +302,28 @@ public struct AppCredentials: Sendable {
             throw CredentialsError("needs topic (the certificate names no bundle id in its subject UID)")
         }
         return APNSCertificate(identity: identity, topic: topic,
-                               endpoint: trimSlash(apns["endpoint"] as? String ?? defaultEndpoint), environment: environment)
+                               endpoint: try origin(apns["endpoint"], field: "endpoint", default: defaultEndpoint),
+                               environment: environment)
+    }
+
+    /// A provider endpoint: an `https` origin (`https://host[:port]`, a trailing `/` allowed),
+    /// parsed by ``EndpointURL`` (the parser every request URL goes through).
+    static func origin(_ value: Any?, field: String, default fallback: String) throws -> String {
+        guard let value else { return fallback }
+        guard let text = value as? String, let url = EndpointURL(text), url.scheme == "https",
+              url.origin.lowercased() == trimSlash(text).lowercased() else {
+            throw CredentialsError("\(field) must be an https origin such as \(fallback), got '\(value)'")
+        }
+        return trimSlash(text)
+    }
+
+    /// An `https` URL (a path allowed), parsed by ``EndpointURL``.
+    static func httpsURL(_ value: Any?, field: String, default fallback: String) throws -> String {
+        guard let value else { return fallback }
+        guard let text = value as? String, let url = EndpointURL(text), url.scheme == "https" else {
+            throw CredentialsError("\(field) must be an https URL, got '\(value)'")
+        }
+        return text
     }
 }
 

@@ -63,6 +63,7 @@ public final class Metrics: Sendable {
         // The tracking endpoint (`pushworker events`).
         "pushworker_events_total": ("counter", "Tracking pings by event type and outcome (accepted, bad_msgid).", ["type", "outcome"]),
         "pushworker_events_rate_limited_total": ("counter", "Tracking pings refused with 429 (per-IP EVENT_RATE_LIMIT).", []),
+        "pushworker_events_rate_limit_evictions_total": ("counter", "Rate-limit buckets evicted because the table was full (EVENT_RATE_LIMIT_BUCKETS).", []),
         "pushworker_events_published_total": ("counter", "Events acknowledged by Kafka (ok) or failed (error).", ["outcome"]),
         "pushworker_events_counter_flushes_total": ("counter", "Pipelined Redis counter flushes by outcome.", ["outcome"]),
         "pushworker_events_counter_dropped_total": ("counter", "Events not counted in Redis (pending buffer full).", []),

@@ -41,6 +41,7 @@ extension Metrics {
                     ["accepted", "bad_msgid"].map { [("type", type), ("outcome", $0)] }
                 }),
                 ("pushworker_events_rate_limited_total", [[]]),
+                ("pushworker_events_rate_limit_evictions_total", [[]]),
                 ("pushworker_events_published_total", [[("outcome", "ok")], [("outcome", "error")]]),
                 ("pushworker_events_counter_flushes_total", [[("outcome", "ok")], [("outcome", "error")]]),
                 ("pushworker_events_counter_dropped_total", [[]]),

@@ -131,8 +131,7 @@ extension Worker {
         let run = entry.run
         switch entry.outcome {
         case .final(let result, let token, _):
-            metrics.increment("pushworker_notifications_total",
-                              [("platform", result.platform), ("status", result.status.rawValue), ("reason", Self.reasonLabel(result.reason))])
+            Self.countNotification(result, in: metrics)
             // From the outcome (the provider's answer, for a send) to its result going out.
             metrics.observe("pushworker_result_delay_seconds", [], seconds: max(0, Date().timeIntervalSince1970 - Double(result.atUnixMs) / 1000))
             var produced = 1
@@ -176,10 +175,12 @@ extension Worker {
         }
     }
 
-    /// Reasons become a label only from a small fixed set (provider strings are bounded lists).
-    static func reasonLabel(_ reason: String?) -> String {
-        guard let reason else { return "" }
-        return reason.count <= 40 && reason.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F })
-            ? reason : "other"
+    /// Counts one final result in `pushworker_notifications_total`; its platform and reason
+    /// labels come from fixed sets (``MetricLabels``), the result keeps the reason verbatim.
+    static func countNotification(_ result: ResultRecord, in metrics: Metrics) {
+        metrics.increment("pushworker_notifications_total", [
+            ("platform", MetricLabels.platform(result.platform)), ("status", result.status.rawValue),
+            ("reason", MetricLabels.reason(result.reason, platform: Platform(rawValue: result.platform))),
+        ])
     }
 }

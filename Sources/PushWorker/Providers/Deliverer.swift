@@ -118,16 +118,23 @@ public final class Deliverer: Sendable {
                 return sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
                                    completion: completion)
             }
-            guard let host = URLComponents(string: subscription.endpoint)?.host else {
+            // The same parser as the allow-list's (EndpointURL), so the guard checks the host that was allowed.
+            guard let host = EndpointURL(subscription.endpoint)?.host else {
                 return completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
             }
+            // At connect time too (DESIGN §15): the address libcurl actually connects to must be
+            // public unless the host is listed explicitly, so a name that resolves differently
+            // the second time (DNS rebinding) cannot reach a private address.
+            let connectPolicy = webPushGuard.policy.isListedExplicitly(host: host) ? nil : Self.publicAddressesOnly
             webPushGuard.check(host: host) { [self] verdict in
                 switch verdict {
                 case .allowed:
                     sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
-                                completion: completion)
+                                connectPolicy: connectPolicy, completion: completion)
                 case .refused(let address):
-                    logger.warning("Web Push endpoint refused: private or loopback address", ["webpush.host": host, "webpush.address": address])
+                    logger.warning("Web Push endpoint refused: private or loopback address", [
+                        "webpush.host": host, "webpush.address": address,
+                        "webpush.range": IPAddress(address)?.specialRange?.rawValue ?? "not an address"])
                     completion(Attempt(outcome: .rejected(reason: "endpoint_not_allowed"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
                 case .unresolvable:
                     completion(Attempt(outcome: .retry(reason: "dns_error", retryAfterSeconds: nil, scope: .recipient),
@@ -172,15 +179,20 @@ public final class Deliverer: Sendable {
         }
     }
 
+    /// The connect-time check of Web Push requests: only addresses outside every special range
+    /// (``IPAddress/specialRange``, the classifier the guard uses). A refused address ends the
+    /// transfer with `addressRefused` ⇒ `rejected`/`endpoint_not_allowed`, nothing sent.
+    static let publicAddressesOnly = ConnectAddressPolicy { bytes in IPAddress(bytes: bytes).map { !$0.isPrivate } ?? false }
+
     private func sendWebPush(_ request: ProviderRequest, subscription: WebPushSubscription, web: AppCredentials.WebPush, appID: String,
-                             now: Double, attempt: Int, completion: @escaping Completion) {
+                             now: Double, attempt: Int, connectPolicy: ConnectAddressPolicy? = nil, completion: @escaping Completion) {
         do {
             let audience = try Self.origin(of: subscription.endpoint)
             let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
             let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
                                                      authSecret: subscription.auth)
             send(request, authorization: authorization, body: body,
-                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, attempt: attempt) { result in
+                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, connectPolicy: connectPolicy, attempt: attempt) { result in
                 completion(Self.finalizeAuth(result))
             }
         } catch {
@@ -189,14 +201,16 @@ public final class Deliverer: Sendable {
     }
 
     /// `authorization` nil: none (certificate auth); `clientCertificate`: the TLS identity to
-    /// connect with (its own connections, so its own admission lane too).
+    /// connect with (its own connections, so its own admission lane too); `connectPolicy`: the
+    /// addresses libcurl may connect to (Web Push).
     private func send(_ request: ProviderRequest, authorization: String?, body: [UInt8], extraHeaders: [HTTPHeader],
-                      clientCertificate: ClientCertificate? = nil, attempt: Int, completion: @escaping Completion) {
+                      clientCertificate: ClientCertificate? = nil, connectPolicy: ConnectAddressPolicy? = nil,
+                      attempt: Int, completion: @escaping Completion) {
         var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
         if let authorization { headers.append(HTTPHeader(name: "authorization", value: authorization)) }
         headers.append(contentsOf: extraHeaders)
         let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
-                                      clientCertificate: clientCertificate)
+                                      connectPolicy: connectPolicy, clientCertificate: clientCertificate)
         let platform = request.platform
         guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
         let origin = clientCertificate.map { OriginGate.origin(of: request.url) + "#" + $0.id } ?? OriginGate.origin(of: request.url)
@@ -210,7 +224,7 @@ public final class Deliverer: Sendable {
 
     private func submit(_ httpRequest: HTTPRequest, platform: Platform, attempt: Int, completion: @escaping Completion) {
         let started = DispatchTime.now().uptimeNanoseconds
-        http.submit(httpRequest) { [metrics] result in
+        http.submit(httpRequest) { [metrics, logger] result in
             let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let provider = Self.providerLabel(platform)
             metrics.observe("pushworker_provider_request_seconds", [("provider", provider)], seconds: latency)
@@ -222,6 +236,9 @@ public final class Deliverer: Sendable {
                                                           header: { response.header($0) }, body: response.body, nowUnix: now)
                 completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
             case .failure(let error):
+                if case .addressRefused(let detail) = error {
+                    logger.warning("Web Push endpoint refused at connect time: private address", ["webpush.detail": detail])
+                }
                 metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
                 // A handshake the server aborted over our client certificate is final, like a 403
                 // BadCertificate, not a transient TLS failure.

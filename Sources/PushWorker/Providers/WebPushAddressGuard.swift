@@ -9,16 +9,19 @@ import Glibc
 ///
 /// Subscription endpoints are user-controlled URLs. ``WebPushPolicy`` matches host *names*
 /// (the planner refuses a name that is not allow-listed); this guard resolves an allowed name
-/// before the request is handed to the transport and refuses it when any of its addresses is
-/// private, loopback, link-local, … (``WebPushPolicy/isPrivateOrLoopbackAddress(_:)``), unless
+/// (the ``EndpointURL/host`` of the endpoint: the same parser as the allow-list's) before the
+/// request is handed to the transport and refuses it when any of its addresses is private,
+/// loopback, link-local, reserved, … (``IPAddress/specialRange``, the one classifier), unless
 /// the host is listed explicitly in `PUSHWORKER_WEBPUSH_ALLOWED_HOSTS`
 /// (``WebPushPolicy/isListedExplicitly(host:)``). Verdicts are cached per host for
-/// ``cacheSeconds`` (default 60 s); resolution failures are not cached.
+/// ``cacheSeconds`` (default 60 s); resolution failures are not cached. An answer that is not
+/// an address at all refuses the host (fail closed).
 ///
 /// Resolution runs on a private dispatch queue (`getaddrinfo` blocks), never on the caller's
-/// thread unless the verdict is cached. Limit: curl resolves the name again when it connects,
-/// so a DNS answer that changes within that window (rebinding) is not caught; pinning the vetted
-/// address (`CURLOPT_RESOLVE`) would need support in PushHTTP.
+/// thread unless the verdict is cached. curl resolves the name again when it connects, so a DNS
+/// answer that changes within that window (rebinding) is not caught here: the Deliverer also
+/// checks the address libcurl actually connects to, against the same classifier
+/// (``Deliverer/publicAddressesOnly``, docs/security.md).
 public final class WebPushAddressGuard: Sendable {
     /// What the guard decided for a host.
     public enum Verdict: Sendable, Equatable {
@@ -64,8 +67,8 @@ public final class WebPushAddressGuard: Sendable {
 
     private func quickVerdict(_ host: String) -> Verdict? {
         if policy.isListedExplicitly(host: host) { return .allowed }
-        if WebPushPolicy.isIPAddress(host) {
-            return WebPushPolicy.isPrivateOrLoopbackAddress(host) ? .refused(address: host) : .allowed
+        if let address = IPAddress(host) {
+            return address.isPrivate ? .refused(address: host) : .allowed
         }
         let now = clock()
         return cache.withLock { cache in
@@ -77,7 +80,7 @@ public final class WebPushAddressGuard: Sendable {
     private func resolveVerdict(_ host: String) -> Verdict {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         guard let addresses = resolver(name), !addresses.isEmpty else { return .unresolvable }
-        let verdict: Verdict = addresses.first(where: WebPushPolicy.isPrivateOrLoopbackAddress).map { .refused(address: $0) } ?? .allowed
+        let verdict: Verdict = addresses.first(where: { IPAddress($0)?.isPrivate ?? true }).map { .refused(address: $0) } ?? .allowed
         let now = clock()
         cache.withLock { cache in
             if cache.count > 10_000 { cache.removeAll() }

@@ -88,6 +88,8 @@ public enum BenchEventsCommand {
         environment["PUSHWORKER_LOG_LEVEL"] = "warning"
         environment["EVENT_RATE_LIMIT"] = "100000000/s"
         environment["EVENT_HTTP_THREADS"] = "1"
+        // Every wrk connection comes from 127.0.0.1: no per-address connection cap here.
+        environment["EVENT_CONNECTIONS_PER_IP"] = "0"
         printError("bench events: starting `pushworker events` pinned to core \(serverCore)")
         let server = try ChildProcess("/usr/bin/taskset", ["-c", String(serverCore), me, "events"],
                                       log: folder.appendingPathComponent("events.log"), environment: environment)

@@ -13,7 +13,9 @@ enum ConfigCommand {
 
     Configuration: environment first, then the JSON file named by PUSHWORKER_CONFIG_FILE.
     `check` also reads every app folder under PUSHWORKER_CREDENTIALS_DIR and reports files that
-    exist but cannot be used (never their content). See docs/configuration.md.
+    exist but cannot be used (never their content), asks librdkafka about every
+    PUSHWORKER_RDKAFKA_* property (offline) and checks the tracking endpoint's EVENT_*
+    variables. See docs/configuration.md.
 
     --connect   then reaches what the configuration names, one line per check
                 (ok / WARN / FAIL): Kafka (metadata; every configured topic exists), Redis
@@ -40,13 +42,15 @@ enum ConfigCommand {
         guard let timeout = CommandSupport.usageChecked(usage, { try parsed.integer("timeout", default: 10, in: 1...300) }) else {
             return ExitCode.usage
         }
+        var eventProblems: [String] = []
+        if case .failure(let problems) = EventsProcess.Settings.load(ProcessInfo.processInfo.environment) { eventProblems = problems.messages }
         do {
             let configuration = try Configuration.load(purpose: .worker)
             if parsed.positionals[0] == "print" {
                 for line in configuration.redactedLines() { print(line) }
                 return ExitCode.ok
             }
-            let problems = credentialProblems(configuration.credentialsDir)
+            let problems = credentialProblems(configuration.credentialsDir) + eventProblems
             let warnings = credentialWarnings(configuration.credentialsDir)
             if !warnings.isEmpty { printError("configuration warnings:\n" + warnings.map { "- \($0)" }.joined(separator: "\n")) }
             guard problems.isEmpty else {
@@ -67,7 +71,7 @@ enum ConfigCommand {
             return failed ? ExitCode.failure : ExitCode.ok
         } catch {
             // Credentials are checked too when the folder exists, so one run lists everything.
-            var messages = error.messages
+            var messages = error.messages + eventProblems
             if let dir = ProcessInfo.processInfo.environment["PUSHWORKER_CREDENTIALS_DIR"], !dir.isEmpty {
                 messages += credentialProblems(dir)
             }

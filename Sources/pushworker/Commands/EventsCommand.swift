@@ -22,12 +22,12 @@ enum EventsCommand {
     Each accepted ping goes to PUSHWORKER_TOPIC_EVENTS (keyed by msgId), to the campaign counters
     in PUSHWORKER_REDIS_URL and to the app's webhook (app.json "webhook" in
     PUSHWORKER_CREDENTIALS_DIR). Also /healthz, /readyz, /metrics. SIGTERM drains and exits 0.
+    Bodies over 4 KiB get 413, headers over ≈ 8 KiB 431 (docs/events.md, docs/security.md).
 
-    environment (besides the PUSHWORKER_* ones, see `pushworker config check`):
-      EVENT_RATE_LIMIT       per client IP: N/s or N/m, a bucket holding N (default 20/s)
-      EVENT_TRUSTED_PROXIES  IPs/CIDRs whose X-Forwarded-For is believed (default: none)
-      EVENT_HTTP_THREADS     listener threads (default: the number of CPUs)
-    """
+    environment (besides the PUSHWORKER_* ones, see `pushworker config check`; default in brackets):
+
+    """ + EventsProcess.Settings.variables.map { "  \($0.name.padding(toLength: 27, withPad: " ", startingAt: 0)) \($0.meaning) [\($0.defaultValue.isEmpty ? "none" : $0.defaultValue)]" }
+        .joined(separator: "\n")
 
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
