@@ -64,6 +64,8 @@ final class SandboxRouter {
         if path.hasPrefix("/3/device") { return handleAPNS(request) }
         if path.hasPrefix("/v1/projects/") { return handleFCMSend(request) }
         if path == "/token" { return handleFCMToken(request) }
+        if path.hasPrefix("/v1/") && path.hasSuffix("/messages:send") { return handleHMSSend(request) }
+        if path == Self.hmsTokenPath { return handleHMSToken(request) }
         if path.hasPrefix("/wp/") { return handleWebPush(request) }
         if path.hasPrefix("/_sandbox/") { return handleControl(request, path: path) }
         return .json(404, #"{"reason":"BadPath"}"#)
@@ -85,7 +87,7 @@ final class SandboxRouter {
             return .json(200, state.faults.json, isProviderResponse: false)
         case ("POST", "/_sandbox/faults"):
             guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
-                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null)"}"#, isProviderResponse: false)
+                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null), hmsAnswers (array of 8-digit Huawei codes, 502 or 503), hmsTokenLimit (1...1000)"}"#, isProviderResponse: false)
             }
             state.setFaults(updated)
             faults = updated
@@ -154,7 +156,9 @@ final class SandboxRouter {
 
     /// Counts a provider answer and, for a 2xx, records the message as one JSON line
     /// `{"platform","msgId","path","headers":{…},"body":…}` (the authorization header is left out).
-    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?) -> SandboxResponse {
+    /// `deliveries`: the tokens a Huawei request delivered to (``SandboxState/count(status:platform:msgID:line:deliveries:)``).
+    func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?,
+                deliveries: [String]? = nil) -> SandboxResponse {
         var line: [UInt8]?
         if (200..<300).contains(response.status), state.isRecording {
             line = JSONWriter.object(capacity: 256 + request.path.utf8.count + (bodyJSON?.count ?? 0)) { w in
@@ -176,7 +180,7 @@ final class SandboxRouter {
                 if let bodyJSON { w.raw(bodyJSON) } else { w.null() }
             }.bytes
         }
-        state.count(status: response.status, platform: platform, msgID: msgID, line: line)
+        state.count(status: response.status, platform: platform, msgID: msgID, line: line, deliveries: deliveries)
         if (200..<300).contains(response.status) {
             if let inbox = state.inbox {
                 inbox.accept {

@@ -26,6 +26,21 @@ struct SandboxFaults: Sendable, Equatable {
     /// (`BadCertificate` or `BadCertificateEnvironment`: a revoked certificate, one for the other
     /// environment). Default: nil (off).
     var refuseCertificates: String?
+    /// Huawei sends answer these, one each, in order, before any other check but authentication
+    /// (DESIGN §17): a Huawei result code (8 digits: `81000001`, `80300008`, `80200003` …) or
+    /// `502`/`503`. `80200001`/`80200003` also revoke the access token the request carried.
+    /// Default: empty.
+    var hmsAnswers: [String] = []
+    /// Huawei sends with more tokens than this answer `80300010` (Huawei's limit: 1000).
+    var hmsTokenLimit = 1000
+
+    /// At most this many queued Huawei answers.
+    static let maximumHMSAnswers = 1000
+
+    /// A queued Huawei answer: 8 digits, or `502`/`503`.
+    static func isHMSAnswer(_ text: String) -> Bool {
+        text == "502" || text == "503" || (text.utf8.count == 8 && text.utf8.allSatisfy { (0x30...0x39).contains($0) })
+    }
 
     var json: String {
         JSONWriter.object { w in
@@ -34,6 +49,8 @@ struct SandboxFaults: Sendable, Equatable {
             w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
             w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
             w.member("refuseCertificates", orNull: refuseCertificates)
+            w.member("hmsAnswers", strings: hmsAnswers)
+            w.member("hmsTokenLimit", hmsTokenLimit)
         }.text
     }
 
@@ -56,6 +73,13 @@ struct SandboxFaults: Sendable, Equatable {
                 }
                 continue
             }
+            if key == "hmsAnswers" {
+                guard let items = value.arrayValue, items.count <= Self.maximumHMSAnswers else { return nil }
+                let answers = items.compactMap(\.stringValue)
+                guard answers.count == items.count, answers.allSatisfy(Self.isHMSAnswer) else { return nil }
+                faults.hmsAnswers = answers
+                continue
+            }
             guard let number = value.numberValue, number >= 0 else { return nil }
             switch key {
             case "unregisteredShare": guard number <= 1 else { return nil }; faults.unregisteredShare = number
@@ -64,6 +88,7 @@ struct SandboxFaults: Sendable, Equatable {
             case "retryAfter": guard number <= 86400 else { return nil }; faults.retryAfterSeconds = Int(number)
             case "latencyMs": guard number <= 60000 else { return nil }; faults.latencyMilliseconds = Int(number)
             case "expireProviderTokensIssuedBefore": faults.expireProviderTokensIssuedBefore = number
+            case "hmsTokenLimit": guard number >= 1, number <= 1000 else { return nil }; faults.hmsTokenLimit = Int(number)
             default: return nil
             }
         }
@@ -75,7 +100,8 @@ struct SandboxFaults: Sendable, Equatable {
 /// OAuth access tokens. Every access goes through one `Mutex`; the critical sections are short.
 final class SandboxState: Sendable {
     struct Counters {
-        var accepted: [String: Int] = ["ios": 0, "android": 0, "web": 0]
+        /// Accepted requests per platform; for `huawei`, accepted tokens (one request carries up to 1000).
+        var accepted: [String: Int] = ["ios": 0, "android": 0, "web": 0, "huawei": 0]
         var responses: [Int: Int] = [:]
         var msgIDCounts: [String: Int] = [:]
         var duplicateMsgIDs = 0
@@ -135,20 +161,31 @@ final class SandboxState: Sendable {
         }
     }
 
+    /// The next queued Huawei answer (``SandboxFaults/hmsAnswers``), removed from the queue.
+    func takeHMSAnswer() -> String? {
+        inner.withLock { state in
+            guard !state.faults.hmsAnswers.isEmpty else { return nil }
+            return state.faults.hmsAnswers.removeFirst()
+        }
+    }
+
     /// Forgets an issued access token: later requests carrying it are 401.
     func revokeAccessToken(_ token: String) { inner.withLock { _ = $0.accessTokens.removeValue(forKey: token) } }
 
     /// Counts a provider response; for a 2xx, records the accepted message `line` under `msgID`.
-    func count(status: Int, platform: String, msgID: String?, line: [UInt8]?) {
+    /// `deliveries` (Huawei: one request, many devices) are the delivered tokens: each counts as
+    /// one accepted message, de-duplicated under `<msgID>/<token>`.
+    func count(status: Int, platform: String, msgID: String?, line: [UInt8]?, deliveries: [String]? = nil) {
         inner.withLock { state in
             state.counters.requests += 1
             state.counters.responses[status, default: 0] += 1
             guard (200..<300).contains(status) else { return }
-            state.counters.accepted[platform, default: 0] += 1
-            if let msgID {
-                let seen = state.counters.msgIDCounts[msgID, default: 0]
+            state.counters.accepted[platform, default: 0] += deliveries?.count ?? 1
+            let keys: [String] = if let deliveries { deliveries.map { "\(msgID ?? "")/\($0)" } } else { msgID.map { [$0] } ?? [] }
+            for key in keys {
+                let seen = state.counters.msgIDCounts[key, default: 0]
                 if seen == 1 { state.counters.duplicateMsgIDs += 1 }
-                state.counters.msgIDCounts[msgID] = seen + 1
+                state.counters.msgIDCounts[key] = seen + 1
             }
             guard let line else { return }
             if state.counters.records.count < maximumRecords {
@@ -201,7 +238,7 @@ final class SandboxState: Sendable {
             let counters = state.counters
             return JSONWriter.object { w in
                 w.member("accepted") { a in
-                    for platform in ["ios", "android", "web"] { a.member(platform, counters.accepted[platform, default: 0]) }
+                    for platform in ["ios", "android", "web", "huawei"] { a.member(platform, counters.accepted[platform, default: 0]) }
                 }
                 w.member("responses") { r in
                     for status in counters.responses.keys.sorted() { r.member("\(status)", counters.responses[status, default: 0]) }

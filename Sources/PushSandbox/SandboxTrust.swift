@@ -21,6 +21,15 @@ struct FCMTrustedAccount: Sendable {
     let publicKey: RSAPublicKey
 }
 
+/// A Huawei Push Kit OAuth 2.0 client the sandbox accepts client-credentials grants from (DESIGN §17).
+struct HMSTrustedClient: Sendable {
+    let appID: String
+    let clientID: String
+    let clientSecret: String
+    /// The send path's id (`appId`, else `clientId`).
+    let pathID: String
+}
+
 /// An APNs client certificate the sandbox issued (`--require-client-cert`, DESIGN §18).
 struct APNSTrustedCertificate: Sendable {
     let appID: String
@@ -32,6 +41,8 @@ struct APNSTrustedCertificate: Sendable {
 struct SandboxTrust: Sendable {
     var apnsKeys: [String: [APNSTrustedKey]] = [:]
     var fcmAccounts: [String: FCMTrustedAccount] = [:]
+    /// Huawei clients by client id.
+    var hmsClients: [String: HMSTrustedClient] = [:]
     /// Issued client certificates by SHA-256 fingerprint (hex).
     var apnsCertificates: [String: APNSTrustedCertificate] = [:]
     /// Topics of the apps that authenticate with a certificate: a request for one of them on a
@@ -41,6 +52,7 @@ struct SandboxTrust: Sendable {
 
     mutating func add(_ key: APNSTrustedKey) { apnsKeys[key.keyID, default: []].append(key) }
     mutating func add(_ account: FCMTrustedAccount) { fcmAccounts[account.clientEmail] = account }
+    mutating func add(_ client: HMSTrustedClient) { hmsClients[client.clientID] = client }
 }
 
 /// A failure generating or reading credential folders.
@@ -52,7 +64,7 @@ public struct SandboxCredentialsError: Error, Sendable, CustomStringConvertible 
 
 /// Credential folders in the worker's format (DESIGN §9), generated or read.
 enum SandboxCredentials {
-    /// Writes `<directory>/<appID>/{apns,fcm,webpush,app}.json` with fresh keys whose endpoints point at `origin`.
+    /// Writes `<directory>/<appID>/{apns,fcm,webpush,hms,app}.json` with fresh keys whose endpoints point at `origin`.
     ///
     /// Apps in `certificateApps` get APNs certificate credentials instead of a signing key
     /// (DESIGN §18): a client certificate issued by `authority` (subject
@@ -108,6 +120,16 @@ enum SandboxCredentials {
             trust.add(FCMTrustedAccount(appID: appID, projectID: projectID, clientEmail: clientEmail,
                                         privateKeyID: privateKeyID, tokenURI: tokenURI, publicKey: rsaKey.publicKey))
 
+            // Huawei (DESIGN §17): a numeric client id as AppGallery Connect shows it, a random
+            // secret, both endpoints at the sandbox.
+            let hmsClientID = String(UInt64.random(in: 100_000_000...999_999_999))
+            let hmsSecret = randomHex(32)
+            let hms = JSONWriter.object { w in
+                w.member("clientId", hmsClientID); w.member("clientSecret", hmsSecret)
+                w.member("endpoint", origin); w.member("tokenEndpoint", origin + SandboxRouter.hmsTokenPath)
+            }.text
+            trust.add(HMSTrustedClient(appID: appID, clientID: hmsClientID, clientSecret: hmsSecret, pathID: hmsClientID))
+
             let vapidKey = try P256PrivateKey.generate()
             let webpush = JSONWriter.object { w in
                 w.member("subject", "mailto:ops@example.com")
@@ -117,13 +139,14 @@ enum SandboxCredentials {
             try writeAtomically(apns, to: (folder as NSString).appendingPathComponent("apns.json"))
             try writeAtomically(fcm, to: (folder as NSString).appendingPathComponent("fcm.json"))
             try writeAtomically(webpush, to: (folder as NSString).appendingPathComponent("webpush.json"))
+            try writeAtomically(hms, to: (folder as NSString).appendingPathComponent("hms.json"))
             try writeAtomically("{}", to: (folder as NSString).appendingPathComponent("app.json"))
             trust.appIDs.append(appID)
         }
         return trust
     }
 
-    /// Reads every app folder under `directory` (those with an `apns.json` or `fcm.json`).
+    /// Reads every app folder under `directory` (those with an `apns.json`, `fcm.json` or `hms.json`).
     static func load(directory: String, into trust: inout SandboxTrust) throws {
         let entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         for appID in entries where isValidAppID(appID) {
@@ -160,6 +183,13 @@ enum SandboxCredentials {
                                             publicKey: key.publicKey))
                 found = true
             }
+            let hmsPath = (folder as NSString).appendingPathComponent("hms.json")
+            if let hms = readJSON(hmsPath) {
+                guard let clientID = idText(hms["clientId"]), let secret = hms["clientSecret"]?.stringValue
+                else { throw SandboxCredentialsError("\(hmsPath): clientId and clientSecret are required") }
+                trust.add(HMSTrustedClient(appID: appID, clientID: clientID, clientSecret: secret, pathID: idText(hms["appId"]) ?? clientID))
+                found = true
+            }
             if found { trust.appIDs.append(appID) }
         }
     }
@@ -169,6 +199,13 @@ enum SandboxCredentials {
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
+    }
+
+    /// An id written as a string or a whole number.
+    private static func idText(_ value: JSONValue?) -> String? {
+        if let text = value?.stringValue, !text.isEmpty { return text }
+        if case .number(let number)? = value, let integer = number.intValue, integer >= 0 { return String(integer) }
+        return nil
     }
 
     private static func readJSON(_ path: String) -> JSONValue? {

@@ -181,6 +181,23 @@ struct FCMAudienceRulesTests {
         #expect(FCMAudience.outcome(answer) == expected)
     }
 
+    @Test("an audience is not retried after an unanswered request (FCM may have fanned it out), only after a definite refusal", arguments: [
+        (ProviderOutcome.retry(reason: "timeout", retryAfterSeconds: nil, scope: .recipient), true),
+        (.retry(reason: "protocol_error", retryAfterSeconds: nil, scope: .recipient), true),
+        (.retry(reason: "transport_error", retryAfterSeconds: nil, scope: .recipient), true),
+        (.retry(reason: "shutdown", retryAfterSeconds: nil, scope: .recipient), true),
+        (.retry(reason: "connect_error", retryAfterSeconds: nil, scope: .provider), false),
+        (.retry(reason: "tls_error", retryAfterSeconds: nil, scope: .provider), false),
+        (.retry(reason: "QUOTA_EXCEEDED", retryAfterSeconds: 30, scope: .provider), false),
+        (.retry(reason: "UNAVAILABLE", retryAfterSeconds: nil, scope: .provider), false),
+        (.sent(providerMessageID: "x"), false),
+        (.authExpired(reason: "UNAUTHENTICATED"), false),
+    ])
+    func unanswered(outcome: ProviderOutcome, mayHaveBeenAccepted: Bool) {
+        #expect(FCMAudience.mayHaveBeenAccepted(outcome) == mayHaveBeenAccepted)
+        #expect(Set(["timeout", "protocol_error", "transport_error", "shutdown"]) == FCMAudience.unansweredReasons)
+    }
+
     @Test("FCM's 404 UNREGISTERED for a topic send is rejected, never a dead token")
     func unregisteredTopic() {
         let body = Array(#"{"error":{"code":404,"status":"NOT_FOUND","details":[{"errorCode":"UNREGISTERED"}]}}"#.utf8)

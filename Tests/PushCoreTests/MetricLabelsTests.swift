@@ -23,8 +23,8 @@ struct MetricLabelsTests {
         #expect(MetricLabels.possibleReasons(platform: platform).contains(label))
     }
 
-    @Test("platforms: ios, android, web, or other", arguments: [
-        ("ios", "ios"), ("android", "android"), ("web", "web"), ("", "other"), ("IOS", "other"), ("huawei", "other"), ("x\"y", "other"),
+    @Test("platforms: ios, android, web, huawei, or other", arguments: [
+        ("ios", "ios"), ("android", "android"), ("web", "web"), ("huawei", "huawei"), ("", "other"), ("IOS", "other"), ("pager", "other"), ("x\"y", "other"),
     ])
     func platforms(name: String, label: String) {
         #expect(MetricLabels.platform(name) == label)
@@ -32,7 +32,7 @@ struct MetricLabelsTests {
 
     @Test("the label sets are small and every value is a plain token")
     func small() {
-        for platform in [Platform.ios, .android, .web] as [Platform?] + [nil] {
+        for platform in [Platform.ios, .android, .web, .huawei] as [Platform?] + [nil] {
             let labels = MetricLabels.possibleReasons(platform: platform)
             #expect(labels.count < 120)
             for label in labels { #expect(label.utf8.allSatisfy { $0 == 0x5F || ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) }

@@ -34,7 +34,7 @@ struct InboxDrawingTests {
         guard case .success(let request) = PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: 1_796_036_400) else {
             throw TestError("payload not built")
         }
-        let platform: String = switch request.platform { case .ios: "ios"; case .android: "android"; case .web: "web" }
+        let platform: String = request.platform.rawValue
         let path = String(request.url.dropFirst("https://127.0.0.1:8443".count))
         var headers = request.headers.map { (name: $0.key, value: $0.value) }
         headers.append((name: "authorization", value: InboxRecord.redactAuthorization("bearer eyJhbGciOi.x.y")))

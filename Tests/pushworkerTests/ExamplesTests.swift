@@ -17,7 +17,7 @@ struct ExamplesTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
     }
 
-    @Test("the examples cover iOS, Android and Web, several languages, buttons, a silent push and TTL 0")
+    @Test("the examples cover iOS, Android, Web and Huawei, several languages, buttons, a silent push and TTL 0")
     func coverage() throws {
         #expect(Self.files.count >= 6)
         var platforms: Set<String> = [], languages: Set<String> = []
@@ -32,7 +32,7 @@ struct ExamplesTests {
             hasSilent = hasSilent || document["ios"]?["contentAvailable"] == .bool(true)
             hasTTL0 = hasTTL0 || document["ttlSeconds"]?.numberValue == 0
         }
-        #expect(platforms == ["ios", "android", "web"])
+        #expect(platforms == ["ios", "android", "web", "huawei"])
         #expect(languages.count >= 8)
         #expect(hasButtons && hasSilent && hasTTL0)
     }
@@ -54,6 +54,16 @@ struct ExamplesTests {
             let ios = try #require(lines.first { $0["platform"] as? String == "ios" })
             let headers = (ios["request"] as? [String: Any])?["headers"] as? [String: String]
             #expect(headers?["apns-push-type"] == "background" && headers?["apns-priority"] == "5")
+        }
+        if file == "huawei-order-update.json" {
+            // DESIGN §17: the English recipients share one request (3 tokens), Chinese its own;
+            // every line of a batch shows the batch's request.
+            let batches = lines.map { (($0["batch"] as? [String: Any])?["id"] as? Int ?? 0, ($0["batch"] as? [String: Any])?["size"] as? Int ?? 0) }
+            #expect(batches.map(\.0) == [1, 1, 2, 1] && batches.map(\.1) == [3, 3, 1, 3])
+            let message = ((lines[0]["request"] as? [String: Any])?["body"] as? [String: Any])?["message"] as? [String: Any]
+            #expect((message?["token"] as? [String])?.count == 3)
+            #expect((message?["android"] as? [String: Any])?["category"] as? String == "EXPRESS")
+            #expect(((lines[0]["request"] as? [String: Any])?["url"] as? String)?.hasSuffix("/v1/<unknown>/messages:send") == true)
         }
         if file == "flash-deal-ttl0.json" {
             for line in lines where line["platform"] as? String == "ios" {

@@ -44,4 +44,22 @@ struct FCMAudienceCommandTests {
         #expect(bad.status == 65)
         #expect(bad.stderr.contains(#"$.audience.topic: character "/" not allowed in a topic name"#), "\(bad.stderr)")
     }
+
+    @Test("send: an audience whose request got no answer (timeout) is failed after one attempt, never sent again")
+    func unansweredIsNotRetried() throws {
+        let sandbox = try SandboxServer(apps: ["app_aud"], arguments: ["--latency-ms", "1500"])
+        let job = #"{"schemaVersion":1,"jobId":"j","appId":"app_aud","campaignId":"c","content":{"defaultLanguage":"en","languages":{"en":{"title":"T","body":"B"}}},"audience":{"topic":"news"}}"#
+        let result = try runCommand(BuiltProducts.pushworker, ["send", "--attempts", "3", try CLITest.write(job)],
+                                    environment: SendCommandTests.environment(sandbox, extra: ["PUSHWORKER_REQUEST_TIMEOUT_MS": "300"]))
+        #expect(result.status == 1, "\(result.stderr)")
+        let lines = CLITest.lines(result.stdout)
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line["status"] as? String == "failed" && line["reason"] as? String == "timeout", "\(line)")
+        #expect(line["attempts"] as? Int == 1, "\(line)")
+        // The sandbox got (and, after its latency, accepted) exactly one request: FCM would have fanned it out once.
+        #expect(eventually(timeout: 10) { ((try? sandbox.messages()) ?? []).count == 1 })
+        Thread.sleep(forTimeInterval: 2)
+        #expect(((try? sandbox.messages()) ?? []).count == 1)
+    }
 }

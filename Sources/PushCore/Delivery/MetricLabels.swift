@@ -4,7 +4,7 @@
 /// strings adds one series (`other`), not ten thousand. Results keep the provider's reason
 /// verbatim (DESIGN §4); only the label is bounded.
 public enum MetricLabels {
-    /// `ios`, `android`, `web`, or `other` (a recipient's platform string comes from the job).
+    /// `ios`, `android`, `web`, `huawei`, or `other` (a recipient's platform string comes from the job).
     public static func platform(_ name: String) -> String {
         Platform(rawValue: name)?.rawValue ?? "other"
     }
@@ -17,6 +17,7 @@ public enum MetricLabels {
         switch platform {
         case .ios?: return apns.contains(reason) ? reason : "other"
         case .android?: return fcm.contains(reason) ? reason : "other"
+        case .huawei?: return hms.contains(reason) ? reason : "other"
         case .web?, nil: return "other"
         }
     }
@@ -26,7 +27,7 @@ public enum MetricLabels {
     public static let ours: Set<String> = Set(RecipientRejection.allCases.map(\.reason))
         .union([PayloadError.noCredentials.reason, PayloadError.payloadTooLarge.reason])
         .union(["known_invalid", "timeout", "connect_error", "tls_error", "protocol_error", "shutdown", "invalid_request",
-                "transport_error", "dns_error", "auth_unavailable", "auth_error"])
+                "transport_error", "dns_error", "auth_unavailable", "auth_error", "internal_error"])
 
     /// `http_<status>` (a provider answer without a reason string) for the statuses providers
     /// document; any other status is `other`.
@@ -58,12 +59,21 @@ public enum MetricLabels {
         "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS", "UNAUTHENTICATED",
     ]
 
+    /// Huawei Push Kit result codes (shared/research/providers.md §2, [H1]); the code is the
+    /// reason of every answer but success.
+    public static let hms: Set<String> = [
+        "80000000", "80100000", "80100001", "80100003", "80100004", "80100013", "80100016", "80100017",
+        "80200001", "80200003", "80200005", "80300002", "80300007", "80300008", "80300010", "80300011",
+        "80300013", "80600003", "81000001",
+    ]
+
     /// Every label value `reason(_:platform:)` can return for `platform`.
     public static func possibleReasons(platform: Platform?) -> Set<String> {
         var labels = ours.union(httpStatusReasons).union(["", "other"])
         switch platform {
         case .ios?: labels.formUnion(apns)
         case .android?: labels.formUnion(fcm)
+        case .huawei?: labels.formUnion(hms)
         case .web?, nil: break
         }
         return labels

@@ -8,6 +8,7 @@ public enum ResponseClassifier {
         case .ios: APNSResponseClassifier.classify(status: status, header: header, body: body, nowUnix: nowUnix)
         case .android: FCMResponseClassifier.classify(status: status, header: header, body: body, nowUnix: nowUnix)
         case .web: WebPushResponseClassifier.classify(status: status, header: header, nowUnix: nowUnix)
+        case .huawei: HMSResponseClassifier.classify(status: status, header: header, body: body, nowUnix: nowUnix)
         }
     }
 

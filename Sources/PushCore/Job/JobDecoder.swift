@@ -332,6 +332,9 @@ public enum JobDecoder {
         options.groupKey = android.string(.groupKey)
         options.groupMessage = android.string(.groupMessage)
         options.sound = android.string(.sound)
+        options.category = android.string(.category)
+        // Huawei: "collapse_key must be in interval [-1 - 100]" (Push Kit server demo, H4).
+        options.collapseKey = android.int(.collapseKey, in: -1...100)
         return options
     }
 

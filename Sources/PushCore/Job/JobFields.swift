@@ -197,6 +197,8 @@ public enum BadgeField: String, JobFieldTable {
 /// `$.android`.
 public enum AndroidField: String, JobFieldTable {
     case channelId, priority, smallIcon, largeIcon, accentColor, ledColor, visibility, groupKey, groupMessage, sound
+    /// Huawei Push Kit only (DESIGN §17): `android.category`, `android.collapse_key`.
+    case category, collapseKey
 
     public static let objectName = "$.android"
     public static let aliases: [String: AndroidField] = [

@@ -43,6 +43,8 @@ public struct PreparedJob: Sendable {
     /// min(`ttlSeconds`, `expiresAt` − now) in whole seconds; nil when the job has neither.
     public let ttlSeconds: Int?
 
+    /// The msgId Huawei payloads carry: one payload serves a batch of recipients (DESIGN §17).
+    private let hmsBatchMsgID: String
     private let selector: LanguageSelector
     private let languages: [PreparedLanguage]
     private let base: NotificationContent
@@ -104,6 +106,8 @@ public struct PreparedJob: Sendable {
            createdAt.isFinite, createdAt >= 0, createdAt < 253_402_300_800 {
             ios.liveActivity?.timestamp = Int(createdAt.rounded(.down))
         }
+        hmsBatchMsgID = MsgID.sign(MsgIDFields.batch(appID: job.appID, campaignID: job.campaignID, platform: Platform.huawei.rawValue,
+                                                     variant: job.variant), keyring: context.keyring)
         base = NotificationContent(jobID: job.jobID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
                                    subscriptionID: "", msgID: "", language: "", data: job.data, priority: job.priority,
                                    ttlSeconds: ttl, expiresAtUnix: expiresAtUnix, collapseID: job.collapseID,
@@ -131,7 +135,7 @@ public struct PreparedJob: Sendable {
         case .success(let found): target = found
         case .failure(let rejection): return .rejected(reason: rejection.reason, language: language.tag, msgID: msgID)
         }
-        return .ready(content(for: recipient, msgID: msgID, in: language), target)
+        return .ready(content(for: recipient, msgID: msgID, in: language, target: target), target)
     }
 
     /// The audience of an audience job (DESIGN §19) as its one recipient: the default language,
@@ -141,16 +145,18 @@ public struct PreparedJob: Sendable {
         let recipient = audience.recipient
         let msgID = msgID(for: recipient)
         if isExpired { return .expired(msgID: msgID) }
-        return .ready(content(for: recipient, msgID: msgID, in: languages[selector.index(for: nil)]), .fcmAudience(audience))
+        let target = DeliveryTarget.fcmAudience(audience)
+        return .ready(content(for: recipient, msgID: msgID, in: languages[selector.index(for: nil)], target: target), target)
     }
 
-    private func content(for recipient: Recipient, msgID: String, in language: PreparedLanguage) -> NotificationContent {
+    private func content(for recipient: Recipient, msgID: String, in language: PreparedLanguage, target: DeliveryTarget) -> NotificationContent {
         let properties = recipient.properties
         var content = base
         content.userID = recipient.userID
         content.subscriptionID = recipient.subscriptionID
         content.msgID = msgID
         content.language = language.tag
+        if case .huawei = target { content.batchMsgID = hmsBatchMsgID }
         content.title = language.title?.render(properties)
         content.subtitle = language.subtitle?.render(properties)
         content.body = language.body?.render(properties)

@@ -53,6 +53,20 @@ extension FCMAudience {
         guard case .invalidToken(let reason, _) = outcome else { return outcome }
         return .rejected(reason: reason ?? "UNREGISTERED")
     }
+
+    /// Transport failures after which FCM may have accepted the request although no answer came
+    /// back (the request was written, the answer lost: a timeout, a reset stream, a drain that
+    /// aborted it). A retry could fan the message out a second time to every subscriber, and FCM
+    /// has no idempotency key, so an audience is not retried after these: its result is `failed`
+    /// with the reason, and resending is the operator's decision. A connect or TLS failure (nothing
+    /// was sent), a 429 or a 5xx (FCM answered: not accepted) are retried as usual.
+    public static let unansweredReasons: Set<String> = ["timeout", "protocol_error", "transport_error", "shutdown"]
+
+    /// Whether `outcome` is a retry after which FCM may nevertheless have fanned the message out.
+    public static func mayHaveBeenAccepted(_ outcome: ProviderOutcome) -> Bool {
+        guard case .retry(let reason?, _, _) = outcome else { return false }
+        return unansweredReasons.contains(reason)
+    }
 }
 
 /// Topic names (FCM HTTP v1 `Message.topic`).

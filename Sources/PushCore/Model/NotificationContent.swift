@@ -35,6 +35,10 @@ public struct NotificationContent: Sendable, Equatable {
     public var ios: IOSOptions
     public var android: AndroidOptions
     public var web: WebOptions
+    /// The msgId of a payload that several recipients share (Huawei batches, DESIGN §17): signed
+    /// over the app, campaign, variant and platform with no user and an empty subscription
+    /// (``MsgIDFields/batch(appID:campaignID:platform:variant:)``). Nil for per-recipient payloads.
+    public var batchMsgID: String? = nil
 
     public init(jobID: String, appID: String, campaignID: String, variant: String? = nil, userID: String? = nil,
                 subscriptionID: String, msgID: String, language: String, title: String? = nil,
@@ -123,12 +127,20 @@ public struct AndroidOptions: Sendable, Equatable {
     public var groupKey: String?
     public var groupMessage: String?
     public var sound: String?
+    /// Huawei `android.category` (`IM`, `VOIP`, `SUBSCRIPTION`, `TRAVEL`, `HEALTH`, `WORK`,
+    /// `ACCOUNT`, `EXPRESS`, `FINANCE`, `DEVICE_REMINDER`, `MAIL`, `PLAY_VOICE`, `MARKETING`), sent
+    /// verbatim; FCM payloads ignore it (DESIGN §17).
+    public var category: String?
+    /// Huawei `android.collapse_key` −1…100: −1 keeps every offline message (Huawei's default), 0
+    /// only the latest, 1…100 one per group. FCM payloads ignore it (DESIGN §17).
+    public var collapseKey: Int?
     public init(channelID: String? = nil, priority: Int? = nil, smallIcon: String? = nil, largeIcon: String? = nil,
                 accentColor: String? = nil, ledColor: String? = nil, visibility: Int? = nil, groupKey: String? = nil,
-                groupMessage: String? = nil, sound: String? = nil) {
+                groupMessage: String? = nil, sound: String? = nil, category: String? = nil, collapseKey: Int? = nil) {
         self.channelID = channelID; self.priority = priority; self.smallIcon = smallIcon; self.largeIcon = largeIcon
         self.accentColor = accentColor; self.ledColor = ledColor; self.visibility = visibility
         self.groupKey = groupKey; self.groupMessage = groupMessage; self.sound = sound
+        self.category = category; self.collapseKey = collapseKey
     }
 }
 
@@ -155,6 +167,8 @@ public enum DeliveryTarget: Sendable, Equatable {
     case webPush(WebPushSubscription)
     /// An FCM topic or condition (DESIGN §19): one request that FCM fans out.
     case fcmAudience(FCMAudience)
+    /// A Huawei Push Kit token; sent in a batch with others sharing the payload (DESIGN §17).
+    case huawei(token: String)
 }
 
 /// A browser push subscription (W3C Push API `PushSubscription.toJSON()`), keys decoded.

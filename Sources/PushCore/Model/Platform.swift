@@ -3,6 +3,8 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     case ios
     case android
     case web
+    /// Huawei Push Kit (HMS) devices: batched sends of up to 1000 tokens (DESIGN §17).
+    case huawei
 }
 
 /// A recipient's final delivery status (DESIGN §4, contract).

@@ -14,6 +14,10 @@ public struct ProviderRequest: Sendable, Equatable {
     public var body: [UInt8]
     /// For Web Push: the subscription whose keys encrypt `body`.
     public var webPush: WebPushSubscription?
+    /// For Huawei: the recipient's token. `body` is then the request without `message.token`,
+    /// shared by every recipient of a batch; ``HMSBatching/body(shared:tokens:)`` writes the
+    /// batch's tokens in (DESIGN §17).
+    public var hmsToken: String? = nil
     /// The texts cut to fit the provider's budget (`title`, `subtitle`, `body`; DESIGN §5
     /// Budgets), for `render`. Empty when nothing was cut.
     public var truncatedFields: [String] = []
@@ -55,9 +59,26 @@ public struct AppProfile: Sendable, Equatable {
         public var endpoint: String
         public init(projectID: String, endpoint: String = "https://fcm.googleapis.com") { self.projectID = projectID; self.endpoint = endpoint }
     }
+    /// `hms.json` (DESIGN §17), without the client secret.
+    public struct HMS: Sendable, Equatable {
+        /// The id in the send path `/v1/<id>/messages:send`: `appId` when `hms.json` has one, else
+        /// `clientId` (Huawei's CN reference names the OAuth 2.0 client id, the EN one `[appid]`;
+        /// for an app the two are the same number; shared/research/providers.md §2).
+        public var pathID: String
+        /// Default `https://push-api.cloud.huawei.com`.
+        public var endpoint: String
+        /// The app's entry activity (full class name) for `android.notification.badge.class`, which
+        /// Huawei requires with a badge; nil: no badge is sent (the SDK keys still carry it).
+        public var badgeClass: String?
+        public init(pathID: String, endpoint: String = "https://push-api.cloud.huawei.com", badgeClass: String? = nil) {
+            self.pathID = pathID; self.endpoint = endpoint; self.badgeClass = badgeClass
+        }
+    }
     /// nil ⇒ no APNs credentials: iOS recipients are `rejected`/`no_credentials`.
     public var apns: APNS?
     public var fcm: FCM?
+    /// nil ⇒ no `hms.json`: Huawei recipients are `rejected`/`no_credentials`.
+    public var hms: HMS? = nil
     /// Whether VAPID keys exist for the app.
     public var hasWebPush: Bool
     /// `app.json` `additionalDataAtRoot`: APNs `data` keys at the payload root instead of `custom.a`.
@@ -68,5 +89,9 @@ public struct AppProfile: Sendable, Equatable {
     }
 
     /// `render` without a credentials folder: production endpoints and `<unknown>` placeholders.
-    public static let placeholder = AppProfile(apns: APNS(topic: "<unknown>"), fcm: FCM(projectID: "<unknown>"), hasWebPush: true)
+    public static let placeholder: AppProfile = {
+        var profile = AppProfile(apns: APNS(topic: "<unknown>"), fcm: FCM(projectID: "<unknown>"), hasWebPush: true)
+        profile.hms = HMS(pathID: "<unknown>")
+        return profile
+    }()
 }

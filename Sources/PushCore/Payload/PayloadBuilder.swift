@@ -2,7 +2,7 @@
 /// `rejected` with ``reason``.
 public enum PayloadError: Error, Sendable, Equatable {
     /// The app has no credentials for the recipient's platform (`apns.json`, `fcm.json`,
-    /// `webpush.json` missing).
+    /// `webpush.json`, `hms.json` missing).
     case noCredentials
     /// Even with the texts cut to "…" the payload exceeds the provider's budget (huge `data`,
     /// URL, action titles …). DESIGN §5 Budgets.
@@ -25,8 +25,8 @@ public enum PayloadError: Error, Sendable, Equatable {
 /// Turns one resolved ``NotificationContent`` into the HTTP request for its provider
 /// (DESIGN §5, documented key by key in docs/payloads.md).
 ///
-/// Dispatches on the target to ``APNSPayloadBuilder``, ``FCMPayloadBuilder`` or
-/// ``WebPushPayloadBuilder``. Pure: no I/O, no clock (the caller passes `issuedAtUnix`).
+/// Dispatches on the target to ``APNSPayloadBuilder``, ``FCMPayloadBuilder``,
+/// ``WebPushPayloadBuilder`` or ``HMSPayloadBuilder``. Pure: no I/O, no clock (the caller passes `issuedAtUnix`).
 public enum PayloadBuilder {
     /// Builds the request for `target`.
     ///
@@ -53,6 +53,9 @@ public enum PayloadBuilder {
         case .webPush(let subscription):
             guard profile.hasWebPush else { return .failure(.noCredentials) }
             return WebPushPayloadBuilder.build(content, subscription: subscription)
+        case .huawei(let token):
+            guard let hms = profile.hms else { return .failure(.noCredentials) }
+            return HMSPayloadBuilder.build(content, token: token, hms: hms)
         }
     }
 }

@@ -1,12 +1,13 @@
 /// Why a recipient cannot be addressed (DESIGN §15 Reasons). It rejects only that recipient.
 public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable {
-    /// APNs token not ≥ 64 even-length hex; FCM token not 20…4096 of `[A-Za-z0-9_:-]`; or missing.
+    /// APNs token not ≥ 64 even-length hex; FCM token not 20…4096 of `[A-Za-z0-9_:-]`; Huawei
+    /// token not 20…4096 of `[A-Za-z0-9_:.+/=-]`; or missing.
     case badToken = "bad_token"
     /// Web Push subscription missing, endpoint unreadable, or keys not base64url of the right size.
     case badSubscription = "bad_subscription"
     /// Web Push endpoint not `https`, or its host not on the allow-list (``WebPushPolicy``).
     case endpointNotAllowed = "endpoint_not_allowed"
-    /// `platform` missing or not `ios`, `android`, `web`.
+    /// `platform` missing or not `ios`, `android`, `web`, `huawei`.
     case unknownPlatform = "unknown_platform"
 
     /// The `reason` string of the result (contract).
@@ -19,6 +20,8 @@ public enum RecipientTargeting {
     public static let apnsTokenLengths = 64...200
     /// FCM registration tokens are ~100–300 characters in practice; bounds are kept lenient.
     public static let fcmTokenLengths = 20...4096
+    /// Huawei Push Kit tokens are opaque (~130 characters of base64-like text); bounds are lenient.
+    public static let hmsTokenLengths = 20...4096
     /// Longer endpoints are refused.
     public static let maximumEndpointLength = 4096
 
@@ -35,6 +38,23 @@ public enum RecipientTargeting {
         case .web?:
             guard let subscription = recipient.subscription else { return .failure(.badSubscription) }
             return webPush(subscription, browser: recipient.browser, policy: policy).map(DeliveryTarget.webPush)
+        case .huawei?:
+            guard let token = recipient.token, isHMSToken(token) else { return .failure(.badToken) }
+            return .success(.huawei(token: token))
+        }
+    }
+
+    /// 20…4096 of `[A-Za-z0-9_:.+/=-]`: nothing a JSON string or a log line would need to escape.
+    public static func isHMSToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        guard hmsTokenLengths.contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "/"),
+                 UInt8(ascii: "="): true
+            default: false
+            }
         }
     }
 

@@ -32,6 +32,7 @@ enum InboxDrawing {
         case "ios": drawAPNS(payload, into: &message)
         case "android": drawFCM(payload, into: &message)
         case "web": drawWebPush(payload, into: &message)
+        case "huawei": drawHMS(payload, into: &message)
         default: message.problem = "unknown platform"
         }
         message.token = token(record, payload: payload)
@@ -174,6 +175,20 @@ enum InboxDrawing {
 
     // MARK: FCM
 
+    // MARK: Huawei
+
+    /// A Huawei Push Kit batch (DESIGN §17): drawn from the SDK keys in `message.data` (a JSON
+    /// object's text), as the Android SDK would; one card for the batch's tokens.
+    private static func drawHMS(_ payload: JSONValue, into message: inout InboxMessage) {
+        let data = payload["message"]?["data"]?.stringValue.flatMap { JSONValue.parse(Array($0.utf8)) }
+        drawFCM(.object(JSONObject([(key: "message", value: .object(JSONObject([(key: "data", value: data ?? .null)])))])), into: &message)
+        let tokens = payload["message"]?["token"]?.arrayValue?.count ?? 0
+        for index in message.displays.indices {
+            message.displays[index].label = "Huawei"
+            if tokens > 1 { message.displays[index].notes.append("one request for \(tokens) devices") }
+        }
+    }
+
     private static func drawFCM(_ payload: JSONValue, into message: inout InboxMessage) {
         guard let data = payload["message"]?["data"]?.objectValue?.members else {
             if payload["message"]?["notification"] != nil {
@@ -314,6 +329,7 @@ enum InboxDrawing {
         switch record.platform {
         case "ios": return path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : nil
         case "android": return payload?["message"]?["token"]?.stringValue
+        case "huawei": return payload?["message"]?["token"]?.arrayValue?.first?.stringValue
         case "web": return path.hasPrefix("/wp/") ? String(path.dropFirst("/wp/".count)) : nil
         default: return nil
         }

@@ -48,6 +48,22 @@ public struct AppCredentials: Sendable {
         public var key: P256PrivateKey
         public var publicKey: String
     }
+    /// `hms.json` `{clientId, clientSecret, appId?, endpoint?, tokenEndpoint?, badgeClass?}`:
+    /// Huawei Push Kit (DESIGN §17).
+    public struct HMS: Sendable {
+        public var clientID: String
+        public var clientSecret: String
+        /// The send path's id (`appId`, else `clientId`).
+        public var pathID: String
+        public var endpoint: String
+        public var tokenEndpoint: String
+        public var badgeClass: String?
+
+        package init(clientID: String, clientSecret: String, pathID: String, endpoint: String, tokenEndpoint: String, badgeClass: String?) {
+            self.clientID = clientID; self.clientSecret = clientSecret; self.pathID = pathID
+            self.endpoint = endpoint; self.tokenEndpoint = tokenEndpoint; self.badgeClass = badgeClass
+        }
+    }
     /// `app.json` `webhook`: where `pushworker events` posts the app's tracking events
     /// (an `https` URL) and the HMAC secret that signs them (docs/events.md).
     public struct Webhook: Sendable {
@@ -61,6 +77,8 @@ public struct AppCredentials: Sendable {
     public var apnsCertificate: APNSCertificate? = nil
     public var fcm: FCM?
     public var webPush: WebPush?
+    /// Huawei Push Kit (`hms.json`).
+    public var hms: HMS? = nil
     public var additionalDataAtRoot: Bool
     /// `app.json` `ratePerSecond`: the app's fleet-wide send budget per provider.
     public var ratePerSecond: Double?
@@ -82,10 +100,12 @@ public struct AppCredentials: Sendable {
 
     /// What payload builders need (no secrets).
     public var profile: AppProfile {
-        AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) }
+        var profile = AppProfile(apns: apns.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint) }
                        ?? apnsCertificate.map { AppProfile.APNS(topic: $0.topic, endpoint: $0.endpoint, authentication: .certificate) },
                    fcm: fcm.map { AppProfile.FCM(projectID: $0.projectID, endpoint: $0.endpoint) },
                    hasWebPush: webPush != nil, additionalDataAtRoot: additionalDataAtRoot)
+        profile.hms = hms.map { AppProfile.HMS(pathID: $0.pathID, endpoint: $0.endpoint, badgeClass: $0.badgeClass) }
+        return profile
     }
 
     /// Loads `folder` (one app). Missing files mean "no credentials for that platform".
@@ -172,6 +192,25 @@ public struct AppCredentials: Sendable {
             }
             return WebPush(subject: subject, key: key, publicKey: publicKey)
         }
+        credentials.hms = section("hms.json") { hms in
+            // Huawei's client-credentials grant takes the OAuth 2.0 client id and secret of the
+            // app (AppGallery Connect); the send path takes the app id, the same number ([H1][H3]).
+            guard let clientID = Self.idText(hms["clientId"]), !clientID.isEmpty,
+                  let secret = hms["clientSecret"] as? String, !secret.isEmpty else {
+                throw CredentialsError("needs clientId and clientSecret (the app's OAuth 2.0 client in AppGallery Connect)")
+            }
+            let pathID = Self.idText(hms["appId"]) ?? clientID
+            guard Self.isPathSegment(clientID), Self.isPathSegment(pathID) else {
+                throw CredentialsError("clientId and appId must be letters, digits, '.', '_' or '-'")
+            }
+            let endpoint = Self.trimSlash(hms["endpoint"] as? String ?? "https://push-api.cloud.huawei.com")
+            let tokenEndpoint = hms["tokenEndpoint"] as? String ?? "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
+            guard endpoint.hasPrefix("https://"), tokenEndpoint.hasPrefix("https://") else {
+                throw CredentialsError("endpoint and tokenEndpoint must be https URLs")
+            }
+            return HMS(clientID: clientID, clientSecret: secret, pathID: pathID, endpoint: endpoint, tokenEndpoint: tokenEndpoint,
+                       badgeClass: hms["badgeClass"] as? String)
+        }
         if let app = object("app.json") {
             credentials.additionalDataAtRoot = app["additionalDataAtRoot"] as? Bool ?? false
             if let rate = app["ratePerSecond"] {
@@ -194,6 +233,22 @@ public struct AppCredentials: Sendable {
     }
 
     static func trimSlash(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+
+    /// An id written as a string or a number (AppGallery Connect shows them as numbers).
+    static func idText(_ value: Any?) -> String? {
+        if let text = value as? String { return text }
+        if let number = value as? NSNumber, number.doubleValue >= 0, number.doubleValue < 1e15,
+           number.doubleValue == number.doubleValue.rounded() { return String(number.int64Value) }
+        return nil
+    }
+
+    /// Safe as one URL path segment.
+    static func isPathSegment(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
 
     /// Certificates warn this long before they expire. Seconds (30 days).
     public static let certificateWarningSeconds: Double = 30 * 86400
@@ -330,7 +385,7 @@ public final class CredentialsStore: Sendable {
     }
 
     static func stamp(_ folder: URL, extra: [String] = []) -> [FileStamp] {
-        (["apns.json", "fcm.json", "webpush.json", "app.json"] + extra).map { name in
+        (["apns.json", "fcm.json", "webpush.json", "app.json", "hms.json"] + extra).map { name in
             var info = stat()
             guard stat(folder.appendingPathComponent(name).path, &info) == 0 else { return .missing }
             return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),

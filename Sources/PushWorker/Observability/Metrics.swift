@@ -51,6 +51,7 @@ public final class Metrics: Sendable {
         "pushworker_kafka_errors_total": ("counter", "Kafka client errors.", []),
         "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
         "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
+        "pushworker_hms_batches_total": ("counter", "Huawei batches the worker sent: requests of up to 1000 tokens sharing one payload (DESIGN §17).", []),
         "pushworker_apns_certificate_held_total": ("counter", "iOS recipients rejected without a request: APNs refused their app's certificate (DESIGN §18).", []),
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
         "pushworker_claims_total": ("counter", "Claim verdicts: send, duplicate, wait (claimed by another processing), known_invalid.", ["verdict"]),

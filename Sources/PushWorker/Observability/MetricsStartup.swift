@@ -15,7 +15,7 @@ extension Metrics {
     public static func startupSeries(_ role: Role) -> [(name: String, labels: [[(String, String)]])] {
         switch role {
         case .worker:
-            let providers = ["apns", "fcm", "webpush"]
+            let providers = Platform.allCases.map(Deliverer.providerLabel)
             return [
                 ("pushworker_notifications_total", Platform.allCases.flatMap { platform in
                     DeliveryStatus.allCases.map { [("platform", platform.rawValue), ("status", $0.rawValue), ("reason", "")] }
@@ -30,6 +30,7 @@ extension Metrics {
                 ("pushworker_claims_lost_total", [[]]),
                 ("pushworker_redis_record_skipped_total", [[]]),
                 ("pushworker_apns_certificate_held_total", [[]]),
+                ("pushworker_hms_batches_total", [[]]),
                 ("pushworker_provider_request_seconds", providers.map { [("provider", $0)] }),
                 ("pushworker_result_delay_seconds", [[]]),
                 ("pushworker_job_seconds", [[]]),

@@ -249,6 +249,8 @@ final class JobRun: Sendable {
             return .final(final(.invalidToken, reason), token: token)
         case .rejected(let reason):
             return .final(final(.rejected, reason))
+        case .retry(let reason, _, _) where job.audience != nil && FCMAudience.mayHaveBeenAccepted(outcome):
+            return .final(final(.failed, reason)) // FCM may have fanned it out: never twice (FCMAudience)
         case .retry(let reason, let retryAfter, let scope):
             if scope == .provider, let retryAfter, let platform = plans[index].recipient.platform {
                 worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)

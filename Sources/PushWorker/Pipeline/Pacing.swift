@@ -53,7 +53,11 @@ extension Worker {
                     continue
                 }
             }
-            for item in group.prefix(granted) { submit(run, item) }
+            if platform == .huawei {
+                submitHMSBatches(run, Array(group.prefix(granted)))
+            } else {
+                for item in group.prefix(granted) { submit(run, item) }
+            }
         }
     }
 

@@ -24,15 +24,17 @@ public final class Deliverer: Sendable {
     public typealias Completion = @Sendable (Attempt) -> Void
 
     let http: HTTP2Client
-    private let metrics: Metrics
-    private let logger: Logger
-    private let requestTimeout: Duration
+    let metrics: Metrics
+    let logger: Logger
+    let requestTimeout: Duration
     private let apnsTokens: APNSTokenCache
     private let fcmTokens: FCMTokenCache
+    /// Huawei Push Kit access tokens (DESIGN §17; `HMSDelivery.swift`).
+    let hmsTokens: HMSTokenCache
     private let vapid: VAPIDCache
-    private let clock: @Sendable () -> Double
+    let clock: @Sendable () -> Double
     private let webPushGuard: WebPushAddressGuard?
-    private let gate: OriginGate?
+    let gate: OriginGate?
     /// Apps whose APNs certificate was refused (DESIGN §18).
     let certificateCircuit: APNSCertificateCircuit
 
@@ -58,6 +60,7 @@ public final class Deliverer: Sendable {
         certificateCircuit = APNSCertificateCircuit(holdSeconds: certificateHoldSeconds)
         apnsTokens = APNSTokenCache(metrics: metrics)
         fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
+        hmsTokens = HMSTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         vapid = VAPIDCache(metrics: metrics)
     }
 
@@ -137,6 +140,12 @@ public final class Deliverer: Sendable {
                     completion(Attempt(outcome: .retry(reason: "dns_error", retryAfterSeconds: nil, scope: .recipient),
                                        httpStatus: nil, latencyMs: 0, attempts: attempt))
                 }
+            }
+        case .huawei:
+            // A batch of one: the worker and `send` batch Huawei recipients (`deliverHMSBatch`).
+            guard let token = request.hmsToken else { return completion(Self.noCredentials(attempt)) }
+            deliverHMSBatch(request, tokens: [token], credentials: credentials) { attempts in
+                completion(attempts.first ?? Self.noCredentials(attempt))
             }
         }
     }
@@ -242,14 +251,14 @@ public final class Deliverer: Sendable {
     }
 
     /// An auth answer that survived the one refresh is a credentials problem: loud, and final.
-    private static func finalizeAuth(_ attempt: Attempt) -> Attempt {
+    static func finalizeAuth(_ attempt: Attempt) -> Attempt {
         guard case .authExpired(let reason) = attempt.outcome else { return attempt }
         var final = attempt
         final.outcome = .retry(reason: reason, retryAfterSeconds: nil, scope: .provider)
         return final
     }
 
-    private static func noCredentials(_ attempt: Int) -> Attempt {
+    static func noCredentials(_ attempt: Int) -> Attempt {
         Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1)
     }
 
@@ -258,6 +267,7 @@ public final class Deliverer: Sendable {
         case .ios: "apns"
         case .android: "fcm"
         case .web: "webpush"
+        case .huawei: "hms"
         }
     }
 

@@ -11,6 +11,7 @@ public enum DeliveryDiagnosis {
         guard status != .sent, status != .duplicate, status != .expired, status != .invalidToken else { return nil }
         let detailText = detail ?? ""
         let lowered = detailText.lowercased()
+        if platform == .huawei, let hint = hmsHint(reason, detail: detailText) { return hint }
         switch reason {
         case "tls_error"?: return tlsHint(lowered, detail: detailText, platform: platform)
         case "connect_error"?:
@@ -57,6 +58,24 @@ public enum DeliveryDiagnosis {
         return nil
     }
 
+    /// Huawei Push Kit result codes ([H1], shared/research/providers.md §2) and its OAuth grant.
+    private static func hmsHint(_ reason: String?, detail: String) -> String? {
+        switch reason {
+        case "auth_error"?:
+            return "the Huawei OAuth grant at tokenEndpoint was refused (\(shortened(detail))): hms.json's clientId and clientSecret must be the app's OAuth 2.0 client in AppGallery Connect"
+        case "auth_unavailable"?: return "cannot reach hms.json's tokenEndpoint (\(shortened(detail))): check the network"
+        case "80200001"?, "80200003"?:
+            return "Huawei did not accept a fresh access token either: the token belongs to another client id (hms.json appId/clientId of another app?)"
+        case "80300002"?: return "the app may not push: enable Push Kit for the app in AppGallery Connect"
+        case "80300011"?: return "the app has no permission for high-priority notifications: apply for it in AppGallery Connect, or send with priority normal"
+        case "80100001"?, "80100003"?: return "Huawei refused the message as built (\(reason ?? "")): check android.category and android.collapseKey"
+        case "80100004"?: return "Huawei says the TTL lies in the past: check expiresAt and the clock"
+        case "80100016"?: return "Huawei refused the text as sensitive content"
+        case "80600003"?: return "Huawei's OAuth service refused the request: check hms.json's clientId and clientSecret"
+        default: return nil
+        }
+    }
+
     private static func tlsHint(_ lowered: String, detail: String, platform: Platform) -> String {
         let reason = detail.isEmpty ? "" : " (\(shortened(detail)))"
         if lowered.contains("local issuer") || lowered.contains("self-signed") || lowered.contains("self signed")
@@ -81,6 +100,7 @@ public enum DeliveryDiagnosis {
         case .ios: "apns.json"
         case .android: "fcm.json"
         case .web: "webpush.json"
+        case .huawei: "hms.json"
         }
     }
 

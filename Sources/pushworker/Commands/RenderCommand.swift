@@ -14,8 +14,11 @@ enum RenderCommand {
     Dry run: decodes and validates one job (a file, or standard input) and prints one JSON line
     per recipient: {"subscriptionId","platform","language","msgId","status","reason",
     "payloadBytes","truncated","request"} (payloadBytes: the body's size, for Web Push the
-    plaintext's; truncated: the texts cut to fit the budget). A job with an audience (an FCM
-    topic or condition, DESIGN §19) prints one line: subscriptionId is the topic or condition.
+    plaintext's, for Huawei the body's without the tokens; truncated: the texts cut to fit the
+    budget). A Huawei line also has "batch": {"id","size"}, and its request is the batch's
+    (up to 1000 tokens sharing one payload), the same on every line of the batch. A job with an
+    audience (an FCM topic or condition, DESIGN §19) prints one line: subscriptionId is the
+    topic or condition.
     Every problem of an invalid job is listed on stderr; unknown fields and template variables
     without a value or default are warnings on stderr (--strict: errors, exit 65).
     createdAt/expiresAt may be relative ("now", "+4h", "-10m": examples/README.md).
@@ -60,13 +63,34 @@ enum RenderCommand {
         }
         // A certificate app sends no authorization header (DESIGN §18): the TLS client certificate authenticates.
         let apnsAuthentication = profile?.apns?.authentication ?? .token
-        for plan in planner.plan(job, profile: profile, now: now) {
-            CommandSupport.writeLine(line(plan, apnsAuthentication: apnsAuthentication))
+        let plans = planner.plan(job, profile: profile, now: now)
+        let batches = batchesByPosition(plans)
+        for (position, plan) in plans.enumerated() {
+            CommandSupport.writeLine(line(plan, apnsAuthentication: apnsAuthentication, batch: batches[position]))
         }
         return ExitCode.ok
     }
 
-    static func line(_ plan: PlannedRecipient, apnsAuthentication: AppProfile.APNS.Authentication = .token) -> String {
+    /// A Huawei recipient's batch (DESIGN §17): its number in the job (from 1), and its tokens.
+    struct Batch {
+        var id: Int
+        var tokens: [String]
+    }
+
+    /// The Huawei batches as the worker forms them, by plan position.
+    static func batchesByPosition(_ plans: [PlannedRecipient]) -> [Int: Batch] {
+        var batches: [Int: Batch] = [:]
+        for (number, positions) in JobPlanner.hmsBatches(plans).enumerated() {
+            let tokens: [String] = positions.compactMap { position in
+                guard case .ready(let request) = plans[position].state else { return nil }
+                return request.hmsToken
+            }
+            for position in positions { batches[position] = Batch(id: number + 1, tokens: tokens) }
+        }
+        return batches
+    }
+
+    static func line(_ plan: PlannedRecipient, apnsAuthentication: AppProfile.APNS.Authentication = .token, batch: Batch? = nil) -> String {
         JSONWriter.object { w in
             w.member("subscriptionId", plan.recipient.subscriptionID)
             w.member("platform", plan.platform)
@@ -90,16 +114,20 @@ enum RenderCommand {
                 w.member("reason", orNull: nil)
                 w.member("payloadBytes", request.body.count)
                 w.member("truncated", strings: request.truncatedFields)
-                w.key("request"); writeRequest(request, apnsAuthentication: apnsAuthentication, to: &w)
+                if let batch {
+                    w.member("batch") { b in b.member("id", batch.id); b.member("size", batch.tokens.count) }
+                }
+                w.key("request"); writeRequest(request, apnsAuthentication: apnsAuthentication, batchTokens: batch?.tokens, to: &w)
             }
         }.text
     }
 
-    static func writeRequest(_ request: ProviderRequest, apnsAuthentication: AppProfile.APNS.Authentication = .token, to w: inout JSONWriter) {
+    static func writeRequest(_ request: ProviderRequest, apnsAuthentication: AppProfile.APNS.Authentication = .token,
+                             batchTokens: [String]? = nil, to w: inout JSONWriter) {
         var headers = request.headers
         switch request.platform {
         case .ios: if apnsAuthentication == .token { headers.append(KeyValue("authorization", "bearer <redacted>")) }
-        case .android: headers.append(KeyValue("authorization", "Bearer <redacted>"))
+        case .android, .huawei: headers.append(KeyValue("authorization", "Bearer <redacted>"))
         case .web:
             headers.append(KeyValue("authorization", "vapid t=<redacted>, k=<redacted>"))
             headers.append(KeyValue("content-encoding", "aes128gcm"))
@@ -116,6 +144,10 @@ enum RenderCommand {
             w.key("plaintext"); w.raw(request.body)
             w.member("encryptedBytes", WebPushEncryption.encryptedLength(plaintextCount: request.body.count))
             w.endObject()
+        } else if request.platform == .huawei {
+            // The batch's request: the shared body with its tokens (or this recipient's alone).
+            let tokens = batchTokens ?? request.hmsToken.map { [$0] } ?? []
+            w.raw(HMSBatching.body(shared: request.body, tokens: tokens) ?? request.body)
         } else {
             w.raw(request.body)
         }

@@ -66,43 +66,64 @@ enum SendCommand {
         let results = Mutex<[Int: Outcome]>([:])
         let group = DispatchGroup()
 
-        if credentials.map({ $0.apns == nil && $0.apnsCertificate == nil && $0.fcm == nil && $0.webPush == nil }) ?? true {
+        if credentials.map({ $0.apns == nil && $0.apnsCertificate == nil && $0.fcm == nil && $0.webPush == nil && $0.hms == nil }) ?? true {
             logger.error("no credentials for the app: every recipient is rejected/no_credentials",
                          ["app.id": job.appID, "credentials.dir": configuration.credentialsDir ?? "<unset>"])
         }
-        for (index, plan) in plans.enumerated() {
-            @Sendable func record(_ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil, attempts: Int = 0,
-                                  latency: Double? = nil, detail: String? = nil) {
-                let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
-                                        variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
-                                        platform: plan.platform, status: status, reason: reason, httpStatus: http,
-                                        providerMessageID: id, attempts: attempts, latencyMs: latency,
-                                        atUnixMs: Int64(Date().timeIntervalSince1970 * 1000)).json()
-                let outcome = Outcome(line: line, platform: plan.recipient.platform, status: status, reason: reason, httpStatus: http,
-                                      detail: detail)
-                results.withLock { $0[index] = outcome }
+        @Sendable func record(_ index: Int, _ status: DeliveryStatus, _ reason: String?, http: Int? = nil, id: String? = nil,
+                              attempts: Int = 0, latency: Double? = nil, detail: String? = nil) {
+            let plan = plans[index]
+            let line = ResultRecord(jobID: job.jobID, msgID: plan.msgID, appID: job.appID, campaignID: job.campaignID,
+                                    variant: job.variant, userID: plan.recipient.userID, subscriptionID: plan.recipient.subscriptionID,
+                                    platform: plan.platform, status: status, reason: reason, httpStatus: http,
+                                    providerMessageID: id, attempts: attempts, latencyMs: latency,
+                                    atUnixMs: Int64(Date().timeIntervalSince1970 * 1000)).json()
+            let outcome = Outcome(line: line, platform: plan.recipient.platform, status: status, reason: reason, httpStatus: http,
+                                  detail: detail)
+            results.withLock { $0[index] = outcome }
+        }
+        @Sendable func finish(_ index: Int, _ attempt: Deliverer.Attempt, total: Int) {
+            let plan = plans[index]
+            // An audience (DESIGN §19) has no token for FCM to declare dead.
+            let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
+            switch outcome {
+            case .sent(let id): record(index, .sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
+            default:
+                if isCredentialsProblem(outcome, httpStatus: attempt.httpStatus) {
+                    logger.error("the provider refused the credentials: check \(plan.recipient.platform.map(Deliverer.providerLabel) ?? plan.platform) credentials",
+                                 ["app.id": job.appID, "platform": plan.platform, "provider.reason": outcome.reason ?? "",
+                                  "http.status": attempt.httpStatus.map { "\($0)" } ?? ""])
+                }
+                record(index, outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs,
+                       detail: attempt.detail)
             }
+            group.leave()
+        }
+        for (index, plan) in plans.enumerated() {
             switch plan.state {
-            case .expired: record(.expired, nil)
-            case .rejected(let reason): record(.rejected, reason)
+            case .expired: record(index, .expired, nil)
+            case .rejected(let reason): record(index, .rejected, reason)
             case .ready(let request):
-                guard let credentials else { record(.rejected, "no_credentials"); continue }
+                guard let credentials else { record(index, .rejected, "no_credentials"); continue }
+                if request.platform == .huawei { continue } // sent in batches below
                 group.enter()
-                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: 0) { attempt, total in
-                    // An audience (DESIGN §19) has no token for FCM to declare dead.
-                    let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
-                    switch outcome {
-                    case .sent(let id): record(.sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
-                    default:
-                        if isCredentialsProblem(outcome, httpStatus: attempt.httpStatus) {
-                            logger.error("the provider refused the credentials: check \(Deliverer.providerLabel(request.platform)) credentials",
-                                         ["app.id": job.appID, "platform": plan.platform, "provider.reason": outcome.reason ?? "",
-                                          "http.status": attempt.httpStatus.map { "\($0)" } ?? ""])
-                        }
-                        record(outcome.finalStatus, outcome.reason, http: attempt.httpStatus, attempts: total, latency: attempt.latencyMs,
-                               detail: attempt.detail)
-                    }
-                    group.leave()
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: 0,
+                        audience: job.audience != nil) { attempt, total in
+                    finish(index, attempt, total: total)
+                }
+            }
+        }
+        // Huawei (DESIGN §17): the recipients sharing a payload go out as one request.
+        if let credentials {
+            for batch in JobPlanner.hmsBatches(plans) {
+                guard case .ready(let request) = plans[batch[0]].state else { continue }
+                let members: [BatchMember] = batch.compactMap { index in
+                    guard case .ready(let own) = plans[index].state, let token = own.hmsToken else { return nil }
+                    return BatchMember(index: index, token: token, attempts: 0)
+                }
+                for _ in members { group.enter() }
+                attemptHMSBatch(request, members: members, credentials: credentials, deliverer: deliverer, policy: policy) { index, attempt, total in
+                    finish(index, attempt, total: total)
                 }
             }
         }
@@ -159,6 +180,7 @@ enum SendCommand {
         "InvalidProviderToken", "MissingProviderToken", "ExpiredProviderToken", "TooManyProviderTokenUpdates", "auth_error",
         "UNAUTHENTICATED", "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR",
         "BadCertificate", "BadCertificateEnvironment", "certificate_refused",
+        "80200001", "80200003", "80300002", "80600003",
     ]
 
     static func isCredentialsProblem(_ outcome: ProviderOutcome, httpStatus: Int?) -> Bool {
@@ -167,11 +189,54 @@ enum SendCommand {
         return httpStatus == 401 || httpStatus == 403 || outcome.reason.map(credentialReasons.contains) == true
     }
 
+    /// A Huawei batch member: its plan position, token and attempts made so far.
+    struct BatchMember: Sendable {
+        var index: Int
+        var token: String
+        var attempts: Int
+    }
+
+    /// One Huawei batch with in-process retries: the members whose answers are retryable go out
+    /// again together after max(backoff, Retry-After); `completion` runs once per member.
+    static func attemptHMSBatch(_ request: ProviderRequest, members: [BatchMember], credentials: AppCredentials, deliverer: Deliverer,
+                                policy: RetryPolicy, completion: @escaping @Sendable (Int, Deliverer.Attempt, Int) -> Void) {
+        deliverer.deliverHMSBatch(request, tokens: members.map(\.token), credentials: credentials) { attempts in
+            var again: [BatchMember] = []
+            var retryAfter: Double?
+            // One attempt per token, in order (`deliverHMSBatch`'s promise).
+            for (member, result) in zip(members, attempts) {
+                let total = member.attempts + result.attempts
+                var isRetryable = false
+                switch result.outcome {
+                case .retry(_, let after, _):
+                    isRetryable = true
+                    if let after { retryAfter = max(retryAfter ?? 0, after) }
+                case .authExpired: isRetryable = true
+                default: break
+                }
+                if isRetryable && policy.allowsRetry(afterAttempts: total) {
+                    again.append(BatchMember(index: member.index, token: member.token, attempts: total))
+                } else {
+                    completion(member.index, result, total)
+                }
+            }
+            guard let made = again.map(\.attempts).max() else { return }
+            let delay = policy.delay(afterAttempts: made, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
+            let retried = again
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                attemptHMSBatch(request, members: retried, credentials: credentials, deliverer: deliverer, policy: policy, completion: completion)
+            }
+        }
+    }
+
     /// One delivery with in-process retries (the worker uses the retry topic instead).
+    /// `audience`: an FCM topic/condition send, not retried after an unanswered request
+    /// (``FCMAudience/mayHaveBeenAccepted(_:)``).
     static func attempt(_ request: ProviderRequest, credentials: AppCredentials, deliverer: Deliverer, policy: RetryPolicy,
-                        attemptsSoFar: Int, completion: @escaping @Sendable (Deliverer.Attempt, Int) -> Void) {
+                        attemptsSoFar: Int, audience: Bool = false, completion: @escaping @Sendable (Deliverer.Attempt, Int) -> Void) {
         deliverer.deliver(request, credentials: credentials) { result in
             let total = attemptsSoFar + result.attempts
+            if audience && FCMAudience.mayHaveBeenAccepted(result.outcome) { return completion(result, total) }
             var retryAfter: Double?
             switch result.outcome {
             case .retry(_, let after, _): retryAfter = after
@@ -181,7 +246,8 @@ enum SendCommand {
             guard policy.allowsRetry(afterAttempts: total) else { return completion(result, total) }
             let delay = policy.delay(afterAttempts: total, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: total, completion: completion)
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: total, audience: audience,
+                        completion: completion)
             }
         }
     }
