@@ -27,22 +27,75 @@ import PushCore
 public enum RedisKeys {
     /// The sent fingerprints of one bucket of a campaign (a set).
     public static func dedupSent(appID: String, campaignID: String, bucket: DedupKey) -> String {
-        "\(dedupPrefix(appID, campaignID, bucket))s"
+        DedupScope(appID: appID, campaignID: campaignID).sentKey(bucket.bucket)
     }
 
     /// The claims in flight of one bucket of a campaign (a hash), same hash tag as its sent set.
     public static func dedupClaims(appID: String, campaignID: String, bucket: DedupKey) -> String {
-        "\(dedupPrefix(appID, campaignID, bucket))c"
+        DedupScope(appID: appID, campaignID: campaignID).claimsKey(bucket.bucket)
     }
 
-    private static func dedupPrefix(_ appID: String, _ campaignID: String, _ key: DedupKey) -> String {
-        "pw:{\(escape(appID)):\(escape(campaignID)):\(key.bucketHex)}:"
+    /// One campaign's de-duplication keys: the escaped `pw:{app:campaign:` prefix is built once,
+    /// each bucket's key then costs one allocation (claims and records build two keys per
+    /// recipient: this is on the per-notification path, docs/performance.md).
+    struct DedupScope {
+        let appID: String
+        let campaignID: String
+        private var prefix: String
+
+        init(appID: String, campaignID: String) {
+            self.appID = appID
+            self.campaignID = campaignID
+            prefix = RedisKeys.concat("pw:{", escape(appID), ":", escape(campaignID), ":")
+        }
+
+        /// `pw:{app:campaign:bbb}:s`
+        func sentKey(_ bucket: Int) -> String { key(bucket, UInt8(ascii: "s")) }
+
+        /// `pw:{app:campaign:bbb}:c`
+        func claimsKey(_ bucket: Int) -> String { key(bucket, UInt8(ascii: "c")) }
+
+        private func hexDigit(_ value: Int) -> UInt8 {
+            let digit = UInt8(truncatingIfNeeded: value & 0xF)
+            return digit < 10 ? 0x30 + digit : 0x57 + digit
+        }
+
+        private func key(_ bucket: Int, _ kind: UInt8) -> String {
+            var prefix = prefix
+            return prefix.withUTF8 { head in
+                String(unsafeUninitializedCapacity: head.count + 6) { out in
+                    _ = out.initialize(from: head)
+                    let at = head.count
+                    // The bucket as three lower-case hex digits (``DedupKey/bucketHex``).
+                    out[at] = hexDigit(bucket >> 8); out[at + 1] = hexDigit(bucket >> 4); out[at + 2] = hexDigit(bucket)
+                    out[at + 3] = UInt8(ascii: "}"); out[at + 4] = UInt8(ascii: ":"); out[at + 5] = kind
+                    return at + 6
+                }
+            }
+        }
     }
 
     /// A token the provider declared invalid; `tokenHash` is computed by the caller. No hash tag:
     /// an app's dead tokens spread over a Cluster's slots.
     public static func invalidToken(appID: String, platform: String, tokenHash: String) -> String {
-        "pw:inv:\(escape(appID)):\(escape(platform)):\(escape(tokenHash))"
+        concat("pw:inv:", escape(appID), ":", escape(platform), ":", escape(tokenHash))
+    }
+
+    /// The parts' UTF-8 in one allocation (string interpolation builds and grows a buffer).
+    static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
+        var parts = (p0, p1, p2, p3, p4, p5, p6)
+        let total = p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count
+        return String(unsafeUninitializedCapacity: total) { out in
+            var at = 0
+            func copy(_ part: inout String) {
+                part.withUTF8 { bytes in
+                    _ = UnsafeMutableBufferPointer(rebasing: out[at..<(at + bytes.count)]).initialize(from: bytes)
+                    at += bytes.count
+                }
+            }
+            copy(&parts.0); copy(&parts.1); copy(&parts.2); copy(&parts.3); copy(&parts.4); copy(&parts.5); copy(&parts.6)
+            return at
+        }
     }
 
     /// The fleet-wide token bucket of an app at one provider.
