@@ -50,29 +50,21 @@ public enum RedisKeys {
         }
 
         /// `pw:{app:campaign:bbb}:s`
-        func sentKey(_ bucket: Int) -> String { key(bucket, UInt8(ascii: "s")) }
+        func sentKey(_ bucket: Int) -> String { key(bucket, "}:s") }
 
         /// `pw:{app:campaign:bbb}:c`
-        func claimsKey(_ bucket: Int) -> String { key(bucket, UInt8(ascii: "c")) }
+        func claimsKey(_ bucket: Int) -> String { key(bucket, "}:c") }
 
-        private func hexDigit(_ value: Int) -> UInt8 {
-            let digit = UInt8(truncatingIfNeeded: value & 0xF)
-            return digit < 10 ? 0x30 + digit : 0x57 + digit
+        private func key(_ bucket: Int, _ tail: String) -> String {
+            var key = prefix
+            key.reserveCapacity(prefix.utf8.count + 6)
+            key += DedupScope.bucketHex[bucket & (DedupKey.bucketCount - 1)]
+            key += tail
+            return key
         }
 
-        private func key(_ bucket: Int, _ kind: UInt8) -> String {
-            var prefix = prefix
-            return prefix.withUTF8 { head in
-                String(unsafeUninitializedCapacity: head.count + 6) { out in
-                    _ = out.initialize(from: head)
-                    let at = head.count
-                    // The bucket as three lower-case hex digits (``DedupKey/bucketHex``).
-                    out[at] = hexDigit(bucket >> 8); out[at + 1] = hexDigit(bucket >> 4); out[at + 2] = hexDigit(bucket)
-                    out[at + 3] = UInt8(ascii: "}"); out[at + 4] = UInt8(ascii: ":"); out[at + 5] = kind
-                    return at + 6
-                }
-            }
-        }
+        /// ``DedupKey/bucketHex`` of every bucket (small strings: no heap storage).
+        static let bucketHex: [String] = (0..<DedupKey.bucketCount).map { DedupKey(fingerprint: UInt64($0) << 52).bucketHex }
     }
 
     /// A token the provider declared invalid; `tokenHash` is computed by the caller. No hash tag:
@@ -81,21 +73,12 @@ public enum RedisKeys {
         concat("pw:inv:", escape(appID), ":", escape(platform), ":", escape(tokenHash))
     }
 
-    /// The parts' UTF-8 in one allocation (string interpolation builds and grows a buffer).
+    /// The parts joined with one allocation (string interpolation builds and grows a buffer).
     static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
-        var parts = (p0, p1, p2, p3, p4, p5, p6)
-        let total = p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count
-        return String(unsafeUninitializedCapacity: total) { out in
-            var at = 0
-            func copy(_ part: inout String) {
-                part.withUTF8 { bytes in
-                    _ = UnsafeMutableBufferPointer(rebasing: out[at..<(at + bytes.count)]).initialize(from: bytes)
-                    at += bytes.count
-                }
-            }
-            copy(&parts.0); copy(&parts.1); copy(&parts.2); copy(&parts.3); copy(&parts.4); copy(&parts.5); copy(&parts.6)
-            return at
-        }
+        var joined = String()
+        joined.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count)
+        joined += p0; joined += p1; joined += p2; joined += p3; joined += p4; joined += p5; joined += p6
+        return joined
     }
 
     /// The fleet-wide token bucket of an app at one provider.
