@@ -224,21 +224,23 @@ public final class DeliveryStateStore: Sendable {
     private struct ScriptKeys {
         private(set) var keys: [String] = []
         private var scopes: [BucketScope: [Int: Int]] = [:]
-        private var current: BucketScope?
+        private var current: RedisKeys.DedupScope?
         private var currentPositions: [Int: Int] = [:]
 
         mutating func position(app: String, campaign: String, key: DedupKey) -> Int {
-            if current?.app != app || current?.campaign != campaign {
-                if let current { scopes[current] = currentPositions }
-                let scope = BucketScope(app: app, campaign: campaign)
-                currentPositions = scopes[scope] ?? [:]
-                current = scope
+            if current?.appID != app || current?.campaignID != campaign {
+                if let current { scopes[BucketScope(app: current.appID, campaign: current.campaignID)] = currentPositions }
+                currentPositions = scopes[BucketScope(app: app, campaign: campaign)] ?? [:]
+                current = RedisKeys.DedupScope(appID: app, campaignID: campaign)
             }
-            if let known = currentPositions[key.bucket] { return known }
-            keys.append(RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key))
-            keys.append(RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
+            let bucket = key.bucket
+            if let known = currentPositions[bucket] { return known }
+            if let current {
+                keys.append(current.sentKey(bucket))
+                keys.append(current.claimsKey(bucket))
+            }
             let position = keys.count / 2
-            currentPositions[key.bucket] = position
+            currentPositions[bucket] = position
             return position
         }
     }

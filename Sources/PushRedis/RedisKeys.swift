@@ -27,22 +27,58 @@ import PushCore
 public enum RedisKeys {
     /// The sent fingerprints of one bucket of a campaign (a set).
     public static func dedupSent(appID: String, campaignID: String, bucket: DedupKey) -> String {
-        "\(dedupPrefix(appID, campaignID, bucket))s"
+        DedupScope(appID: appID, campaignID: campaignID).sentKey(bucket.bucket)
     }
 
     /// The claims in flight of one bucket of a campaign (a hash), same hash tag as its sent set.
     public static func dedupClaims(appID: String, campaignID: String, bucket: DedupKey) -> String {
-        "\(dedupPrefix(appID, campaignID, bucket))c"
+        DedupScope(appID: appID, campaignID: campaignID).claimsKey(bucket.bucket)
     }
 
-    private static func dedupPrefix(_ appID: String, _ campaignID: String, _ key: DedupKey) -> String {
-        "pw:{\(escape(appID)):\(escape(campaignID)):\(key.bucketHex)}:"
+    /// One campaign's de-duplication keys: the escaped `pw:{app:campaign:` prefix is built once,
+    /// each bucket's key then costs one allocation (claims and records build two keys per
+    /// recipient: this is on the per-notification path, docs/performance.md).
+    struct DedupScope {
+        let appID: String
+        let campaignID: String
+        private var prefix: String
+
+        init(appID: String, campaignID: String) {
+            self.appID = appID
+            self.campaignID = campaignID
+            prefix = RedisKeys.concat("pw:{", escape(appID), ":", escape(campaignID), ":")
+        }
+
+        /// `pw:{app:campaign:bbb}:s`
+        func sentKey(_ bucket: Int) -> String { key(bucket, "}:s") }
+
+        /// `pw:{app:campaign:bbb}:c`
+        func claimsKey(_ bucket: Int) -> String { key(bucket, "}:c") }
+
+        private func key(_ bucket: Int, _ tail: String) -> String {
+            var key = prefix
+            key.reserveCapacity(prefix.utf8.count + 6)
+            key += DedupScope.bucketHex[bucket & (DedupKey.bucketCount - 1)]
+            key += tail
+            return key
+        }
+
+        /// ``DedupKey/bucketHex`` of every bucket (small strings: no heap storage).
+        static let bucketHex: [String] = (0..<DedupKey.bucketCount).map { DedupKey(fingerprint: UInt64($0) << 52).bucketHex }
     }
 
     /// A token the provider declared invalid; `tokenHash` is computed by the caller. No hash tag:
     /// an app's dead tokens spread over a Cluster's slots.
     public static func invalidToken(appID: String, platform: String, tokenHash: String) -> String {
-        "pw:inv:\(escape(appID)):\(escape(platform)):\(escape(tokenHash))"
+        concat("pw:inv:", escape(appID), ":", escape(platform), ":", escape(tokenHash))
+    }
+
+    /// The parts joined with one allocation (string interpolation builds and grows a buffer).
+    static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
+        var joined = String()
+        joined.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count)
+        joined += p0; joined += p1; joined += p2; joined += p3; joined += p4; joined += p5; joined += p6
+        return joined
     }
 
     /// The fleet-wide token bucket of an app at one provider.

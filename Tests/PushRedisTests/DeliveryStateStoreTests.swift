@@ -380,6 +380,16 @@ struct RedisKeysTests {
         #expect(RedisKeys.invalidToken(appID: "a", platform: "i:os", tokenHash: "h") != RedisKeys.invalidToken(appID: "a", platform: "i", tokenHash: "os:h"))
     }
 
+    @Test("every bucket's key names it with its three hex digits; non-ASCII components pass through")
+    func everyBucket() {
+        for bucket in 0..<DedupKey.bucketCount {
+            let key = DedupKey(fingerprint: UInt64(bucket) << 52 | 0x1234)
+            #expect(RedisKeys.dedupSent(appID: "app", campaignID: "çmp", bucket: key) == "pw:{app:çmp:\(key.bucketHex)}:s")
+            #expect(RedisKeys.dedupClaims(appID: "app", campaignID: "çmp", bucket: key) == "pw:{app:çmp:\(key.bucketHex)}:c")
+        }
+        #expect(RedisKeys.invalidToken(appID: "", platform: "web", tokenHash: "ö") == "pw:inv::web:ö")
+    }
+
     @Test("SHA-1 test vectors (FIPS 180-4)", arguments: [
         ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
         ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),

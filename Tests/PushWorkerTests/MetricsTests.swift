@@ -220,6 +220,25 @@ struct MetricsTests {
         #expect(samples.contains { $0.labels == ["platform": "android", "status": "rejected", "reason": "UNREGISTERED"] })
     }
 
+    @Test("a batch's results tallied together render exactly as counted one by one")
+    func batchTally() {
+        let results = [("ios", DeliveryStatus.sent, nil), ("ios", .sent, nil), ("android", .invalidToken, "UNREGISTERED"),
+                       ("web", .failed, "http_503"), ("ios", .sent, nil), ("x-1", .rejected, "Odd")].enumerated().map {
+            ResultRecord(jobID: "j", appID: "a", campaignID: "c", subscriptionID: "s\($0.offset)", platform: $0.element.0,
+                         status: $0.element.1, reason: $0.element.2, attempts: 1, atUnixMs: 0)
+        }
+        let delays = [0.0004, 0.003, 0.003, 0.2, 7, 11]
+        let oneByOne = Metrics(), batched = Metrics()
+        for result in results { Worker.countNotification(result, in: oneByOne) }
+        for delay in delays { oneByOne.observe("pushworker_result_delay_seconds", seconds: delay) }
+        var tally = ResultTally()
+        for result in results { tally.count(result) }
+        tally.delays = delays
+        tally.flush(into: batched)
+        #expect(batched.render() == oneByOne.render())
+        #expect(batched.counter("pushworker_notifications_total", [("platform", "ios"), ("status", "sent"), ("reason", "")]) == 3)
+    }
+
     /// Every reason string the sources give a result (`reason: "…"`) is a label of its own,
     /// not `other`: the fixed sets cover our own reasons.
     @Test("every reason the sources produce is in the fixed label sets")

@@ -108,29 +108,29 @@ public struct SHA256: Sendable {
         bufferCount = 0
     }
 
-    /// One block (FIPS 180-4 §6.2.2). The message schedule is a 16-word ring kept inline.
+    /// One block (FIPS 180-4 §6.2.2). The whole 64-word message schedule is expanded first, inline;
+    /// the round constants are read from a local copy (not the global's accessor each round) and
+    /// rotations use masking shifts, which compile to one `ror` (a smart shift is a compare and
+    /// two selects): this runs five times per recipient (token hash, msgId HMAC).
     private mutating func compress(_ block: Span<UInt8>, at start: Int) {
-        var schedule = InlineArray<16, UInt32>(repeating: 0)
+        let constants = SHA256.roundConstants
+        var schedule = InlineArray<64, UInt32>(repeating: 0)
         for index in 0..<16 {
             let offset = start + index * 4
             schedule[index] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
                 | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
         }
+        for index in 16..<64 {
+            let word15 = schedule[index - 15], word2 = schedule[index - 2]
+            let sigma0 = rotateRight(word15, 7) ^ rotateRight(word15, 18) ^ (word15 &>> 3)
+            let sigma1 = rotateRight(word2, 17) ^ rotateRight(word2, 19) ^ (word2 &>> 10)
+            schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+        }
         var (a, b, c, d, e, f, g, h) = state
         for index in 0..<64 {
-            let word: UInt32
-            if index < 16 {
-                word = schedule[index]
-            } else {
-                let word15 = schedule[(index - 15) & 15], word2 = schedule[(index - 2) & 15]
-                let sigma0 = rotateRight(word15, 7) ^ rotateRight(word15, 18) ^ (word15 >> 3)
-                let sigma1 = rotateRight(word2, 17) ^ rotateRight(word2, 19) ^ (word2 >> 10)
-                word = schedule[index & 15] &+ sigma0 &+ schedule[(index - 7) & 15] &+ sigma1
-                schedule[index & 15] = word
-            }
             let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
             let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ bigSigma1 &+ choice &+ SHA256.roundConstants[index] &+ word
+            let temp1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ schedule[index]
             let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
             let majority = (a & b) ^ (a & c) ^ (b & c)
             let temp2 = bigSigma0 &+ majority
@@ -142,7 +142,7 @@ public struct SHA256: Sendable {
     }
 
     @inline(__always)
-    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
+    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { (value &>> count) | (value &<< (32 &- count)) }
 }
 
 /// HMAC-SHA256 (RFC 2104, test vectors RFC 4231). The keyed inner and outer states are

@@ -117,6 +117,16 @@ public final class Metrics: Sendable {
     }
 
     /// The current value of a counter (tests, summaries).
+    /// ``observe(_:_:seconds:)`` for each of `values`, under one lock.
+    public func observe(_ name: String, _ labels: [(String, String)] = [], secondsEach values: [Double]) {
+        let key = Key(name: name, labels: labels)
+        histograms.withLock { histograms in
+            var histogram = histograms.removeValue(forKey: key) ?? Histogram()
+            for value in values { histogram.observe(value) }
+            histograms[key] = histogram
+        }
+    }
+
     public func counter(_ name: String, _ labels: [(String, String)] = []) -> Double {
         counters.withLock { $0[Key(name: name, labels: labels)] ?? 0 }
     }

@@ -89,9 +89,9 @@ final class JobRun: Sendable {
     /// recipient without one was rejected); the empty key stands for none.
     func claimItem(_ index: Int) -> DeliveryStateStore.ClaimItem {
         let key = keys[index] ?? DedupKey(msgID: "")
-        let plan = plans[index]
+        // Fields read in place: copying the whole plan (recipient, payload) costs a retain per field.
         return DeliveryStateStore.ClaimItem(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
-                                            platform: plan.platform, tokenHash: plan.tokenHash)
+                                            platform: plans[index].platform, tokenHash: plans[index].tokenHash)
     }
 
     /// The record entry of recipient `index`: sent (kept `retentionMs`) or released.

@@ -121,22 +121,24 @@ extension Worker {
             if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
         }
         var released = 0
+        var tally = ResultTally()
         for entry in entries {
             if entry.holdsSlot { released += 1 }
-            publish(entry)
+            publish(entry, &tally)
         }
+        tally.flush(into: metrics)
         if released > 0 { releaseSlots(released) }
     }
 
     /// Produces one recipient's result (and token invalidation), or adds it to its processing's
     /// retry job.
-    private func publish(_ entry: OutcomeRecorder.Entry) {
+    private func publish(_ entry: OutcomeRecorder.Entry, _ tally: inout ResultTally) {
         let run = entry.run
         switch entry.outcome {
         case .final(let result, let token, _):
-            Self.countNotification(result, in: metrics)
+            tally.count(result)
             // From the outcome (the provider's answer, for a send) to its result going out.
-            metrics.observe("pushworker_result_delay_seconds", [], seconds: max(0, Date().timeIntervalSince1970 - Double(result.atUnixMs) / 1000))
+            tally.delays.append(max(0, Date().timeIntervalSince1970 - Double(result.atUnixMs) / 1000))
             var produced = 1
             producer.produceReliably(topic: configuration.topicResults, key: Array(result.subscriptionID.utf8), value: result.jsonBytes()) {
                 run.acknowledged()
@@ -181,9 +183,37 @@ extension Worker {
     /// Counts one final result in `pushworker_notifications_total`; its platform and reason
     /// labels come from fixed sets (``MetricLabels``), the result keeps the reason verbatim.
     static func countNotification(_ result: ResultRecord, in metrics: Metrics) {
-        metrics.increment("pushworker_notifications_total", [
-            ("platform", MetricLabels.platform(result.platform)), ("status", result.status.rawValue),
-            ("reason", MetricLabels.reason(result.reason, platform: Platform(rawValue: result.platform))),
-        ])
+        var tally = ResultTally()
+        tally.count(result)
+        tally.flush(into: metrics)
+    }
+}
+
+/// The metrics of one recorded batch's results, gathered and then added with one lock and one
+/// key per distinct label set (a batch holds hundreds of results and a handful of label sets;
+/// per-result `increment`/`observe` calls were ~1 µs a notification, docs/performance.md).
+struct ResultTally {
+    private var counts: [(platform: String, status: String, reason: String, count: Int)] = []
+    /// `pushworker_result_delay_seconds` observations.
+    var delays: [Double] = []
+
+    /// One final result in `pushworker_notifications_total` (labels from ``MetricLabels``).
+    mutating func count(_ result: ResultRecord) {
+        let platform = MetricLabels.platform(result.platform)
+        let status = result.status.rawValue
+        let reason = MetricLabels.reason(result.reason, platform: Platform(rawValue: result.platform))
+        for index in counts.indices where counts[index].platform == platform && counts[index].status == status && counts[index].reason == reason {
+            counts[index].count += 1
+            return
+        }
+        counts.append((platform, status, reason, 1))
+    }
+
+    func flush(into metrics: Metrics) {
+        for entry in counts {
+            metrics.increment("pushworker_notifications_total", [("platform", entry.platform), ("status", entry.status), ("reason", entry.reason)],
+                              by: Double(entry.count))
+        }
+        if !delays.isEmpty { metrics.observe("pushworker_result_delay_seconds", [], secondsEach: delays) }
     }
 }

@@ -56,7 +56,11 @@ extension Worker {
             if platform == .huawei {
                 submitHMSBatches(run, Array(group.prefix(granted)))
             } else {
-                for item in group.prefix(granted) { submit(run, item) }
+                // The credentials are copied out of the run once per group (a copy per recipient
+                // was a retain per field), and each completion captures the index alone. A run
+                // without credentials never gets here: its recipients were rejected in process().
+                guard let credentials = run.credentials else { continue }
+                for item in group.prefix(granted) { submit(run, item, credentials) }
             }
         }
     }
@@ -75,10 +79,10 @@ extension Worker {
         return buckets
     }
 
-    private func submit(_ run: JobRun, _ item: SendItem) {
-        guard let credentials = run.credentials else { return }
+    private func submit(_ run: JobRun, _ item: SendItem, _ credentials: AppCredentials) {
+        let index = item.index
         deliverer.deliver(item.request, credentials: credentials) { attempt in
-            run.complete(item.index, run.outcome(of: attempt, index: item.index), holdsSlot: true)
+            run.complete(index, run.outcome(of: attempt, index: index), holdsSlot: true)
         }
     }
 

@@ -471,12 +471,15 @@ public final class Worker: Sendable {
         for request in taken {
             // process() queues only recipients with a msgId, so every one has its claim item.
             let item = request.run.claimItem(request.index)
-            items.append(item)
             if let platform = request.run.plans[request.index].recipient.platform {
                 let provider = Deliverer.providerLabel(platform)
-                let name = item.appID + "|" + provider
-                if pairIndex[name] == nil { pairIndex[name] = pairs.count; pairs.append((item.appID, provider)) }
+                // Recipients of one job come together: the pair of the one before is checked first.
+                if let last = pairs.last, last.provider == provider, last.appID == item.appID {} else {
+                    let name = item.appID + "|" + provider
+                    if pairIndex[name] == nil { pairIndex[name] = pairs.count; pairs.append((item.appID, provider)) }
+                }
             }
+            items.append(item)
         }
         let nowMs = Int64(now * 1000)
         let answers: DeliveryStateStore.ClaimAnswers
