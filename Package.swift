@@ -31,59 +31,62 @@ let package = Package(
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
 
         // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
-        .target(name: "PushCore", swiftSettings: strict),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto", "PushCore"], swiftSettings: strict),
+        .target(name: "PushEncoding", swiftSettings: strict), // the one JSON parser/writer, base64url, RFC 3339, SplitMix64
+        .target(name: "PushCore", dependencies: ["PushEncoding"], swiftSettings: strict),
+        // Pure too: the provider payload builders and the reading of their answers.
+        .target(name: "PushProviders", dependencies: ["PushCore", "PushEncoding"], swiftSettings: strict),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto", "PushCore", "PushEncoding"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore"], swiftSettings: strict),
-        .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
+        .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore", "PushEncoding"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
-        .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore"], swiftSettings: strict),
+        .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore", "PushEncoding"], swiftSettings: strict),
 
         // What runs in production: the worker and the tracking endpoint.
         .target(
             name: "PushWorker",
-            dependencies: ["PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc", "CPushBuildInfo"],
+            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc", "CPushBuildInfo"],
             swiftSettings: strict
         ),
-        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
+        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
 
         // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
         // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
-        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushHTTPServer"], swiftSettings: strict),
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushHTTPServer"], swiftSettings: strict),
         .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
+            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
 
         // The executable: the one argument parser and the subcommands.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CMalloc"],
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CMalloc"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushKafka", "PushProcess"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushEncoding", "PushKafka", "PushProcess"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore"], swiftSettings: strict),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore", "PushEncoding"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
-        .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import PushCore
+import PushEncoding
 
 /// Compact JWS (RFC 7515 §7.1) with ES256 or RS256 (RFC 7518 §3.3–3.4). Header and claims
 /// are passed as already-serialized JSON object text; verification checks the signature

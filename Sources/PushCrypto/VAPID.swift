@@ -1,4 +1,5 @@
 import PushCore
+import PushEncoding
 
 /// VAPID (RFC 8292): `Authorization: vapid t=<JWT>, k=<base64url public key>`.
 public enum VAPID {

@@ -7,6 +7,7 @@ import PushKafka
 import PushRedis
 import PushWorker
 import Synchronization
+import PushEncoding
 
 /// The `pushworker events` process: the tracking endpoint's listener, Kafka producer, Redis
 /// counters and webhooks, until SIGTERM (DESIGN §6, §15 Events; docs/events.md).

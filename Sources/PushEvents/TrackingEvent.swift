@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushWorker
+import PushEncoding
 
 /// What happened to a message, as the SDKs report it (seed 003 "İzleme ucu"): the letter in
 /// `POST /v1/e/<letter>/<msgId>`.

@@ -1,5 +1,6 @@
 import PushCore
 import Synchronization
+import PushEncoding
 
 /// Where librdkafka's log lines go. librdkafka never writes to stderr by itself once a PushKafka
 /// client exists: every client sets `log.queue=true` and its logs are served on the client's

@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// APNs provider API emulation (`POST /3/device/<token>`), with Apple's status codes and reason strings
 /// ("Handling notification responses from APNs", developer.apple.com).

@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// FCM HTTP v1 emulation: the OAuth 2.0 JWT-bearer grant at `token_uri` (RFC 7523) and
 /// `POST /v1/projects/<project>/messages:send` to a token, a topic or a condition (DESIGN §19), with

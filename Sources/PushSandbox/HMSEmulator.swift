@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// Huawei Push Kit emulation (DESIGN §17, facts in shared/research/providers.md §2): the OAuth 2.0
 /// client-credentials grant at `/oauth2/v3/token` and `POST /v1/<clientId>/messages:send` with

@@ -2,6 +2,7 @@ import PushCore
 import PushCrypto
 #if canImport(Glibc)
 import Glibc
+import PushEncoding
 #endif
 
 /// Settings fixed at start.

@@ -2,6 +2,7 @@ import PushCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import PushEncoding
 #endif
 
 /// Fault injection settings (DESIGN §11). Shares are probabilities in 0...1.

@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// Deterministic Web Push subscriptions: the keys of subscription `id` derive from a seed, so
 /// `pushworker sandbox subscriptions` and a running sandbox with the same `--seed` agree without sharing state.

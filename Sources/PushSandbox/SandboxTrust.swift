@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// An APNs signing key the sandbox accepts provider tokens from.
 struct APNSTrustedKey: Sendable {

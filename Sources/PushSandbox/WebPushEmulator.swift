@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushEncoding
 
 /// Web Push service emulation (`POST /wp/<id>`): RFC 8030 delivery, RFC 8292 VAPID, RFC 8291/8188 aes128gcm.
 /// Error bodies follow Mozilla autopush's `{"code","errno","error","message"}`.

@@ -1,5 +1,6 @@
 import Testing
 import PushCore
+import PushEncoding
 
 @Suite("Base64URL")
 struct Base64URLTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
+@testable import PushProviders
 
 /// Jobs with an `audience` (DESIGN §19): decoding and its refusals, the one rendering, the FCM
 /// HTTP v1 request with `topic`/`condition` and its 2048-byte data budget, retry jobs, lint.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+@testable import PushProviders
 
 /// FCM topic names and conditions (DESIGN §19): the rules, row by row, and the condition
 /// grammar checked exhaustively against an independent recognizer.

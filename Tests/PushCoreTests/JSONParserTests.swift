@@ -1,5 +1,6 @@
 import Testing
 import PushCore
+import PushEncoding
 
 @Suite("JSON parser")
 struct JSONParserTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
 
 @Suite("JSONWriter")
 struct JSONWriterTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PushCore
+import PushEncoding
 
 @Suite("Job decoding")
 struct JobDecoderTests {

@@ -58,6 +58,7 @@ enum JobFixtures {
 }
 
 import Testing
+import PushEncoding
 
 @Suite("Job fixtures")
 struct JobFixturesTests {

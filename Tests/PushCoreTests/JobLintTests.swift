@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
 
 @Suite("Job lint: unknown fields and template variables")
 struct JobLintTests {

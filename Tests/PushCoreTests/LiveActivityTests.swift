@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
+@testable import PushProviders
 
 /// `ios.liveActivity` (DESIGN §16): decoding, validation and the ActivityKit request.
 @Suite("Live Activities")

@@ -1,5 +1,6 @@
 import PushCore
 import Testing
+import PushProviders
 
 /// The fixed label sets of `pushworker_notifications_total` (DESIGN §12).
 @Suite("Metric labels: platform and reason from fixed sets")

@@ -1,5 +1,6 @@
 import Testing
 import PushCore
+import PushEncoding
 
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+@testable import PushProviders
 
 // MARK: - Shared helpers for the Payload*Tests files (Foundation is used in tests only).
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+@testable import PushProviders
 
 @Suite("FCM HTTP v1 payloads")
 struct PayloadFCMTests {

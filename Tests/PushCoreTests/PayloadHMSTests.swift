@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
+@testable import PushProviders
 
 let payloadHMSToken = "IQAAAACy0kYzAACcTw9fkQ3sXo3T_hms-token-1"
 let payloadHMSProfile: AppProfile = {

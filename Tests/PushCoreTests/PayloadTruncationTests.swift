@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
+@testable import PushProviders
 
 /// Texts that stress grapheme clusters and escaping.
 let payloadTruncationSamples: [(String, String)] = [

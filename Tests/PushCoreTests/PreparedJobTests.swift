@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PushCore
+import PushEncoding
 
 @Suite("Prepared jobs")
 struct PreparedJobTests {

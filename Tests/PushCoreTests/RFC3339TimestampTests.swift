@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
+import PushEncoding
 
 /// The one RFC 3339 implementation: what the job decoder accepts, and what results, tokens,
 /// events and log lines are written with (they had their own formatter until it moved here).

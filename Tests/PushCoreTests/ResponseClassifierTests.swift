@@ -1,5 +1,6 @@
 import Testing
 import PushCore
+import PushProviders
 
 private func headers(_ pairs: [String: String]) -> (String) -> String? { { pairs[$0] } }
 private let now = 1_764_496_800.0  // 2025-11-30T10:00:00Z

@@ -1,5 +1,6 @@
 import Testing
 import PushCore
+import PushEncoding
 
 @Suite("Recipient targeting")
 struct TargetTests {

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import Testing
 @testable import PushCrypto
+import PushEncoding
 
 @Suite("JWT and VAPID")
 struct JWTTests {

@@ -1,5 +1,6 @@
 import PushCore
 @testable import PushCrypto
+import PushEncoding
 
 func hex(_ text: String) -> [UInt8] {
     var out: [UInt8] = []

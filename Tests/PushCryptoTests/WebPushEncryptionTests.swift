@@ -1,6 +1,7 @@
 import PushCore
 import Testing
 @testable import PushCrypto
+import PushEncoding
 
 /// RFC 8291 §5 example ("Push Message Encryption Example").
 enum RFC8291Example {

@@ -8,6 +8,7 @@ import PushTestSupport
 import Testing
 @testable import PushWorker
 @testable import PushEvents
+import PushEncoding
 
 /// The tracking endpoint's handling in-process, against a real `redis-server` and librdkafka's
 /// mock cluster (the HTTP layer is covered by EventsProcessTests on the real binary).

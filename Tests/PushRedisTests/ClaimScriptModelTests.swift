@@ -2,6 +2,7 @@ import PushCore
 import PushTestSupport
 import Testing
 @testable import PushRedis
+import PushEncoding
 
 /// The Lua claim and record scripts against the plain Swift model of the protocol
 /// (`InMemoryClaims`, PushTestSupport): the same random operations, every answer compared.

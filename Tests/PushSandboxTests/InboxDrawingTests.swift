@@ -2,6 +2,8 @@ import Foundation
 import PushCore
 @testable import PushSandbox
 import Testing
+import PushEncoding
+import PushProviders
 
 /// The inbox's drawing model (docs/sandbox.md "Inbox"): the payloads PushCore's builders make,
 /// drawn as each platform would. Pure: a record in, a view model out.

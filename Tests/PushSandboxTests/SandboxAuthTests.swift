@@ -3,6 +3,7 @@ import PushCore
 import PushCrypto
 import Testing
 @testable import PushSandbox
+import PushEncoding
 
 /// Provider authentication against trusted keys: APNs provider tokens, the FCM JWT grant, VAPID,
 /// and Web Push decryption with the seed-derived subscription keys.

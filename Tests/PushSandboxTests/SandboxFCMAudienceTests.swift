@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import Testing
 @testable import PushSandbox
+import PushEncoding
 
 /// The FCM emulator's topic and condition targets (DESIGN §19) and the inbox's drawing of them.
 @Suite("Sandbox FCM topics and conditions")

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import Testing
 @testable import PushSandbox
+import PushEncoding
 
 /// The Huawei Push Kit emulator without I/O (DESIGN §17): the token endpoint and messages:send.
 @Suite("Sandbox Huawei Push Kit")

@@ -3,6 +3,8 @@ import PushCore
 import PushCrypto
 import Testing
 @testable import PushSandbox
+import PushEncoding
+import PushProviders
 
 /// The APNs emulator's Live Activity rules (DESIGN §16) and certificate connections (§18), and
 /// the inbox's Live Activity card. No I/O: requests in, responses out.

@@ -5,6 +5,7 @@ import PushTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import PushEncoding
 #endif
 
 /// `pushworker sandbox` as a process, spoken to over HTTP/2 + TLS with the curl CLI and h2load.

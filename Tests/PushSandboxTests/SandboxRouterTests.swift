@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import Testing
 @testable import PushSandbox
+import PushEncoding
 
 /// The emulators without I/O: requests in, responses out (auth off unless a test sets up keys).
 @Suite("Sandbox router")

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushEncoding
 
 /// Helpers shared by the CLI tests (render, send, msgid).
 public enum CLITest {

@@ -5,6 +5,7 @@ import PushTestSupport
 @testable import PushWorker
 import Synchronization
 import Testing
+import PushProviders
 
 /// `hms.json` and the worker's Huawei batches (DESIGN §17), without services.
 @Suite("Huawei credentials and batches")

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 @testable import PushWorker
 import Testing
+import PushProviders
 
 /// `Metrics` renders Prometheus text format 0.0.4 (DESIGN §12, §15 Metrics names).
 @Suite("Metrics")

@@ -6,6 +6,7 @@ import PushHTTP
 import PushTestSupport
 import Synchronization
 import Testing
+import PushEncoding
 
 /// Provider authorization caches (DESIGN §7) with an injected clock.
 @Suite("Provider auth caches")

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushTestSupport
 import Testing
+import PushEncoding
 
 /// The jobs of examples/ (README quick start): they render cleanly with --strict, never go
 /// stale (relative dates), and the ones for the sandbox are delivered by `send`.

@@ -3,6 +3,7 @@ import PushCore
 import PushKafkaMock
 import PushTestSupport
 import Testing
+import PushEncoding
 
 /// Secrets never reach a log line or `config print` (DESIGN §9 "Secrets never appear in logs",
 /// §12; issue 15 item 5): the real binaries run through their failure paths at `trace` level —

@@ -1,3 +1,4 @@
+import PushEncoding
 /// The de-duplication identity of one message in the fleet's shared state (DESIGN §8
 /// "Claims", "Memory"): a 64-bit fingerprint of the msgId, split into a bucket (which Redis
 /// key holds it) and a member (what that key holds).

@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 
 /// A fan-out job v1 (DESIGN §3, contract) as decoded and validated by ``JobDecoder``.
 ///

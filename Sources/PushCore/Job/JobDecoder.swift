@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 
 /// Decodes and validates a fan-out job v1 (DESIGN §3) from Kafka message bytes.
 ///

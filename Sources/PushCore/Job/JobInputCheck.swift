@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 
 /// How `render`, `send` and `enqueue` read a job document (DESIGN §10): relative dates
 /// resolved, decoded with every problem listed, linted (unknown fields, template variables),

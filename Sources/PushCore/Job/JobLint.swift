@@ -1,3 +1,4 @@
+import PushEncoding
 /// A remark about a job that does not make it invalid (`render`, `send` and `enqueue` print
 /// them on stderr; `--strict` makes them errors). The worker never computes them.
 public struct JobWarning: Sendable, Equatable, CustomStringConvertible {

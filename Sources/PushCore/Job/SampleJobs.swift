@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 
 /// Realistic jobs for `make demo`, `render` examples and tests.
 public enum SampleJobs {

@@ -1,3 +1,4 @@
+import PushEncoding
 /// The job's `ios.liveActivity` (DESIGN §16): an ActivityKit push that starts, updates or ends
 /// a Live Activity instead of showing a notification.
 ///

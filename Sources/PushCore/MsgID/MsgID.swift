@@ -1,3 +1,4 @@
+import PushEncoding
 /// The fields a msgID embeds (DESIGN §6): enough to attribute a tracking event with no database.
 public struct MsgIDFields: Sendable, Equatable, Hashable {
     public var appID: String

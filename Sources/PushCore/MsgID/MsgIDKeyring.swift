@@ -1,3 +1,4 @@
+import PushEncoding
 /// The msgID HMAC keys (DESIGN §6, §9 `PUSHWORKER_MSGID_KEYS`): the first key signs, every key
 /// verifies, so keys rotate by prepending a new one and dropping the old one later.
 ///

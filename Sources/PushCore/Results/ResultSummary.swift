@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 
 /// Which delivery results (DESIGN §4) a summary counts.
 public struct ResultFilter: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import PushEncoding
 /// Why a recipient cannot be addressed (DESIGN §15 Reasons). It rejects only that recipient.
 public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable {
     /// APNs token not ≥ 64 even-length hex; FCM token not 20…4096 of `[A-Za-z0-9_:-]`; Huawei

@@ -8,6 +8,7 @@ import PushRedis
 import Glibc
 import PushWorker
 import PushEvents
+import PushEncoding
 #endif
 
 /// `pushworker bench e2e`: the whole pipeline under load on this machine, beside `h2load`.

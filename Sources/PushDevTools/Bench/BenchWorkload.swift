@@ -4,6 +4,7 @@ import PushKafkaMock
 import PushSandbox
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// The synthetic campaign of `pushworker bench e2e`: jobs of `jobSize` recipients, a platform mix,
 /// several languages with realistic text lengths, a share of dead tokens the sandbox answers as

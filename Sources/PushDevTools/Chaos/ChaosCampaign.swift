@@ -5,6 +5,7 @@ import PushSandbox
 import PushKafka
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// A generated campaign: jobs to enqueue and the (jobId, subscriptionId) pairs that must each
 /// get at least one final result.

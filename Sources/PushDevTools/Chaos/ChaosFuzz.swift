@@ -4,6 +4,7 @@ import PushKafkaMock
 import PushSandbox
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// Seeded-random fuzzing of `JobDecoder.decode` → `JobPlanner.plan` (→ `PayloadBuilder`) over
 /// mutated valid jobs, for a bounded time. Invariants: no crash; every recipient of a decoded

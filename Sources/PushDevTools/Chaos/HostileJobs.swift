@@ -5,6 +5,7 @@ import PushSandbox
 import PushKafka
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// Drill h: malformed, truncated, oversized and hostile jobs. The worker must stay alive with a
 /// flat RSS, and every bad job must end in the DLQ, or every bad recipient be `rejected`.

@@ -5,6 +5,7 @@ import PushKafka
 import PushKafkaMock
 import PushWorker
 import Synchronization
+import PushEncoding
 
 /// The sample campaign of `pushworker demo` / `make demo` (README): librdkafka's mock cluster
 /// in-process, a `redis-server` and `pushworker sandbox` as children on free loopback ports,

@@ -3,6 +3,7 @@ import PushKafkaMock
 import PushSandbox
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// One job document of an `enqueue` input: its bytes and the 1-based line it starts on.
 public struct EnqueueDocument: Sendable, Equatable {

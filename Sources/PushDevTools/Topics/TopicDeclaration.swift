@@ -4,6 +4,7 @@ import PushKafkaMock
 import PushSandbox
 import PushWorker
 import PushEvents
+import PushEncoding
 
 /// One declared topic, as in `topics/<name>.json` (DESIGN §2): the source of truth that
 /// `pushworker topics apply` converges the cluster to.

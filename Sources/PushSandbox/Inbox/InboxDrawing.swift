@@ -1,5 +1,7 @@
 import Foundation
 import PushCore
+import PushEncoding
+import PushProviders
 
 /// Draws an accepted request the way the device would (DESIGN §5, docs/payloads.md, seeds
 /// 000–004): pure, request in, ``InboxMessage`` out. Texts are shown exactly as sent (a text

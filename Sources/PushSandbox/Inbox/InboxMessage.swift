@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushEncoding
 
 /// What the inbox keeps of one accepted request (DESIGN §11 "Inbox"): the request as the
 /// provider saw it, the `authorization` header redacted, the body as JSON text (for Web Push

@@ -1,5 +1,6 @@
 import PushCore
 import PushHTTPServer
+import PushEncoding
 
 /// `pushworker sandbox --inbox HOST:PORT`: the inbox page and its API over plain HTTP/1.1
 /// (libmicrohttpd through ``HTTPListener``; DESIGN §11 "Inbox", docs/sandbox.md "Inbox").

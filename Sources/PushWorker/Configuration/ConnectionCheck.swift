@@ -6,6 +6,8 @@ import PushHTTP
 import PushKafka
 import PushRedis
 import Synchronization
+import PushEncoding
+import PushProviders
 
 /// `pushworker config check --connect` (DESIGN §10): reaches what the configuration names and
 /// says, one line per check, whether the worker could run with it — Kafka (metadata, the

@@ -3,6 +3,7 @@ import PushCore
 import PushCrypto
 import PushHTTP
 import Synchronization
+import PushEncoding
 
 /// One app's provider credentials, parsed from `<dir>/<appId>/` (DESIGN §9). Keys live only
 /// here, in memory; nothing in this type is ever logged.

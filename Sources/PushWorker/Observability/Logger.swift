@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import Synchronization
+import PushEncoding
 
 /// JSON-lines (or text) logger on standard error. Metadata, not interpolation; never log a
 /// secret or a raw token (hash it: ``TokenHash``).

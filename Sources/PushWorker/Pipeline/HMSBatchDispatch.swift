@@ -1,4 +1,5 @@
 import PushCore
+import PushProviders
 
 extension Worker {
     /// Sends Huawei recipients that were claimed together (one claim round trip, one pacing

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushCrypto
+import PushProviders
 
 /// One recipient of a job, planned: its request, or why there is none. Shared by `render`,
 /// `send` and the worker, so the three can never disagree about a payload.

@@ -3,6 +3,7 @@ import PushCore
 import PushKafka
 import PushRedis
 import Synchronization
+import PushProviders
 
 /// One recipient ready to send (its plan stays in its ``JobRun``).
 struct SendItem: Sendable {

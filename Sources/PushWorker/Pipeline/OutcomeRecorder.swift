@@ -3,6 +3,7 @@ import Foundation
 import PushCore
 import PushRedis
 import Synchronization
+import PushProviders
 
 /// Records outcomes as they arrive and publishes each recipient's result (DESIGN §4, §8
 /// "Claims"): outcomes gathered for a few milliseconds go to Redis in one pipelined round trip

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PushCore
 import PushKafka
+import PushEncoding
 
 /// Produces the worker's output (results, token invalidations, retry jobs, dead letters) so that
 /// every message ends exactly once in `acked`: after Kafka acknowledged it, or after a permanent

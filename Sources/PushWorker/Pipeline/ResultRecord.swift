@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushEncoding
 
 /// A delivery result (DESIGN §4, contract), one per recipient, on `push.results.v1`.
 public struct ResultRecord: Sendable {

@@ -5,6 +5,8 @@ import PushHTTP
 import PushKafka
 import PushRedis
 import Synchronization
+import PushEncoding
+import PushProviders
 
 /// `pushworker run`: consumes fan-out jobs (and due retries) in a consumer group, claims every
 /// recipient in Redis before sending it (DESIGN §8 "Claims": no device is notified twice,

@@ -3,6 +3,8 @@ import PushCore
 import PushCrypto
 import PushHTTP
 import Synchronization
+import PushEncoding
+import PushProviders
 
 /// Sends one ``ProviderRequest`` with the app's credentials over the shared HTTP/2 client and
 /// classifies the answer. Adds the provider's authorization, encrypts Web Push bodies (a fresh

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushHTTP
 import Synchronization
+import PushProviders
 
 /// Huawei Push Kit delivery (DESIGN §17): one request per batch of up to 1000 tokens sharing a
 /// payload, one ``Deliverer/Attempt`` per token.

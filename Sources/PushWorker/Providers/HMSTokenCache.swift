@@ -2,6 +2,8 @@ import Foundation
 import PushCore
 import PushHTTP
 import Synchronization
+import PushEncoding
+import PushProviders
 
 /// Huawei Push Kit access tokens (OAuth 2.0 client credentials, DESIGN §17), one per app client,
 /// shared by every request of the process. The rules are ``AccessTokenState``'s (pure, tested

@@ -3,6 +3,7 @@ import PushCore
 import PushCrypto
 import PushHTTP
 import Synchronization
+import PushEncoding
 
 /// APNs provider tokens (ES256 JWT), one per team+key, shared by every request of the process.
 ///

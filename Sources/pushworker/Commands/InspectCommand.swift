@@ -5,6 +5,7 @@ import PushKafka
 import PushRedis
 import PushWorker
 import Synchronization
+import PushEncoding
 
 /// `pushworker inspect results|dlq|stats` (DESIGN §10): what happened, read from the topics
 /// (from the beginning to their current end, with partitions assigned directly: no consumer

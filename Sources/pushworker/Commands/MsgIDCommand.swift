@@ -3,6 +3,7 @@ import PushCore
 import PushWorker
 import PushEvents
 import PushDevTools
+import PushEncoding
 
 /// `pushworker msgid verify|decode|sign` (DESIGN §6, §15): checks (or makes) a message id offline
 /// with the keys of `PUSHWORKER_MSGID_KEYS`.

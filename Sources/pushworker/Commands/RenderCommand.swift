@@ -4,6 +4,8 @@ import PushCrypto
 import PushWorker
 import PushEvents
 import PushDevTools
+import PushEncoding
+import PushProviders
 
 /// `pushworker render [FILE|-]` (DESIGN §10, §15 `render`): prints the exact provider request of
 /// every recipient as one JSON line, without sending anything.

@@ -5,6 +5,7 @@ import Synchronization
 import PushWorker
 import PushEvents
 import PushDevTools
+import PushProviders
 
 /// `pushworker send [FILE|-]` (DESIGN §10, §15 `send`): delivers one job directly, no Kafka,
 /// and prints one result line per recipient. The way to check that credentials work.

@@ -4,6 +4,7 @@ import PushKafka
 import PushWorker
 import PushEvents
 import PushDevTools
+import PushEncoding
 
 /// `pushworker topics print|apply` (DESIGN §2, §10): shows the declared topics, or converges the
 /// cluster to them with the Kafka Admin API.

@@ -1,5 +1,6 @@
 import PushCore
 import PushWorker
+import PushEncoding
 
 /// `pushworker version` and `pushworker --version` (DESIGN §10).
 enum VersionCommand {

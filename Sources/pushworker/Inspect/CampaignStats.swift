@@ -1,6 +1,7 @@
 import PushCore
 import PushEvents
 import PushRedis
+import PushEncoding
 
 /// `inspect stats`: a campaign's deliveries (from the results topic) beside its tracking
 /// counters (Redis: `RedisKeys.eventCounters` / `eventUniques`, written by `pushworker events`).

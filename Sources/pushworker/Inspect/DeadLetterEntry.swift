@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushKafka
+import PushEncoding
 
 /// One record of the dead-letter topic (DESIGN §15 DLQ headers): a job the worker could not
 /// decode or validate (`error`, `source-topic`, `source-partition`, `source-offset`,

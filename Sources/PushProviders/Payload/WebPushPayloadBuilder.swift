@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Builds the Web Push request (`POST <subscription endpoint>`, RFC 8030; DESIGN §5, §15 Web
 /// layout; seed 003).
 ///

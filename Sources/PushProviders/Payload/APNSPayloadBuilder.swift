@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Builds the APNs request (`POST <endpoint>/3/device/<token>`, DESIGN §5; seed 004; Apple's
 /// "Generating a remote notification" and "Sending notification requests to APNs").
 ///

@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Builds the FCM HTTP v1 request (`POST <endpoint>/v1/projects/<projectID>/messages:send`,
 /// DESIGN §5, §15 FCM layout, §19 topics and conditions).
 ///

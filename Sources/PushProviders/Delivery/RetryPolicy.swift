@@ -1,3 +1,4 @@
+import PushCore
 /// Exponential backoff with jitter, honouring `Retry-After` (DESIGN §7, §15 `send`).
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts in all, the first included. Default: 5 for the worker, 3 for `send`.

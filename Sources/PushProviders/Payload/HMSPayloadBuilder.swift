@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Builds the Huawei Push Kit request (`POST <endpoint>/v1/<clientId>/messages:send`, DESIGN §17,
 /// documented key by key in docs/payloads.md).
 ///

@@ -1,3 +1,4 @@
+import PushCore
 /// The `platform` and `reason` labels of `pushworker_notifications_total` (DESIGN §12, STYLE
 /// "labels from small fixed sets"): every value comes from a fixed set, so no job and no
 /// provider can make the series count grow. A provider that answers ten thousand distinct

@@ -1,3 +1,4 @@
+import PushCore
 /// Why a recipient's payload could not be built (DESIGN §15 Reasons). The recipient is
 /// `rejected` with ``reason``.
 public enum PayloadError: Error, Sendable, Equatable {

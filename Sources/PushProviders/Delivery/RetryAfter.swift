@@ -1,3 +1,4 @@
+import PushCore
 /// Parses an HTTP `Retry-After` value (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
 public enum RetryAfter {
     /// Seconds to wait from `nowUnix`, or nil when absent or unparseable. Negative results clamp to 0.

@@ -1,3 +1,4 @@
+import PushCore
 /// What one provider response means for a recipient (DESIGN §7 Classification).
 ///
 /// Outcomes are data, not thrown errors: the pipeline switches over them exhaustively.

@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Turns a provider's HTTP answer into a ``ProviderOutcome`` (DESIGN §7 Classification). Pure
 /// and table-tested; unknown reason strings are preserved verbatim, never fatal.
 public enum ResponseClassifier {

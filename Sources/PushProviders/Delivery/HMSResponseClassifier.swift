@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// Huawei Push Kit answers, one outcome per token of the batch (DESIGN §17). Pure and
 /// table-tested.
 ///

@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// The texts truncation may cut (DESIGN §5 Budgets), cut in the order body → subtitle → title.
 public struct NotificationText: Sendable, Equatable {
     public var title: String?

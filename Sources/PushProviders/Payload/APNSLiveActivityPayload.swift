@@ -1,3 +1,5 @@
+import PushEncoding
+import PushCore
 /// The ActivityKit request for a job with `ios.liveActivity` (DESIGN §16; facts and sources in
 /// `shared/research/providers.md` §1: Apple, "Starting and updating Live Activities with
 /// ActivityKit push notifications" [A1], "Sending notification requests to APNs" [A3]).
