@@ -2,6 +2,7 @@ import Foundation
 @testable import PushDevTools
 import PushTestSupport
 import Testing
+@testable import PushChaos
 
 /// Starts one 3 + 3 Redis Cluster (node timeout 2 s) for the whole suite and stops it by PID
 /// when the suite ends; the drills flush it and leave it healthy (the failover drill restarts

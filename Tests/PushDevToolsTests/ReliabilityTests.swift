@@ -3,6 +3,7 @@ import Foundation
 import PushTestSupport
 import Testing
 @testable import PushWorker
+@testable import PushChaos
 
 /// The failure paths with real processes (docs/reliability.md): a small scale of the
 /// `pushworker chaos` drills that run in well under 40 s each. The long ones (SIGKILL, SIGTERM,

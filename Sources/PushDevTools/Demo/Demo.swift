@@ -245,14 +245,14 @@ final class WorkerBox: Sendable {
 }
 
 /// `pushworker sandbox` as a child process with generated credentials.
-final class Sandbox: Sendable {
-    let child: ChildProcess
-    let port: UInt16
-    let certificate: String
-    let credentialsDir: String
-    let seed: String
+package final class Sandbox: Sendable {
+    package let child: ChildProcess
+    package let port: UInt16
+    package let certificate: String
+    package let credentialsDir: String
+    package let seed: String
 
-    init(folder: URL, apps: [String], seed: String = "pushworker-demo", extra: [String] = []) throws {
+    package init(folder: URL, apps: [String], seed: String = "pushworker-demo", extra: [String] = []) throws {
         let portFile = folder.appendingPathComponent("sandbox.port").path
         certificate = folder.appendingPathComponent("sandbox-cert.pem").path
         credentialsDir = folder.appendingPathComponent("credentials").path
@@ -276,16 +276,16 @@ final class Sandbox: Sendable {
         self.port = port
     }
 
-    var origin: String { "https://127.0.0.1:\(port)" }
+    package var origin: String { "https://127.0.0.1:\(port)" }
 
     /// `count` Web Push subscriptions (JSON objects) whose keys the running sandbox can decrypt
     /// for; `prefix: "dead"` gives subscriptions it answers 410.
-    func subscriptions(_ count: Int, prefix: String? = nil) throws -> [String] {
+    package func subscriptions(_ count: Int, prefix: String? = nil) throws -> [String] {
         try Self.subscriptions(executable: ChildProcess.selfPath, origin: origin, seed: seed, count: count, prefix: prefix)
     }
 
     /// `pushworker sandbox subscriptions COUNT --origin O --seed S [--prefix P]`, one JSON line each.
-    static func subscriptions(executable: String, origin: String, seed: String, count: Int, prefix: String?) throws -> [String] {
+    package static func subscriptions(executable: String, origin: String, seed: String, count: Int, prefix: String?) throws -> [String] {
         let arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed] + (prefix.map { ["--prefix", $0] } ?? [])
         let output: String
         do { output = try Subprocess.capture(executable, arguments).stdout } catch { throw DemoError(error.description) }
@@ -295,7 +295,7 @@ final class Sandbox: Sendable {
     }
 
     /// `GET /_sandbox/stats` through the curl CLI (a summary line for the demo, nothing more).
-    func stats() -> String? {
+    package func stats() -> String? {
         guard let (status, output) = try? Subprocess.capture("/usr/bin/curl", ["-s", "--max-time", "5", "--cacert", certificate, "\(origin)/_sandbox/stats"], timeout: 10),
               status == 0 else { return nil }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)

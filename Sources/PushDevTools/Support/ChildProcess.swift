@@ -19,7 +19,7 @@ package final class ChildProcess: Sendable {
                                  stdout: .file(log.path), stderr: .file(log.path, append: true))
     }
 
-    var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     package func log() -> String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 

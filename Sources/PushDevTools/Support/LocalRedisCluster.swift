@@ -20,32 +20,32 @@ import Glibc
 /// a time through a plain ``RedisClient`` (never the cluster client under test).
 /// (`Tests/PushTestSupport/RedisClusterServer.swift` is the same fixture for the client's own
 /// tests, driven by `redis-cli` only.)
-final class LocalRedisCluster: Sendable {
+package final class LocalRedisCluster: Sendable {
     /// One line of `CLUSTER NODES`.
-    struct Node: Sendable, Equatable {
+    package struct Node: Sendable, Equatable {
         var id: String
-        var port: UInt16
+        package var port: UInt16
         var isMaster: Bool
         var isFailed: Bool
         /// The master's id, for a replica.
         var masterID: String?
         /// Slots served (masters), as ranges.
-        var slots: [ClosedRange<Int>]
+        package var slots: [ClosedRange<Int>]
         var slotCount: Int { slots.map(\.count).reduce(0, +) }
     }
 
-    let ports: [UInt16]
-    let nodeTimeoutMs: Int
+    package let ports: [UInt16]
+    package let nodeTimeoutMs: Int
     private let folder: URL
     private let server: String
     private let cli: String
     private let processes: Mutex<[UInt16: ChildProcess]>
     /// `redis+cluster://` with every node as a seed.
-    var url: String { "redis+cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
+    package var url: String { "redis+cluster://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
     /// Every node's PID now (bench: the cluster's CPU).
-    var pids: [Int32] { processes.withLock { $0.values.filter(\.isRunning).map { $0.process.processIdentifier } } }
+    package var pids: [Int32] { processes.withLock { $0.values.filter(\.isRunning).map { $0.process.processIdentifier } } }
 
-    init(folder: URL, masters: Int = 3, replicasPerMaster: Int = 0, nodeTimeoutMs: Int = 5000) throws {
+    package init(folder: URL, masters: Int = 3, replicasPerMaster: Int = 0, nodeTimeoutMs: Int = 5000) throws {
         guard masters >= 3 else { throw DemoError("a Redis Cluster needs at least 3 masters") }
         server = ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/redis-server"
@@ -97,7 +97,7 @@ final class LocalRedisCluster: Sendable {
     }
 
     /// Stops every node at once (SIGKILL: nothing is persisted anyway) and reaps them.
-    func stop() {
+    package func stop() {
         let all = processes.withLock { processes -> [ChildProcess] in defer { processes.removeAll() }; return Array(processes.values) }
         for child in all { child.process.signal(SIGKILL) }
         for child in all { child.process.waitUntilExit() }
@@ -109,7 +109,7 @@ final class LocalRedisCluster: Sendable {
 
     /// Runs `commands` as one pipeline on the node at `port` (a fresh plain connection).
     @discardableResult
-    func run(_ port: UInt16, _ commands: [[RedisArgument]]) throws -> [RedisReply] {
+    package func run(_ port: UInt16, _ commands: [[RedisArgument]]) throws -> [RedisReply] {
         let client = try RedisClient(url: "redis://127.0.0.1:\(port)", timeout: .seconds(5))
         defer { client.close() }
         return try client.pipeline(commands)
@@ -117,25 +117,25 @@ final class LocalRedisCluster: Sendable {
 
     /// One command on one node; an error reply throws.
     @discardableResult
-    func command(_ port: UInt16, _ arguments: [RedisArgument]) throws -> RedisReply {
+    package func command(_ port: UInt16, _ arguments: [RedisArgument]) throws -> RedisReply {
         let reply = try run(port, [arguments])[0]
         if let message = reply.errorMessage { throw DemoError("redis \(port): \(message)") }
         return reply
     }
 
     /// Ports of the nodes running now.
-    var livePorts: [UInt16] {
+    package var livePorts: [UInt16] {
         processes.withLock { processes in ports.filter { processes[$0]?.isRunning == true } }
     }
 
     /// `CLUSTER NODES` as `port` (default: the first live node) sees it.
-    func nodes(asking port: UInt16? = nil) throws -> [Node] {
+    package func nodes(asking port: UInt16? = nil) throws -> [Node] {
         guard let asked = port ?? livePorts.first else { throw DemoError("no live cluster node") }
         guard let text = try command(asked, ["CLUSTER", "NODES"]).text else { throw DemoError("CLUSTER NODES: no text") }
         return text.split(separator: "\n").compactMap(Self.parseNodeLine)
     }
 
-    static func parseNodeLine(_ line: Substring) -> Node? {
+    package static func parseNodeLine(_ line: Substring) -> Node? {
         let fields = line.split(separator: " ")
         guard fields.count >= 8, let address = fields[1].split(separator: "@").first, let colon = address.lastIndex(of: ":"),
               let port = UInt16(address[address.index(after: colon)...]) else { return nil }
@@ -150,18 +150,18 @@ final class LocalRedisCluster: Sendable {
     }
 
     /// Live masters that serve slots, sorted by port.
-    func masterPorts() throws -> [UInt16] {
+    package func masterPorts() throws -> [UInt16] {
         let live = Set(livePorts)
         return try nodes().filter { $0.isMaster && !$0.slots.isEmpty && live.contains($0.port) }.map(\.port).sorted()
     }
 
     /// The master of `slot` as the first live node sees it.
-    func owner(ofSlot slot: Int) throws -> UInt16? {
+    package func owner(ofSlot slot: Int) throws -> UInt16? {
         try nodes().first { $0.isMaster && $0.slots.contains { $0.contains(slot) } }?.port
     }
 
     /// A live replica of the master at `port`.
-    func replica(of port: UInt16) throws -> UInt16? {
+    package func replica(of port: UInt16) throws -> UInt16? {
         let all = try nodes()
         guard let master = all.first(where: { $0.port == port }) else { return nil }
         let live = Set(livePorts)
@@ -170,7 +170,7 @@ final class LocalRedisCluster: Sendable {
 
     /// Every live node says `cluster_state:ok`, every slot has a live master, and each live
     /// replica's link to its master is up.
-    func isHealthy() -> Bool {
+    package func isHealthy() -> Bool {
         let live = livePorts
         let liveSet = Set(live)
         for port in live {
@@ -185,14 +185,14 @@ final class LocalRedisCluster: Sendable {
         return true
     }
 
-    func waitUntilHealthy(timeout: Double) throws {
+    package func waitUntilHealthy(timeout: Double) throws {
         guard ChildProcess.waitFor(timeout: timeout, { isHealthy() }) else {
             throw DemoError("the Redis Cluster did not become healthy: \((try? nodes().map { "\($0.port) \($0.isMaster ? "master" : "replica")\($0.isFailed ? " fail" : "") \($0.slotCount)" }.joined(separator: "; ")) ?? "?")")
         }
     }
 
     /// Slots no live master serves, as the live node at `port` sees it (`CLUSTER INFO` `cluster_slots_ok`).
-    func slotsOK(asking port: UInt16) -> Int? {
+    package func slotsOK(asking port: UInt16) -> Int? {
         guard let info = try? command(port, ["CLUSTER", "INFO"]).text,
               let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cluster_slots_ok:") }) else { return nil }
         return Int(line.dropFirst("cluster_slots_ok:".count).trimmingCharacters(in: .whitespaces))
@@ -201,26 +201,26 @@ final class LocalRedisCluster: Sendable {
     // MARK: - Harm
 
     /// SIGKILL, as a crash: whatever the node had not replicated is gone.
-    func kill(_ port: UInt16) {
+    package func kill(_ port: UInt16) {
         guard let child = processes.withLock({ $0[port] }) else { return }
         child.process.signal(SIGKILL)
         child.process.waitUntilExit()
     }
 
     /// Starts a killed node again on its port with its `nodes.conf` (no data).
-    func restart(_ port: UInt16) throws {
+    package func restart(_ port: UInt16) throws {
         try start(port)
         guard ChildProcess.waitFor(timeout: 10, { LocalRedis.answers(port: port) }) else { throw DemoError("cluster node \(port) did not restart") }
     }
 
     /// `cluster-replica-no-failover` on the replica at `port`: while held, it does not take over
     /// a failed master (so a drill can watch a slot range without a master).
-    func holdFailover(of port: UInt16, _ hold: Bool) throws {
+    package func holdFailover(of port: UInt16, _ hold: Bool) throws {
         try command(port, ["CONFIG", "SET", "cluster-replica-no-failover", hold ? "yes" : "no"])
     }
 
     /// Waits until the node at `port` serves slots as a master.
-    func waitForPromotion(of port: UInt16, timeout: Double) -> Bool {
+    package func waitForPromotion(of port: UInt16, timeout: Double) -> Bool {
         ChildProcess.waitFor(timeout: timeout) {
             (try? nodes(asking: port))?.first { $0.port == port }.map { $0.isMaster && !$0.slots.isEmpty } == true
         }
@@ -228,7 +228,7 @@ final class LocalRedisCluster: Sendable {
 
     /// `master_repl_offset` of a node (`INFO replication`): comparing a master's with its
     /// replica's says how many bytes of writes the replica has not received.
-    func replicationOffset(_ port: UInt16) -> Int64? {
+    package func replicationOffset(_ port: UInt16) -> Int64? {
         guard let info = try? command(port, ["INFO", "replication"]).text else { return nil }
         for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix("master_repl_offset:") {
             return Int64(line.dropFirst("master_repl_offset:".count).trimmingCharacters(in: .whitespaces))
@@ -239,7 +239,7 @@ final class LocalRedisCluster: Sendable {
     // MARK: - Keys
 
     /// Keys matching `pattern` on each live master (`SCAN … MATCH`), by port.
-    func keyCounts(matching pattern: String) throws -> [UInt16: Int] {
+    package func keyCounts(matching pattern: String) throws -> [UInt16: Int] {
         var counts: [UInt16: Int] = [:]
         for port in try masterPorts() {
             var cursor = "0", count = 0
@@ -257,7 +257,7 @@ final class LocalRedisCluster: Sendable {
     }
 
     /// `FLUSHALL` on every live master (a drill starts from empty state).
-    func flushAll() throws {
+    package func flushAll() throws {
         for port in try masterPorts() { try command(port, ["FLUSHALL"]) }
     }
 
@@ -270,7 +270,7 @@ final class LocalRedisCluster: Sendable {
 
     /// Step 1: `target` IMPORTING, `source` MIGRATING each slot. Commands for keys still on the
     /// source are served there; keys not there get `ASK` (to `target`).
-    func beginMigration(slots: [Int], from source: UInt16, to target: UInt16) throws {
+    package func beginMigration(slots: [Int], from source: UInt16, to target: UInt16) throws {
         let sourceID = try nodeID(source), targetID = try nodeID(target)
         try Self.checkNoErrors(run(target, slots.map { ["CLUSTER", "SETSLOT", .int(Int64($0)), "IMPORTING", .string(sourceID)] }))
         try Self.checkNoErrors(run(source, slots.map { ["CLUSTER", "SETSLOT", .int(Int64($0)), "MIGRATING", .string(targetID)] }))
@@ -278,7 +278,7 @@ final class LocalRedisCluster: Sendable {
 
     /// Step 2: every key of each slot moves from `source` to `target` (`MIGRATE … KEYS`); returns the keys moved.
     @discardableResult
-    func migrateKeys(slots: [Int], from source: UInt16, to target: UInt16) throws -> Int {
+    package func migrateKeys(slots: [Int], from source: UInt16, to target: UInt16) throws -> Int {
         let listed = try run(source, slots.map { ["CLUSTER", "GETKEYSINSLOT", .int(Int64($0)), "100000"] })
         var moved = 0
         var commands: [[RedisArgument]] = []
@@ -293,7 +293,7 @@ final class LocalRedisCluster: Sendable {
 
     /// Step 3: each slot belongs to `target`, told to the target, then every other master;
     /// waits until the masters agree.
-    func finishMigration(slots: [Int], to target: UInt16) throws {
+    package func finishMigration(slots: [Int], to target: UInt16) throws {
         let id = try nodeID(target)
         let masters = try masterPorts()
         let commands: [[RedisArgument]] = slots.map { ["CLUSTER", "SETSLOT", .int(Int64($0)), "NODE", .string(id)] }
@@ -310,7 +310,7 @@ final class LocalRedisCluster: Sendable {
 
     /// `redis-cli --cluster reshard`: moves `slots` slots (the tool picks them) with their keys
     /// from `source` to `target`, as an operator would. Returns its exit status.
-    func reshard(slots: Int, from source: UInt16, to target: UInt16) throws -> Int32 {
+    package func reshard(slots: Int, from source: UInt16, to target: UInt16) throws -> Int32 {
         let result = try ProcessStats.runMeasured(
             [cli, "--cluster", "reshard", "127.0.0.1:\(source)", "--cluster-from", try nodeID(source), "--cluster-to", try nodeID(target),
              "--cluster-slots", "\(slots)", "--cluster-yes"],
@@ -321,7 +321,7 @@ final class LocalRedisCluster: Sendable {
 
     /// `redis-cli --cluster check`: exit status 0 when every slot is covered, none is open
     /// (migrating/importing) and the nodes agree.
-    func check() throws -> Int32 {
+    package func check() throws -> Int32 {
         guard let seed = livePorts.first else { return -1 }
         return try ProcessStats.runMeasured([cli, "--cluster", "check", "127.0.0.1:\(seed)"],
                                             output: folder.appendingPathComponent("redis-cluster-check.log").path).status

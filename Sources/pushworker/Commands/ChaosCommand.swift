@@ -4,6 +4,7 @@ import PushKafka
 import PushWorker
 import PushEvents
 import PushDevTools
+import PushChaos
 
 /// `pushworker chaos`: reliability drills against real processes (docs/reliability.md, `make chaos`).
 enum ChaosCommand {

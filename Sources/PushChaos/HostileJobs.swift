@@ -6,6 +6,7 @@ import PushKafka
 import PushWorker
 import PushEvents
 import PushEncoding
+import PushDevTools
 
 /// Drill h: malformed, truncated, oversized and hostile jobs. The worker must stay alive with a
 /// flat RSS, and every bad job must end in the DLQ, or every bad recipient be `rejected`.

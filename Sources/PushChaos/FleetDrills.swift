@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushWorker
+import PushDevTools
 
 /// The fleet drills (DESIGN §1, §8 "Claims"; docs/reliability.md): what a fleet does to a job —
 /// copies processed at once, workers joining and leaving, Redis losing its data — must not

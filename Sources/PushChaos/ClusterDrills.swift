@@ -4,6 +4,7 @@ import PushCore
 import PushRedis
 import PushWorker
 import Synchronization
+import PushDevTools
 
 /// The Redis Cluster drills (DESIGN §8 "Cluster", docs/redis.md "Cluster"): the real
 /// `pushworker run`, dev-broker and sandbox processes against a real 3-master + 3-replica

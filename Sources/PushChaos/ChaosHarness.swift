@@ -7,6 +7,7 @@ import PushKafka
 import Synchronization
 import PushWorker
 import PushEvents
+import PushDevTools
 
 /// Options of a chaos run (`pushworker chaos`, `make chaos`, the reliability tests).
 public struct ChaosOptions: Sendable {

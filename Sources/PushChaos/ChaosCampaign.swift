@@ -6,6 +6,7 @@ import PushKafka
 import PushWorker
 import PushEvents
 import PushEncoding
+import PushDevTools
 
 /// A generated campaign: jobs to enqueue and the (jobId, subscriptionId) pairs that must each
 /// get at least one final result.

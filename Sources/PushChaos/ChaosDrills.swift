@@ -5,6 +5,7 @@ import PushSandbox
 import PushKafka
 import PushWorker
 import PushEvents
+import PushDevTools
 
 /// The reliability drills of `pushworker chaos` (docs/reliability.md). Each starts its own
 /// dev-broker, redis-server, sandbox and workers as processes, does harm mid-run, and checks

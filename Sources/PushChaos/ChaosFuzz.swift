@@ -5,6 +5,7 @@ import PushSandbox
 import PushWorker
 import PushEvents
 import PushEncoding
+import PushDevTools
 
 /// Seeded-random fuzzing of `JobDecoder.decode` → `JobPlanner.plan` (→ `PayloadBuilder`) over
 /// mutated valid jobs, for a bounded time. Invariants: no crash; every recipient of a decoded
