@@ -75,6 +75,30 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(17, inFlight: 10))).prefix(3) == ["claim 90", "resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms"])
     }
 
+    @Test("under latency slots free a few at a time: the loop claims a batch's worth of room at once, waiting for it rather than polling")
+    func claimBatch() {
+        var settings = Self.settings(maxInFlight: 200)
+        settings.claimBatch = WorkerLoop.claimBatch(maxInFlight: 200)
+        #expect(settings.claimBatch == 25)
+        var loop = WorkerLoop(settings: settings)
+        _ = loop.turn(Self.reading(1)) // the chores' first turn
+        // 10 slots free, 50 recipients queued: no claim of 10, wait for room instead of a poll.
+        #expect(Self.words(loop.turn(Self.reading(1.1, inFlight: 190, unclaimed: 50))) == ["claim 0", "wait 20ms", "commit"])
+        // 25 free: claim them all.
+        #expect(Self.words(loop.turn(Self.reading(1.2, inFlight: 175, unclaimed: 50))).first == "claim 25")
+        // Nothing queued: nothing to wait for, poll for jobs as usual.
+        #expect(Self.words(loop.turn(Self.reading(1.3, inFlight: 190, unclaimed: 0))).prefix(2) == ["claim 0", "poll 1 50ms"])
+        // Nothing in flight: whatever room there is, is claimed (a bound smaller than the batch never stalls).
+        #expect(Self.words(loop.turn(Self.reading(1.4, inFlight: 0, unclaimed: 3))).first == "claim 200")
+        // Saturated: as before, wait.
+        #expect(Self.words(loop.turn(Self.reading(1.5, inFlight: 200, unclaimed: 50))) == ["claim 0", "wait 20ms", "commit"])
+    }
+
+    @Test("the claim batch is an eighth of the in-flight bound, 1…32", arguments: [(1, 1), (8, 1), (15, 1), (16, 2), (50, 6), (200, 25), (256, 32), (5000, 32)])
+    func claimBatchSize(maxInFlight: Int, batch: Int) {
+        #expect(WorkerLoop.claimBatch(maxInFlight: maxInFlight) == batch)
+    }
+
     @Test("recipients waiting for their claim count as load: a full claim queue stops polling")
     func unclaimedIsLoad() {
         var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))

@@ -137,7 +137,8 @@ public final class Worker: Sendable {
         do { try state.preloadScripts() } catch { redisFailed(error, during: "script load") }
         var loop = WorkerLoop(settings: WorkerLoop.Settings(
             maxInFlight: configuration.maxInFlight, saturationPauseSeconds: Double(configuration.saturationPauseMs) / 1000,
-            shutdownGraceSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, Double(leaseMs) / 3000)))
+            shutdownGraceSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, Double(leaseMs) / 3000),
+            claimBatch: WorkerLoop.claimBatch(maxInFlight: configuration.maxInFlight)))
         while true {
             applyRebalances(&loop)
             let now = Date().timeIntervalSince1970
@@ -163,8 +164,8 @@ public final class Worker: Sendable {
                     if reading.stopRequested { continue } // draining: what arrives now is redelivered later
                     actions.insert(contentsOf: loop.polled(polled, now: Date().timeIntervalSince1970), at: index)
                 case .waitForRoom(let timeoutMs):
-                    let limit = configuration.maxInFlight
-                    room.wait(until: { inFlight.load(ordering: .relaxed) < limit }, timeout: .milliseconds(timeoutMs))
+                    let target = configuration.maxInFlight - loop.settings.claimBatch
+                    room.wait(until: { inFlight.load(ordering: .relaxed) <= target }, timeout: .milliseconds(timeoutMs))
                 case .commit: commit()
                 case .reportLag: reportLag()
                 case .pingRedis: pingRedis()
