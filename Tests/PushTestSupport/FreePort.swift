@@ -19,28 +19,23 @@ public func freeLoopbackPort() -> UInt16 {
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
 public func isListening(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    return result == 0
+    withLoopbackSocket(port: port) { fd, address, length in connect(fd, address, length) } == 0
 }
 
 /// Whether 127.0.0.1:`port` can be bound now (nothing listens there).
 public func isFreeLoopbackPort(_ port: UInt16) -> Bool {
+    withLoopbackSocket(port: port) { fd, address, length in bind(fd, address, length) } == 0
+}
+
+/// `call` (connect or bind) on a fresh TCP socket with 127.0.0.1:`port`; the socket is closed after.
+private func withLoopbackSocket(port: UInt16, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    return result == 0
 }

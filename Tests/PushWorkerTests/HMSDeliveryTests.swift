@@ -123,8 +123,7 @@ struct HMSDeliveryTests {
         }
 
         func fault(_ json: String) throws {
-            let reply = try sandbox.curl("POST", "/_sandbox/faults", body: Data(json.utf8))
-            #expect(reply.status == 200, "\(reply.text)")
+            try sandbox.setFaults(json)
         }
 
         func stats() throws -> [String: Any] { try sandbox.stats() }

@@ -116,19 +116,11 @@ struct ProviderAuthRefreshTests {
         }
 
         func deliver(_ request: ProviderRequest) -> Deliverer.Attempt? {
-            let box = Mutex<Deliverer.Attempt?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            deliverer.deliver(request, credentials: credentials) { attempt in
-                box.withLock { $0 = attempt }
-                done.signal()
-            }
-            _ = done.wait(timeout: .now() + 20)
-            return box.withLock { $0 }
+            return deliverer.deliverWaiting(request, credentials: credentials)
         }
 
         func fault(_ json: String) throws {
-            let reply = try sandbox.curl("POST", "/_sandbox/faults", body: Data(json.utf8))
-            #expect(reply.status == 200, "\(reply.text)")
+            try sandbox.setFaults(json)
         }
 
         func shutdown() { http.shutdown(drainTimeout: .seconds(1)) }

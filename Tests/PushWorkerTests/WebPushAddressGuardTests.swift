@@ -82,14 +82,7 @@ struct WebPushAddressGuardTests {
             Issue.record("not ready"); return
         }
         func deliver(_ request: ProviderRequest) -> Deliverer.Attempt? {
-            let box = Mutex<Deliverer.Attempt?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            deliverer.deliver(request, credentials: credentials) { attempt in
-                box.withLock { $0 = attempt }
-                done.signal()
-            }
-            _ = done.wait(timeout: .now() + 20)
-            return box.withLock { $0 }
+            return deliverer.deliverWaiting(request, credentials: credentials)
         }
         guard case .sent = try #require(deliver(request)).outcome else { Issue.record("127.0.0.1 not sent"); return }
         // The same subscription behind the name localhost (say, allowed by a careless suffix): refused before connecting.
@@ -124,14 +117,7 @@ struct WebPushAddressGuardTests {
             guard case .ready(var request) = planner.plan(job, profile: credentials.profile, now: Date())[0].state else { return nil }
             request.url = request.url.replacingOccurrences(of: "127.0.0.1", with: "push.rebind.test")
             request.webPush?.endpoint = request.url
-            let box = Mutex<Deliverer.Attempt?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            deliverer.deliver(request, credentials: credentials) { attempt in
-                box.withLock { $0 = attempt }
-                done.signal()
-            }
-            _ = done.wait(timeout: .now() + 20)
-            return box.withLock { $0 }
+            return deliverer.deliverWaiting(request, credentials: credentials)
         }
         // Allowed by a suffix (not listed explicitly): the guard's answer was public, the connection's is not.
         let refused = try #require(try deliver(allowList: [".rebind.test"]))

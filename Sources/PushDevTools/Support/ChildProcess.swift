@@ -23,10 +23,8 @@ package final class ChildProcess: Sendable {
 
     package func log() -> String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    package func stop(grace: Double = 5) {
-        guard process.isRunning else { return }
-        process.stop(grace: grace)
-    }
+    /// SIGTERM, then SIGKILL after `grace` seconds; nothing if it already ended.
+    package func stop(grace: Double = 5) { process.stop(grace: grace) }
 
     deinit { stop(grace: 2) }
 
