@@ -75,10 +75,14 @@ public enum RedisKeys {
 
     /// The parts joined with one allocation (string interpolation builds and grows a buffer).
     static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
-        var joined = String()
-        joined.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count)
-        joined += p0; joined += p1; joined += p2; joined += p3; joined += p4; joined += p5; joined += p6
-        return joined
+        // Bytes first, one string at the end: seven `+=` cost ~300 instructions each (callgrind),
+        // and a claim builds one such key per recipient; appending UTF-8 views is a copy each.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count)
+        bytes.append(contentsOf: p0.utf8); bytes.append(contentsOf: p1.utf8); bytes.append(contentsOf: p2.utf8)
+        bytes.append(contentsOf: p3.utf8); bytes.append(contentsOf: p4.utf8); bytes.append(contentsOf: p5.utf8)
+        bytes.append(contentsOf: p6.utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The fleet-wide token bucket of an app at one provider.
@@ -120,7 +124,7 @@ public enum RedisKeys {
 
     /// Percent-encodes the characters that carry structure in a key.
     static func escape(_ component: String) -> String {
-        guard component.utf8.contains(where: { $0 == 0x25 || $0 == 0x3A || $0 == 0x7B || $0 == 0x7D }) else { return component }
+        guard needsEscape(component) else { return component }
         var out = ""
         for character in component.unicodeScalars {
             switch character {
@@ -132,5 +136,16 @@ public enum RedisKeys {
             }
         }
         return out
+    }
+
+    /// Whether `component` holds `%`, `:`, `{` or `}` (one pass over a native string's bytes:
+    /// three components per recipient are checked in every claim, docs/performance.md).
+    static func needsEscape(_ component: String) -> Bool {
+        let bytes = component.utf8.span
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == 0x25 || byte == 0x3A || byte == 0x7B || byte == 0x7D { return true }
+        }
+        return false
     }
 }

@@ -380,6 +380,16 @@ struct RedisKeysTests {
         #expect(RedisKeys.invalidToken(appID: "a", platform: "i:os", tokenHash: "h") != RedisKeys.invalidToken(appID: "a", platform: "i", tokenHash: "os:h"))
     }
 
+    @Test("a component needs escaping exactly when it holds % : { or }, wherever it is", arguments: [
+        ("", false), ("abc", false), ("ça-va_é", false), (String(repeating: "x", count: 70), false),
+        ("%", true), (":x", true), ("x{", true), ("a}b", true),
+        (String(repeating: "x", count: 70) + ":", true), ("9f86d081" + String(repeating: "0", count: 56) + "}", true),
+    ])
+    func needsEscape(component: String, expected: Bool) {
+        #expect(RedisKeys.needsEscape(component) == expected)
+        #expect((RedisKeys.escape(component) != component) == expected)
+    }
+
     @Test("every bucket's key names it with its three hex digits; non-ASCII components pass through")
     func everyBucket() {
         for bucket in 0..<DedupKey.bucketCount {

@@ -70,13 +70,14 @@ struct OriginGateTests {
     func admission() {
         let gate = OriginGate(limit: 2)
         let started = Log()
-        for index in 0..<5 { gate.enter("https://a") { started.add("a\(index)") } }
-        gate.enter("https://b") { started.add("b0") }
+        let a = gate.lane("https://a"), b = gate.lane("https://b")
+        for index in 0..<5 { gate.enter(a) { started.add("a\(index)") } }
+        gate.enter(b) { started.add("b0") }
         #expect(started.items == ["a0", "a1", "b0"])
-        gate.leave("https://a")
+        gate.leave(a)
         #expect(started.items == ["a0", "a1", "b0", "a2"])
-        gate.leave("https://a")
-        gate.leave("https://a")
+        gate.leave(gate.lane("https://a"))  // the same lane, looked up again
+        gate.leave(a)
         #expect(started.items == ["a0", "a1", "b0", "a2", "a3", "a4"])
     }
 
@@ -84,10 +85,11 @@ struct OriginGateTests {
     func synchronousCompletion() {
         let gate = OriginGate(limit: 1)
         let started = Log()
+        let lane = gate.lane(forURL: "https://a/x")
         for index in 0..<1_000 {
-            gate.enter("https://a") {
+            gate.enter(lane) {
                 started.add("\(index)")
-                gate.leave("https://a")
+                gate.leave(lane)
             }
         }
         #expect(started.items.count == 1_000)
@@ -98,9 +100,42 @@ struct OriginGateTests {
         ("https://api.push.apple.com/3/device/abc", "https://api.push.apple.com"),
         ("https://127.0.0.1:8443/wp/x", "https://127.0.0.1:8443"),
         ("https://host", "https://host"),
+        ("https://h\u{e9}te.example/p", "https://h\u{e9}te.example"),
+        ("no-slashes", "no-slashes"),
     ])
     func origin(url: String, expected: String) {
         #expect(OriginGate.origin(of: url) == expected)
+    }
+
+    @Test("a URL's lane is its origin's: the previous request's lane is reused only for the same origin", arguments: [
+        ("https://a:1/x", "https://a:1/y", true),
+        ("https://a:1/x", "https://a:1", true),
+        ("https://a:1/x", "https://a:12/x", false),
+        ("https://a:12/x", "https://a:1/x", false),
+        ("https://a/x", "https://ab/x", false),
+        ("https://a/x", "http://a/x", false),
+        ("https://a", "https://a/x", true),
+        ("a/b", "a/b/c", false),
+    ])
+    func laneForURL(first: String, second: String, same: Bool) {
+        let gate = OriginGate(limit: 1)
+        let lane1 = gate.lane(forURL: first)
+        let lane2 = gate.lane(forURL: second)
+        #expect((lane1 === lane2) == same)
+        #expect(lane2.origin == OriginGate.origin(of: second))
+        #expect(gate.lane(OriginGate.origin(of: second)) === lane2)
+    }
+
+    @Test("a client certificate's requests have a lane of their own, per certificate")
+    func identityLanes() {
+        let gate = OriginGate(limit: 1)
+        let plain = gate.lane(forURL: "https://apns/3/device/a")
+        let certA = gate.lane(forURL: "https://apns/3/device/b", identity: "A")
+        let certB = gate.lane(forURL: "https://apns/3/device/c", identity: "B")
+        #expect(plain !== certA && certA !== certB && plain !== certB)
+        #expect(gate.lane(forURL: "https://apns/3/device/d", identity: "A") === certA)
+        #expect(gate.lane(forURL: "https://apns/3/device/e") === plain)
+        #expect(certA.origin == "https://apns#A")
     }
 
     final class Log: Sendable {

@@ -52,6 +52,24 @@ struct ProviderAuthCacheTests {
         if refreshes { #expect(Self.issuedAt(current) == Int(now)) }
     }
 
+    @Test("each APNs key has its own token, also when two keys alternate; the authorization value carries it")
+    func apnsKeysAlternate() throws {
+        let metrics = Metrics()
+        let cache = APNSTokenCache(metrics: metrics)
+        let first = try Self.apns()
+        let second = AppCredentials.APNS(teamID: "TEAM123456", keyID: "KEY7654321", key: try P256PrivateKey.generate(),
+                                         topic: "com.example.app", endpoint: "https://api.push.apple.com")
+        let now = 1_800_000_000.0
+        let a = try cache.current(for: first, now: now)
+        let b = try cache.current(for: second, now: now + 1)
+        #expect(a.jwt != b.jwt)
+        #expect(a.authorization == "bearer " + a.jwt && b.authorization == "bearer " + b.jwt)
+        #expect(try cache.current(for: first, now: now + 2).jwt == a.jwt)
+        #expect(try cache.current(for: second, now: now + 3).jwt == b.jwt)
+        #expect(try cache.token(for: first, now: now + 4) == a.jwt)
+        #expect(metrics.counter("pushworker_token_refreshes_total", [("provider", "apns")]) == 2)
+    }
+
     @Test("a token another request already replaced counts as refreshed, without minting again")
     func apnsRefreshedElsewhere() throws {
         let metrics = Metrics()

@@ -30,6 +30,10 @@ package struct BenchE2E: Benchmark {
         package var workers = 1
         package var workerCPUs: String?
         package var sandboxCPUs: String?
+        /// `--worker-wrapper`: a command (absolute path, then its arguments) the worker runs
+        /// under, e.g. `/usr/bin/valgrind --tool=callgrind` (docs/performance.md "Instruction
+        /// counts of the whole worker"). Inside `taskset` when `--worker-cpus` is given.
+        package var workerWrapper: [String] = []
         package var sandboxThreads = 1
         package var sandboxArguments: [String] = []
         package var brokers: String?
@@ -234,10 +238,11 @@ package struct BenchE2E: Benchmark {
             env["PUSHWORKER_HTTP_ADDR"] = "127.0.0.1:\(port)"
             let log = folder.appendingPathComponent("worker-\(index).log")
             let child: ChildProcess
+            let command = options.workerWrapper + [ChildProcess.selfPath, "run"]
             if let cpus = options.workerCPUs {
-                child = try ChildProcess("/usr/bin/taskset", ["-c", cpus, ChildProcess.selfPath, "run"], log: log, environment: env)
+                child = try ChildProcess("/usr/bin/taskset", ["-c", cpus] + command, log: log, environment: env)
             } else {
-                child = try ChildProcess(ChildProcess.selfPath, ["run"], log: log, environment: env)
+                child = try ChildProcess(command[0], Array(command.dropFirst()), log: log, environment: env)
             }
             workers.append((child, port))
         }

@@ -25,9 +25,12 @@ public final class Metrics: Sendable {
             return Metrics.render(pairs)
         }
     }
-    private let counters = Mutex<[Key: Double]>([:])
+    /// Counters and histograms are series objects: a hot path resolves its series once
+    /// (``counterSeries(_:_:)``, ``histogramSeries(_:_:)``) and then updates it with one short
+    /// lock, without building a key or hashing label strings per update.
+    private let counters = Mutex<[Key: CounterSeries]>([:])
     private let gauges = Mutex<[Key: Double]>([:])
-    private let histograms = Mutex<[Key: Histogram]>([:])
+    private let histograms = Mutex<[Key: HistogramSeries]>([:])
     /// Gauges read at scrape time (a value that changes per recipient, such as in-flight).
     private let liveGauges = Mutex<[String: @Sendable () -> Double]>([:])
     /// Every metric the worker exports: name ⇒ (Prometheus type, help text, label names).
@@ -87,17 +90,38 @@ public final class Metrics: Sendable {
     /// Exports the series at 0 until it is first updated (counters and histograms; gauges are
     /// set when known): an `increase()` alert then sees the first event. Keeps a value already there.
     public func declare(_ name: String, _ labels: [(String, String)] = []) {
-        let key = Key(name: name, labels: labels)
         if Self.catalogue[name]?.type == "histogram" {
-            histograms.withLock { if $0[key] == nil { $0[key] = Histogram() } }
+            _ = histogramSeries(name, labels)
         } else {
-            counters.withLock { if $0[key] == nil { $0[key] = 0 } }
+            _ = counterSeries(name, labels)
+        }
+    }
+
+    /// The counter series `name{labels}`, created (at 0, so exported) if it is new. Keep it for a
+    /// path that updates it per notification.
+    public func counterSeries(_ name: String, _ labels: [(String, String)] = []) -> CounterSeries {
+        let key = Key(name: name, labels: labels)
+        return counters.withLock { counters in
+            if let series = counters[key] { return series }
+            let series = CounterSeries()
+            counters[key] = series
+            return series
+        }
+    }
+
+    /// The histogram series `name{labels}`, created (empty, so exported) if it is new.
+    public func histogramSeries(_ name: String, _ labels: [(String, String)] = []) -> HistogramSeries {
+        let key = Key(name: name, labels: labels)
+        return histograms.withLock { histograms in
+            if let series = histograms[key] { return series }
+            let series = HistogramSeries()
+            histograms[key] = series
+            return series
         }
     }
 
     public func increment(_ name: String, _ labels: [(String, String)] = [], by amount: Double = 1) {
-        let key = Key(name: name, labels: labels)
-        counters.withLock { $0[key, default: 0] += amount }
+        counterSeries(name, labels).increment(by: amount)
     }
 
     public func set(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
@@ -112,23 +136,17 @@ public final class Metrics: Sendable {
     }
 
     public func observe(_ name: String, _ labels: [(String, String)] = [], seconds: Double) {
-        let key = Key(name: name, labels: labels)
-        histograms.withLock { $0[key, default: Histogram()].observe(seconds) }
+        histogramSeries(name, labels).observe(seconds)
+    }
+
+    /// ``observe(_:_:seconds:)`` for each of `values`, under one lock.
+    public func observe(_ name: String, _ labels: [(String, String)] = [], secondsEach values: [Double]) {
+        histogramSeries(name, labels).observe(each: values)
     }
 
     /// The current value of a counter (tests, summaries).
-    /// ``observe(_:_:seconds:)`` for each of `values`, under one lock.
-    public func observe(_ name: String, _ labels: [(String, String)] = [], secondsEach values: [Double]) {
-        let key = Key(name: name, labels: labels)
-        histograms.withLock { histograms in
-            var histogram = histograms.removeValue(forKey: key) ?? Histogram()
-            for value in values { histogram.observe(value) }
-            histograms[key] = histogram
-        }
-    }
-
     public func counter(_ name: String, _ labels: [(String, String)] = []) -> Double {
-        counters.withLock { $0[Key(name: name, labels: labels)] ?? 0 }
+        counters.withLock { $0[Key(name: name, labels: labels)] }?.value ?? 0
     }
 
     /// Prometheus text exposition format 0.0.4: one `# HELP`/`# TYPE` block per metric name,
@@ -136,14 +154,14 @@ public final class Metrics: Sendable {
     /// `+Inf`, `_sum`, `_count`).
     public func render() -> String {
         var series: [String: [(labels: String, lines: [String])]] = [:]
-        for (key, value) in counters.withLock({ $0 }) {
-            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
+        for (key, counter) in counters.withLock({ $0 }) {
+            series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(counter.value))"]))
         }
         for (key, value) in gauges.withLock({ $0 }) {
             series[key.name, default: []].append((key.rendered, ["\(key.name)\(key.rendered) \(Self.number(value))"]))
         }
         for (key, histogram) in histograms.withLock({ $0 }) {
-            series[key.name, default: []].append((key.rendered, histogram.lines(name: key.name, labels: key.rendered)))
+            series[key.name, default: []].append((key.rendered, histogram.snapshot.lines(name: key.name, labels: key.rendered)))
         }
         for (name, read) in liveGauges.withLock({ $0 }) {
             series[name] = [("", ["\(name) \(Self.number(read()))"])]
@@ -175,6 +193,30 @@ public final class Metrics: Sendable {
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
+}
+
+/// One counter series of ``Metrics`` (``Metrics/counterSeries(_:_:)``).
+public final class CounterSeries: Sendable {
+    private let state = Mutex<Double>(0)
+
+    public func increment(by amount: Double = 1) { state.withLock { $0 += amount } }
+
+    public var value: Double { state.withLock { $0 } }
+}
+
+/// One histogram series of ``Metrics`` (``Metrics/histogramSeries(_:_:)``).
+public final class HistogramSeries: Sendable {
+    private let state = Mutex(Histogram())
+
+    public func observe(_ seconds: Double) { state.withLock { $0.observe(seconds) } }
+
+    public func observe(each values: [Double]) {
+        state.withLock { histogram in
+            for value in values { histogram.observe(value) }
+        }
+    }
+
+    var snapshot: Histogram { state.withLock { $0 } }
 }
 
 /// A fixed-bucket latency histogram (seconds).

@@ -37,6 +37,8 @@ public final class Deliverer: Sendable {
     let clock: @Sendable () -> Double
     private let webPushGuard: WebPushAddressGuard?
     let gate: OriginGate?
+    /// The provider request metrics, one per platform (``ProviderMetrics/index(_:)``).
+    let providerMetrics: [ProviderMetrics]
     /// Apps whose APNs certificate was refused (DESIGN §18).
     let certificateCircuit: APNSCertificateCircuit
 
@@ -55,6 +57,7 @@ public final class Deliverer: Sendable {
         self.http = http
         gate = maxInFlightPerOrigin.map { OriginGate(limit: max(1, $0)) }
         self.metrics = metrics
+        providerMetrics = ProviderMetrics.all(metrics)
         self.logger = logger
         self.requestTimeout = requestTimeout
         self.clock = clock
@@ -80,13 +83,13 @@ public final class Deliverer: Sendable {
                                               completion: completion)
             }
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
-            let jwt: String
-            do { jwt = try apnsTokens.token(for: apns, now: now) } catch {
+            let token: APNSTokenCache.Token
+            do { token = try apnsTokens.current(for: apns, now: now) } catch {
                 logger.error("cannot sign the APNs provider token", ["app.id": credentials.appID, "error": "\(error)"])
                 return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
             }
-            send(request, authorization: "bearer " + jwt, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
-                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
+            send(request, authorization: token.authorization, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: token.jwt, for: apns, now: clock()) {
                     deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
                 } else {
                     completion(Self.finalizeAuth(result))
@@ -208,17 +211,19 @@ public final class Deliverer: Sendable {
     private func send(_ request: ProviderRequest, authorization: String?, body: [UInt8], extraHeaders: [HTTPHeader],
                       clientCertificate: ClientCertificate? = nil, connectPolicy: ConnectAddressPolicy? = nil,
                       attempt: Int, completion: @escaping Completion) {
-        var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
+        var headers: [HTTPHeader] = []
+        headers.reserveCapacity(request.headers.count + 1 + extraHeaders.count)
+        for header in request.headers { headers.append(HTTPHeader(name: header.key, value: header.value)) }
         if let authorization { headers.append(HTTPHeader(name: "authorization", value: authorization)) }
         headers.append(contentsOf: extraHeaders)
         let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
                                       connectPolicy: connectPolicy, clientCertificate: clientCertificate)
         let platform = request.platform
         guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
-        let origin = clientCertificate.map { OriginGate.origin(of: request.url) + "#" + $0.id } ?? OriginGate.origin(of: request.url)
-        gate.enter(origin) { [self] in
+        let lane = gate.lane(forURL: request.url, identity: clientCertificate?.id)
+        gate.enter(lane) { [self] in
             submit(httpRequest, platform: platform, attempt: attempt) { attempt in
-                gate.leave(origin)
+                gate.leave(lane)
                 completion(attempt)
             }
         }
@@ -226,14 +231,13 @@ public final class Deliverer: Sendable {
 
     private func submit(_ httpRequest: HTTPRequest, platform: Platform, attempt: Int, completion: @escaping Completion) {
         let started = DispatchTime.now().uptimeNanoseconds
-        http.submit(httpRequest) { [metrics, logger] result in
+        let providerMetrics = providerMetrics[ProviderMetrics.index(platform)]
+        http.submit(httpRequest) { [logger] result in
             let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            let provider = Self.providerLabel(platform)
-            metrics.observe("pushworker_provider_request_seconds", [("provider", provider)], seconds: latency)
             let now = Date().timeIntervalSince1970
             switch result {
             case .success(let response):
-                metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "\(response.status)")])
+                providerMetrics.record(seconds: latency, status: response.status)
                 let outcome = ResponseClassifier.classify(platform: platform, status: response.status,
                                                           header: { response.header($0) }, body: response.body, nowUnix: now)
                 completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
@@ -241,7 +245,7 @@ public final class Deliverer: Sendable {
                 if case .addressRefused(let detail) = error {
                     logger.warning("Web Push endpoint refused at connect time: private address", ["webpush.detail": detail])
                 }
-                metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
+                providerMetrics.record(seconds: latency, status: nil)
                 // A handshake the server aborted over our client certificate is final, like a 403
                 // BadCertificate, not a transient TLS failure.
                 let outcome = httpRequest.clientCertificate != nil && APNSCertificateCircuit.isHandshakeRefusal(error)
@@ -306,10 +310,28 @@ public final class Deliverer: Sendable {
 /// origin in a loop, never by recursion: whoever finds room while nobody drains becomes the
 /// drainer; the role is claimed and given up inside the same critical sections that inspect the
 /// queue, so no start is ever lost.
+///
+/// Each origin is a ``Lane`` with its own lock, looked up once per request (``lane(forURL:identity:)``:
+/// the lane of the previous request is reused without building the origin string when the URL
+/// has the same origin), so entering and leaving cost no dictionary look-up.
 final class OriginGate: Sendable {
     typealias Start = @Sendable () -> Void
 
-    private struct Lane {
+    /// One origin's admission state.
+    final class Lane: Sendable {
+        let origin: String
+        /// `origin` is `scheme://authority` (two slashes): a URL with it as prefix, followed by
+        /// `/` or nothing, has it as its origin (``OriginGate/origin(of:)``).
+        fileprivate let isPrefixMatchable: Bool
+        fileprivate let state = Mutex(LaneState())
+
+        fileprivate init(origin: String, identity: String?) {
+            self.origin = identity.map { origin + "#" + $0 } ?? origin
+            isPrefixMatchable = identity == nil && origin.utf8.reduce(0) { $0 + ($1 == 0x2F ? 1 : 0) } == 2
+        }
+    }
+
+    fileprivate struct LaneState {
         var active = 0
         var draining = false
         var waiting: [Start?] = []
@@ -340,60 +362,97 @@ final class OriginGate: Sendable {
         }
     }
 
+    private struct Registry {
+        var lanes: [String: Lane] = [:]
+        /// The lane found last for a URL without a client identity.
+        var last: Lane?
+    }
+
     let limit: Int
-    private let lanes = Mutex<[String: Lane]>([:])
+    private let registry = Mutex(Registry())
 
     init(limit: Int) { self.limit = limit }
 
-    /// Runs `start` when `origin` has room: now, on the caller's thread, or after a request ends.
-    func enter(_ origin: String, _ start: @escaping Start) {
-        let first: Start? = lanes.withLock { lanes in
-            lanes[origin, default: Lane()].waiting.append(start)
-            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+    /// The lane of `url`'s origin; with a client certificate `identity`, a lane of its own
+    /// (its requests get their own connections).
+    func lane(forURL url: String, identity: String? = nil) -> Lane {
+        registry.withLock { registry in
+            if identity == nil, let last = registry.last, Self.hasOrigin(url, last) { return last }
+            let lane = Self.lane(&registry, origin: Self.origin(of: url), identity: identity)
+            if identity == nil { registry.last = lane }
+            return lane
         }
-        drain(origin, first)
     }
 
-    /// A request of `origin` ended: its slot goes to the next waiting one, if any.
-    func leave(_ origin: String) {
-        let first: Start? = lanes.withLock { lanes in
-            lanes[origin, default: Lane()].active -= 1
-            return Self.claim(&lanes[origin, default: Lane()], limit: limit)
+    /// The lane of `origin` (`scheme://authority`).
+    func lane(_ origin: String) -> Lane {
+        registry.withLock { Self.lane(&$0, origin: origin, identity: nil) }
+    }
+
+    private static func lane(_ registry: inout Registry, origin: String, identity: String?) -> Lane {
+        let key = identity.map { origin + "#" + $0 } ?? origin
+        if let lane = registry.lanes[key] { return lane }
+        let lane = Lane(origin: origin, identity: identity)
+        registry.lanes[key] = lane
+        return lane
+    }
+
+    /// Runs `start` when `lane` has room: now, on the caller's thread, or after a request ends.
+    func enter(_ lane: Lane, _ start: @escaping Start) {
+        let first: Start? = lane.state.withLock { state in
+            state.waiting.append(start)
+            return Self.claim(&state, limit: limit)
         }
-        drain(origin, first)
+        drain(lane, first)
+    }
+
+    /// A request of `lane` ended: its slot goes to the next waiting one, if any.
+    func leave(_ lane: Lane) {
+        let first: Start? = lane.state.withLock { state in
+            state.active -= 1
+            return Self.claim(&state, limit: limit)
+        }
+        drain(lane, first)
     }
 
     /// Becomes the drainer (returns the first start) unless someone else is draining.
-    private static func claim(_ lane: inout Lane, limit: Int) -> Start? {
+    private static func claim(_ lane: inout LaneState, limit: Int) -> Start? {
         guard !lane.draining, let next = lane.takeIfRoom(limit: limit) else { return nil }
         lane.draining = true
         return next
     }
 
-    private func drain(_ origin: String, _ first: Start?) {
+    private func drain(_ lane: Lane, _ first: Start?) {
         var next = first
         while let start = next {
             start()
-            next = lanes.withLock { lanes in
-                if let more = lanes[origin, default: Lane()].takeIfRoom(limit: limit) { return more }
-                lanes[origin, default: Lane()].draining = false
+            next = lane.state.withLock { state in
+                if let more = state.takeIfRoom(limit: limit) { return more }
+                state.draining = false
                 return nil
             }
         }
     }
 
+    /// Whether `url`'s origin is `lane`'s, without building it: `url` starts with the origin
+    /// and ends there or goes on with `/`.
+    static func hasOrigin(_ url: String, _ lane: Lane) -> Bool {
+        guard lane.isPrefixMatchable else { return false }
+        let origin = lane.origin.utf8.span, bytes = url.utf8.span
+        let count = origin.count
+        guard bytes.count >= count else { return false }
+        for index in 0..<count where bytes[index] != origin[index] { return false }
+        return bytes.count == count || bytes[count] == 0x2F
+    }
+
     /// `scheme://authority` of `url` (everything before the path), without parsing the rest.
     static func origin(of url: String) -> String {
+        let bytes = url.utf8.span
         var slashes = 0
-        var end = url.utf8.endIndex
-        var index = url.utf8.startIndex
-        while index < url.utf8.endIndex {
-            if url.utf8[index] == 0x2F {
-                slashes += 1
-                if slashes == 3 { end = index; break }
-            }
-            index = url.utf8.index(after: index)
+        for index in bytes.indices where bytes[index] == 0x2F {
+            slashes += 1
+            if slashes == 3 { return String(decoding: url.utf8.prefix(index), as: UTF8.self) }
         }
-        return String(url[..<end])
+        return url
     }
 }

@@ -107,23 +107,20 @@ extension Deliverer {
         var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
         headers.append(HTTPHeader(name: "authorization", value: authorization))
         let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout)
-        let origin = OriginGate.origin(of: request.url)
-        let provider = Self.providerLabel(.huawei)
+        let lane = gate?.lane(forURL: request.url)
+        let providerMetrics = providerMetrics[ProviderMetrics.index(.huawei)]
         let start: @Sendable () -> Void = { [self] in
             let started = DispatchTime.now().uptimeNanoseconds
             http.submit(httpRequest) { [self] result in
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                metrics.observe("pushworker_provider_request_seconds", [("provider", provider)], seconds: seconds)
                 switch result {
-                case .success(let response):
-                    metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "\(response.status)")])
-                case .failure:
-                    metrics.increment("pushworker_provider_responses_total", [("provider", provider), ("status", "error")])
+                case .success(let response): providerMetrics.record(seconds: seconds, status: response.status)
+                case .failure: providerMetrics.record(seconds: seconds, status: nil)
                 }
-                gate?.leave(origin)
+                if let gate, let lane { gate.leave(lane) }
                 completion(result, seconds * 1000)
             }
         }
-        if let gate { gate.enter(origin, start) } else { start() }
+        if let gate, let lane { gate.enter(lane, start) } else { start() }
     }
 }

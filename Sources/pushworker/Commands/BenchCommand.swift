@@ -29,6 +29,9 @@ enum BenchCommand {
       --partitions N        partitions per topic of the in-process broker (default: sized for N)
       --workers N           worker processes in one group (default 1)
       --worker-cpus LIST    run workers (and h2load) under `taskset -c LIST`
+      --worker-wrapper CMD  run each worker under CMD (absolute path, then arguments), e.g.
+                            "/usr/bin/valgrind --tool=callgrind" (profiling; timings are then
+                            the wrapper's)
       --sandbox-cpus LIST   pin the sandbox with `taskset -a -p -c LIST`
       --sandbox-threads N   sandbox event loops (default 1)
       --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
@@ -82,7 +85,7 @@ enum BenchCommand {
     static func e2e(_ arguments: [String]) -> Int32 {
         run("e2e", arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer", "cluster-replicas", "rounds",
+            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer", "cluster-replicas", "rounds", "worker-wrapper",
         ], flags: ["backlog", "redis-cluster", "compare-standalone"], timeout: (600, 5...86_400), summary: e2eSummary) { parsed in
             var options = BenchE2E.Options()
             options.peers = parsed.allValues("peer")
@@ -95,6 +98,10 @@ enum BenchCommand {
             options.workers = try parsed.integer("workers", default: 1, in: 1...16)
             options.workerCPUs = parsed.value("worker-cpus")
             options.sandboxCPUs = parsed.value("sandbox-cpus")
+            options.workerWrapper = parsed.value("worker-wrapper").map { $0.split(separator: " ").map(String.init) } ?? []
+            if let tool = options.workerWrapper.first, !tool.hasPrefix("/") {
+                throw PushCore.UsageError("--worker-wrapper needs an absolute path first (e.g. /usr/bin/valgrind --tool=callgrind)")
+            }
             options.sandboxThreads = try parsed.integer("sandbox-threads", default: 1, in: 1...64)
             options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.brokers = parsed.value("brokers")
