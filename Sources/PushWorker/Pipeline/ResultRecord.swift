@@ -47,10 +47,30 @@ public struct ResultRecord: Sendable {
         writer.member("providerMessageId", orNull: providerMessageID)
         writer.member("attempts", attempts)
         writer.key("latencyMs")
-        if let latencyMs { writer.raw(Array(String(((latencyMs * 10).rounded()) / 10).utf8)) } else { writer.null() }
+        if let latencyMs { writer.raw(Self.tenths(latencyMs)) } else { writer.null() }
         writer.key("at"); writer.timestamp(unixMillis: atUnixMs)
         writer.endObject()
         return writer.bytes
+    }
+}
+
+extension ResultRecord {
+    /// `value` rounded to one decimal, as JSON: what `String(rounded / 10)` prints ("12.3",
+    /// "5.0", "0.1"), written digit by digit (`Double.description` was ~10 % of a result's
+    /// JSON); `null` for NaN and infinities, which JSON cannot carry.
+    static func tenths(_ value: Double) -> [UInt8] {
+        let tenths = (value * 10).rounded()
+        guard tenths.isFinite else { return Array("null".utf8) }
+        guard tenths.magnitude < 1e15 else { return Array(String(tenths / 10).utf8) }
+        var magnitude = Int64(tenths.magnitude)
+        var reversed: [UInt8] = [UInt8(ascii: "0") + UInt8(magnitude % 10), UInt8(ascii: ".")]
+        magnitude /= 10
+        repeat {
+            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        if tenths < 0 { reversed.append(UInt8(ascii: "-")) }
+        return reversed.reversed()
     }
 }
 
