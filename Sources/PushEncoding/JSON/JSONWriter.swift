@@ -50,17 +50,14 @@ public struct JSONWriter: Sendable {
 
     /// Writes an object member's name and the `:`; the next call writes its value.
     public mutating func key(_ name: String) {
-        separate()
-        appendQuoted(name)
-        bytes.append(UInt8(ascii: ":"))
+        appendQuoted(name, comma: needsComma, colon: true)
         needsComma = false
     }
 
     // MARK: Values
 
     public mutating func string(_ value: String) {
-        separate()
-        appendQuoted(value)
+        appendQuoted(value, comma: needsComma, colon: false)
         needsComma = true
     }
 
@@ -258,56 +255,71 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private mutating func appendQuoted(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { appendEscaped($0) }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    /// Strings that need escaping and are up to this many UTF-8 bytes reserve their worst case
+    /// (every byte `\u00XX`) and are escaped in one pass; longer ones are measured first so the
+    /// reservation is exact.
+    public static let worstCaseReservationLimit = 256
 
-    /// Copies runs that need no escaping in one go; escapes the rest.
-    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-        var runStart = 0
-        var index = 0
+    /// `[,]"escaped value"[:]` in one reservation of the buffer: a payload quotes ~80 mostly
+    /// short strings, so the fixed cost per call counts (one capacity and uniqueness check, no
+    /// copy of the string, the quotes, comma and colon written with the text). The string's
+    /// bytes are read in place (`utf8.span`: Swift strings are contiguous UTF-8 here, small ones
+    /// included). The common case, nothing to escape, is a branch-free scan and a plain copy,
+    /// both of which the compiler vectorizes; a string with something to escape goes byte by byte.
+    private mutating func appendQuoted(_ value: String, comma: Bool, colon: Bool) {
+        let utf8 = value.utf8.span
         let count = utf8.count
-        while index < count {
+        var special: UInt8 = 0
+        for index in utf8.indices {
             let byte = utf8[index]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
-                index += 1
-                continue
-            }
-            if runStart < index {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-            }
-            appendEscape(byte)
-            index += 1
-            runStart = index
+            special |= (byte < 0x20 ? 1 : 0) | (byte == 0x22 ? 1 : 0) | (byte == 0x5C ? 1 : 0)
         }
-        if runStart < count {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count]))
+        if special == 0 {
+            bytes.append(addingCapacity: count &+ 4) { out in
+                if comma { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "\""))
+                for index in utf8.indices { out.append(utf8[index]) }
+                out.append(UInt8(ascii: "\""))
+                if colon { out.append(UInt8(ascii: ":")) }
+            }
+            return
+        }
+        let escapedCount = count <= Self.worstCaseReservationLimit ? count &* 6 : Self.escapedCount(value)
+        bytes.append(addingCapacity: escapedCount &+ 4) { out in
+            if comma { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for index in utf8.indices {
+                let byte = utf8[index]
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
+                    out.append(byte)
+                } else {
+                    Self.appendEscape(byte, to: &out)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+            if colon { out.append(UInt8(ascii: ":")) }
         }
     }
 
-    private mutating func appendEscape(_ byte: UInt8) {
+    private static func appendEscape(_ byte: UInt8, to out: inout OutputSpan<UInt8>) {
         let backslash = UInt8(ascii: "\\")
+        out.append(backslash)
         switch byte {
-        case 0x22: bytes.append(backslash); bytes.append(UInt8(ascii: "\""))
-        case 0x5C: bytes.append(backslash); bytes.append(backslash)
-        case 0x08: bytes.append(backslash); bytes.append(UInt8(ascii: "b"))
-        case 0x09: bytes.append(backslash); bytes.append(UInt8(ascii: "t"))
-        case 0x0A: bytes.append(backslash); bytes.append(UInt8(ascii: "n"))
-        case 0x0C: bytes.append(backslash); bytes.append(UInt8(ascii: "f"))
-        case 0x0D: bytes.append(backslash); bytes.append(UInt8(ascii: "r"))
+        case 0x22: out.append(UInt8(ascii: "\""))
+        case 0x5C: out.append(backslash)
+        case 0x08: out.append(UInt8(ascii: "b"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0C: out.append(UInt8(ascii: "f"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
         default:
-            let hex: StaticString = "0123456789abcdef"
-            bytes.append(backslash)
-            bytes.append(UInt8(ascii: "u"))
-            bytes.append(UInt8(ascii: "0"))
-            bytes.append(UInt8(ascii: "0"))
-            hex.withUTF8Buffer { digits in
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
-            }
+            let hex: InlineArray<16, UInt8> = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39,
+                                               0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
+            out.append(UInt8(ascii: "u"))
+            out.append(UInt8(ascii: "0"))
+            out.append(UInt8(ascii: "0"))
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0F)])
         }
     }
 }
