@@ -44,11 +44,14 @@ public struct JobPlanner: Sendable {
         }
     }
 
-    private func plan(_ recipient: Recipient, tokenHash: String, resolution: RecipientResolution, profile: AppProfile?,
+    /// `resolution` is consumed: its content moves into the payload builder's argument instead of
+    /// being copied out of the enum (a `NotificationContent` is ~25 references to retain and
+    /// release, once per recipient).
+    private func plan(_ recipient: Recipient, tokenHash: String, resolution: consuming RecipientResolution, profile: AppProfile?,
                       issuedAt: Int) -> PlannedRecipient {
         var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
                                        tokenHash: tokenHash, state: .expired)
-        switch resolution {
+        switch consume resolution {
         case .expired(let msgID):
             planned.msgID = msgID
         case .rejected(let reason, let language, let msgID):
