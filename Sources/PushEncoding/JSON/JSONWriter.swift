@@ -301,6 +301,10 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Inlined into the escaping loop: called out of line, the output span's count lived in
+    /// memory for the whole loop (its address escaped), ~8 more instructions a byte for every
+    /// string with a quote in it (FCM's `on.actions`, a JSON text, is one per Android payload).
+    @inline(__always)
     private static func appendEscape(_ byte: UInt8, to out: inout OutputSpan<UInt8>) {
         let backslash = UInt8(ascii: "\\")
         out.append(backslash)
