@@ -36,11 +36,17 @@ public struct SHA256: Sendable {
 
     /// The digest of a string's UTF-8 bytes, without copying them.
     public static func hash(utf8 text: String) -> [UInt8] {
+        let digest = inlineHash(utf8: text)
+        return (0..<digestByteCount).map { digest[$0] }
+    }
+
+    /// ``hash(utf8:)`` as 32 inline bytes: no heap allocation (the token hash of every recipient).
+    public static func inlineHash(utf8 text: String) -> InlineArray<32, UInt8> {
         var text = text
         return text.withUTF8 { bytes in
             var hasher = SHA256()
             hasher.update(bytes.span)
-            return hasher.finalize()
+            return hasher.finalizeInline()
         }
     }
 
@@ -77,6 +83,13 @@ public struct SHA256: Sendable {
     }
 
     public mutating func finalize() -> [UInt8] {
+        let digest = finalizeInline()
+        return (0..<SHA256.digestByteCount).map { digest[$0] }
+    }
+
+    /// ``finalize()`` as 32 inline bytes: no heap allocation (HMAC's inner digest, msgId tags,
+    /// token hashes: several per recipient).
+    public mutating func finalizeInline() -> InlineArray<32, UInt8> {
         let bitLength = totalBytes &* 8
         buffer[bufferCount] = 0x80
         bufferCount += 1
@@ -91,7 +104,7 @@ public struct SHA256: Sendable {
         }
         compressBuffer()
         let words: InlineArray<8, UInt32> = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        var digest = [UInt8](repeating: 0, count: SHA256.digestByteCount)
+        var digest = InlineArray<32, UInt8>(repeating: 0)
         for index in 0..<8 {
             let word = words[index]
             digest[index * 4] = UInt8(truncatingIfNeeded: word >> 24)
@@ -185,11 +198,19 @@ public struct HMACSHA256: Sendable {
     public func authenticationCode(for message: [UInt8]) -> [UInt8] { authenticationCode(for: message[...]) }
 
     public func authenticationCode(for message: ArraySlice<UInt8>) -> [UInt8] {
+        let tag = inlineAuthenticationCode(for: message.span)
+        return (0..<SHA256.digestByteCount).map { tag[$0] }
+    }
+
+    /// The 32-byte tag of `message` as inline bytes: no heap allocation for it or for the inner
+    /// digest (one msgId per recipient).
+    public func inlineAuthenticationCode(for message: Span<UInt8>) -> InlineArray<32, UInt8> {
         var innerHash = inner
         innerHash.update(message)
+        let innerDigest = innerHash.finalizeInline()
         var outerHash = outer
-        outerHash.update(innerHash.finalize())
-        return outerHash.finalize()
+        outerHash.update(innerDigest.span)
+        return outerHash.finalizeInline()
     }
 
     /// One-shot HMAC-SHA256.

@@ -88,7 +88,7 @@ public enum TokenHash {
     public static func of(_ token: String) -> String {
         // PushCore's SHA-256 hashes the string's bytes in place (no copy, no libcrypto
         // dispatch): this runs once per recipient.
-        let digest = SHA256.hash(utf8: token)
+        let digest = SHA256.inlineHash(utf8: token)
         let hex: InlineArray<16, UInt8> = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
         var out = [UInt8](repeating: 0, count: 32)
         for index in 0..<16 {
