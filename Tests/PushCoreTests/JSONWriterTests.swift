@@ -200,4 +200,26 @@ struct JSONQuotingTests {
         writer.endObject()
         #expect(writer.text == #"{"":"","k\"":"v\n","arr":["a","",1,"é"],"z":"last"}"#)
     }
+
+    @Test("a string member written in one reservation equals its key and value written one after the other")
+    func memberEqualsKeyThenString() {
+        let texts = ["", "a", "on.msgId", "k\"", "v\n", "é 모든 🇺🇿", "\u{1F}", String(repeating: "x", count: 300),
+                     String(repeating: "\\", count: 300)]
+        for name in texts {
+            for value in texts {
+                var joined = JSONWriter(capacity: 0)
+                var separate = JSONWriter(capacity: 0)
+                joined.beginObject(); separate.beginObject()
+                for _ in 0..<2 {
+                    joined.member(name, value)
+                    separate.key(name); separate.string(value)
+                    joined.member(name, ifPresent: value)
+                    separate.key(name); separate.string(value)
+                }
+                joined.endObject(); separate.endObject()
+                #expect(joined.bytes == separate.bytes)
+                #expect(joined.text.hasPrefix("{" + JSONWriter.quotedString(name) + ":" + JSONWriter.quotedString(value) + ","))
+            }
+        }
+    }
 }

@@ -146,14 +146,19 @@ public struct JSONWriter: Sendable {
 
     // MARK: Members (key + value)
 
-    public mutating func member(_ name: String, _ value: String) { key(name); string(value) }
+    /// `"name":"value"` in one reservation of the buffer when neither needs escaping (a payload
+    /// writes ~40 string members: one capacity and uniqueness check for the two strings).
+    public mutating func member(_ name: String, _ value: String) {
+        appendQuotedMember(name, value, comma: needsComma)
+        needsComma = true
+    }
     public mutating func member(_ name: String, _ value: Int) { key(name); int(value) }
     public mutating func member(_ name: String, _ value: Double) { key(name); double(value) }
     public mutating func member(_ name: String, _ value: Bool) { key(name); bool(value) }
 
     /// Writes the member only when `value` is non-nil.
     public mutating func member(_ name: String, ifPresent value: String?) {
-        if let value { key(name); string(value) }
+        if let value { member(name, value) }
     }
 
     /// Writes `name: value`, `name: null` when nil.
@@ -269,12 +274,7 @@ public struct JSONWriter: Sendable {
     private mutating func appendQuoted(_ value: String, comma: Bool, colon: Bool) {
         let utf8 = value.utf8.span
         let count = utf8.count
-        var special: UInt8 = 0
-        for index in utf8.indices {
-            let byte = utf8[index]
-            special |= (byte < 0x20 ? 1 : 0) | (byte == 0x22 ? 1 : 0) | (byte == 0x5C ? 1 : 0)
-        }
-        if special == 0 {
+        if Self.needsNoEscape(utf8) {
             bytes.append(addingCapacity: count &+ 4) { out in
                 if comma { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "\""))
@@ -305,6 +305,39 @@ public struct JSONWriter: Sendable {
     /// memory for the whole loop (its address escaped), ~8 more instructions a byte for every
     /// string with a quote in it (FCM's `on.actions`, a JSON text, is one per Android payload).
     @inline(__always)
+    /// `[,]"name":"value"`: both copied in one reservation when neither needs escaping, else
+    /// quoted one after the other.
+    private mutating func appendQuotedMember(_ name: String, _ value: String, comma: Bool) {
+        let key = name.utf8.span
+        let text = value.utf8.span
+        guard Self.needsNoEscape(key), Self.needsNoEscape(text) else {
+            appendQuoted(name, comma: comma, colon: true)
+            appendQuoted(value, comma: false, colon: false)
+            return
+        }
+        bytes.append(addingCapacity: key.count &+ text.count &+ 6) { out in
+            if comma { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for index in key.indices { out.append(key[index]) }
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: ":"))
+            out.append(UInt8(ascii: "\""))
+            for index in text.indices { out.append(text[index]) }
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// No `"`, `\` or control character: a branch-free scan the compiler vectorizes.
+    @inline(__always)
+    private static func needsNoEscape(_ utf8: Span<UInt8>) -> Bool {
+        var special: UInt8 = 0
+        for index in utf8.indices {
+            let byte = utf8[index]
+            special |= (byte < 0x20 ? 1 : 0) | (byte == 0x22 ? 1 : 0) | (byte == 0x5C ? 1 : 0)
+        }
+        return special == 0
+    }
+
     private static func appendEscape(_ byte: UInt8, to out: inout OutputSpan<UInt8>) {
         let backslash = UInt8(ascii: "\\")
         out.append(backslash)
