@@ -74,6 +74,9 @@ struct AddressClassifierTests {
         "", "localhost", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "010.0.0.1", "127.1", "2130706433", "0x7f.0.0.1",
         "1.2.3.4 ", " 1.2.3.4", "+1.2.3.4", "1:2:3:4:5:6:7:8:9", "1::2::3", ":1", "1:", "12345::", "::g", "::+1", "::-1",
         "1:2:3:4:5:6:7:8::", "::ffff:1.2.3", "::ffff:01.2.3.4", "fe80::1%", "[::1", "::1]",
+        // Host names and near-addresses without a ':' (refused before any IPv6 parsing).
+        "fcm.googleapis.com", "updates.push.services.mozilla.com", "[fcm.googleapis.com]", "1.2.3.4\u{301}",
+        "1.2.3.\u{661}", "١.٢.٣.٤", "1.2.3.a", "a.1.2.3", "1,2,3,4", "1.2.3.4.", ".1.2.3",
     ])
     func notAddresses(text: String) {
         #expect(IPAddress(text) == nil, "\(text)")

@@ -139,5 +139,87 @@ struct JSONQuotingTests {
         }.text
         #expect(json == #"{"a":null,"b":"x","c":{"d":1,"e":null},"f":"y"}"#)
     }
-}
 
+    /// What RFC 8259 §7 asks for, one byte at a time: the reference the one-pass quoting must match.
+    private static func referenceQuoted(_ text: String) -> [UInt8] {
+        let short: [UInt8: String] = [0x22: "\\\"", 0x5C: "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n",
+                                      0x0C: "\\f", 0x0D: "\\r"]
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = [0x22]
+        for byte in text.utf8 {
+            if let escape = short[byte] {
+                out += Array(escape.utf8)
+            } else if byte < 0x20 {
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                out.append(byte)
+            }
+        }
+        out.append(0x22)
+        return out
+    }
+
+    @Test("one-pass quoting matches the byte-by-byte reference: every ASCII byte, every escape class, non-ASCII, empty, at and past the worst-case reservation limit")
+    func onePassMatchesReference() {
+        var cases: [String] = ["", "a", "\"", "\\", "\u{0}", "\u{1F}", "\u{7F}", "é", "모든 🇺🇿", "e\u{301}"]
+        cases.append(String(decoding: (0..<0x80).map { UInt8($0) }, as: UTF8.self))
+        let mixed = "ab\"c\\d\n\u{1}é🇺🇿\t"
+        let limit = JSONWriter.worstCaseReservationLimit
+        for length in [limit - 1, limit, limit + 1, 4 * limit, 20_000] {
+            cases.append(String(repeating: "x", count: length))
+            cases.append(String(repeating: "\u{0}", count: length)) // every byte six bytes out
+            cases.append(String(repeating: mixed, count: length / mixed.utf8.count + 1))
+        }
+        for text in cases {
+            #expect(JSONWriter.quoted(text) == Self.referenceQuoted(text), "\(text.utf8.count) bytes")
+            #expect(JSONWriter.escapedCount(text) == Self.referenceQuoted(text).count - 2)
+        }
+    }
+
+    @Test("strings not born native (Foundation-bridged, substrings, interpolated, small and large) quote like the same text")
+    func bridgedAndDerivedStrings() {
+        let large = "Merhaba \"Ayşe\"\n" + String(repeating: "ğ", count: 40)
+        let sources: [String] = [
+            NSString(string: large) as String, NSString(string: "kısa\t") as String,
+            String(large.dropFirst(3)), String(Substring("small\u{1}")), "\(large)\(7)",
+            String(decoding: Array(large.utf8), as: UTF8.self),
+        ]
+        for text in sources {
+            #expect(JSONWriter.quoted(text) == Self.referenceQuoted(text))
+        }
+    }
+
+    @Test("commas and colons around quoted keys and values land where the separate appends put them")
+    func separatorsAroundQuotedStrings() {
+        var writer = JSONWriter(capacity: 0) // growing from nothing: each quoted run reserves its own room
+        writer.beginObject()
+        writer.member("", "")
+        writer.member("k\"", "v\n")
+        writer.key("arr"); writer.beginArray(); writer.string("a"); writer.string(""); writer.int(1); writer.string("é"); writer.endArray()
+        writer.member("z", ifPresent: "last")
+        writer.endObject()
+        #expect(writer.text == #"{"":"","k\"":"v\n","arr":["a","",1,"é"],"z":"last"}"#)
+    }
+
+    @Test("a string member written in one reservation equals its key and value written one after the other")
+    func memberEqualsKeyThenString() {
+        let texts = ["", "a", "on.msgId", "k\"", "v\n", "é 모든 🇺🇿", "\u{1F}", String(repeating: "x", count: 300),
+                     String(repeating: "\\", count: 300)]
+        for name in texts {
+            for value in texts {
+                var joined = JSONWriter(capacity: 0)
+                var separate = JSONWriter(capacity: 0)
+                joined.beginObject(); separate.beginObject()
+                for _ in 0..<2 {
+                    joined.member(name, value)
+                    separate.key(name); separate.string(value)
+                    joined.member(name, ifPresent: value)
+                    separate.key(name); separate.string(value)
+                }
+                joined.endObject(); separate.endObject()
+                #expect(joined.bytes == separate.bytes)
+                #expect(joined.text.hasPrefix("{" + JSONWriter.quotedString(name) + ":" + JSONWriter.quotedString(value) + ","))
+            }
+        }
+    }
+}

@@ -152,6 +152,8 @@ struct PayloadAPNSTests {
             ["i": "no", "n": "No thanks"],
         ]))
         #expect(APNSPayloadBuilder.categoryID(for: content.actions) == "on.b.buy.later.no")
+        #expect(APNSPayloadBuilder.categoryID(for: [NotificationAction(id: "only", title: "x")]) == "on.b.only")
+        #expect(APNSPayloadBuilder.categoryID(for: []) == "on.b.")
 
         content.ios.category = "promo"
         let (_, named) = try apns(content)

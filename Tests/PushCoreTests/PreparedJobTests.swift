@@ -160,6 +160,26 @@ struct PreparedJobTests {
         #expect(prepared.language(for: recipient) == chosen)
     }
 
+    @Test("recipients' languages looked up once per job choose what the selector chooses for a recipient outside the job")
+    func languagePerJob() throws {
+        let tags: [String?] = ["tr", "TR", "tr-TR", "tr_TR", "pt-BR", "pt_br", "ko-Kore-KR", "zh-Hant-TW", "en-GB", "EN", "", nil, "x", "de"]
+        let expected = ["tr", "tr", "tr", "tr", "pt", "pt", "ko", "en", "en", "en", "en", "en", "en", "en"]
+        let recipients = tags.enumerated().map { index, tag in
+            let language = tag.map { #", "language": "\#($0)""# } ?? ""
+            return #"{"subscriptionId": "s\#(index)", "platform": "ios", "token": "\#(JobFixtures.apnsToken)"\#(language)}"#
+        }
+        let inJob = try Self.prepare(Self.multilingual.replacingOccurrences(
+            of: #""recipients": []"#, with: #""recipients": ["# + recipients.joined(separator: ", ") + "]"))
+        let outside = try Self.prepare(Self.multilingual)
+        #expect(inJob.job.recipients.count == tags.count)
+        for (position, recipient) in inJob.job.recipients.enumerated() {
+            #expect(inJob.language(for: recipient) == expected[position], "\(String(describing: tags[position]))")
+            #expect(outside.language(for: recipient) == expected[position])
+            let (content, _) = try #require(Self.ready(inJob.resolve(recipient)))
+            #expect(content.language == expected[position])
+        }
+    }
+
     @Test("a language's own actions replace the default's; subtitle falls back field by field")
     func fieldFallback() throws {
         let prepared = try Self.prepare(Self.multilingual)

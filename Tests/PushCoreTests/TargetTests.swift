@@ -57,6 +57,31 @@ struct TargetTests {
         }
     }
 
+    @Test("each token check accepts exactly its alphabet: every ASCII character and a non-ASCII one, at the start, middle and end")
+    func tokenAlphabets() {
+        func inRanges(_ scalar: UInt8, _ extra: String) -> Bool {
+            (0x41...0x5A).contains(scalar) || (0x61...0x7A).contains(scalar) || (0x30...0x39).contains(scalar)
+                || extra.utf8.contains(scalar)
+        }
+        let base = String(repeating: "ab", count: 32) // valid for all three
+        for scalar in UInt8(0)...0x7F {
+            let character = String(UnicodeScalar(scalar))
+            let tokens = [character + String(base.dropFirst()), String(base.prefix(31)) + character + String(base.dropFirst(32)),
+                          String(base.dropLast()) + character]
+            for token in tokens {
+                #expect(RecipientTargeting.isFCMToken(token) == inRanges(scalar, "_:-"), "FCM \(scalar)")
+                #expect(RecipientTargeting.isHMSToken(token) == inRanges(scalar, "_:-.+/="), "HMS \(scalar)")
+                let isHex = (0x30...0x39).contains(scalar) || (0x61...0x66).contains(scalar) || (0x41...0x46).contains(scalar)
+                #expect(RecipientTargeting.apnsToken(token) == (isHex ? token.lowercased() : nil), "APNs \(scalar)")
+            }
+        }
+        for token in ["é" + String(base.dropFirst(2)), String(base.dropLast(3)) + "€"] {
+            #expect(!RecipientTargeting.isFCMToken(token))
+            #expect(!RecipientTargeting.isHMSToken(token))
+            #expect(RecipientTargeting.apnsToken(token) == nil)
+        }
+    }
+
     @Test("unknown or missing platforms are unknown_platform", arguments: [nil, "", "blackberry", "i os", "apns"] as [String?])
     func unknownPlatform(name: String?) {
         #expect(Self.reason(Recipient(subscriptionID: "s", platformName: name, token: JobFixtures.apnsToken)) == "unknown_platform")

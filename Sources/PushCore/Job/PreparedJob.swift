@@ -46,6 +46,10 @@ public struct PreparedJob: Sendable {
     /// The msgId Huawei payloads carry: one payload serves a batch of recipients (DESIGN §17).
     private let hmsBatchMsgID: String
     private let selector: LanguageSelector
+    /// The selector's answer for each distinct `language` the recipients ask for, looked up once
+    /// per job: recipients repeat a handful of tags, and a tag that is not in the job exactly
+    /// (`en-GB` for `en`) costs the selector a lower-casing and a walk down its prefixes.
+    private let languageIndexByRequest: [String: Int]
     private let languages: [PreparedLanguage]
     private let base: NotificationContent
 
@@ -69,7 +73,14 @@ public struct PreparedJob: Sendable {
         self.job = job
         self.context = context
         let tags = job.content.languages.map(\.language)
-        selector = LanguageSelector(languages: tags, defaultLanguage: job.content.defaultLanguage)
+        let selector = LanguageSelector(languages: tags, defaultLanguage: job.content.defaultLanguage)
+        self.selector = selector
+        var languageIndexByRequest: [String: Int] = [:]
+        for recipient in job.recipients {
+            guard let requested = recipient.language, languageIndexByRequest[requested] == nil else { continue }
+            languageIndexByRequest[requested] = selector.index(for: requested)
+        }
+        self.languageIndexByRequest = languageIndexByRequest
         let fallback = job.content.languages.indices.contains(selector.defaultIndex)
             ? job.content.languages[selector.defaultIndex] : LocalizedContent(language: job.content.defaultLanguage)
         let entries = job.content.languages.isEmpty ? [fallback] : job.content.languages
@@ -123,19 +134,26 @@ public struct PreparedJob: Sendable {
 
     /// The language tag (as written in the job) chosen for `recipient`.
     public func language(for recipient: Recipient) -> String {
-        languages[selector.index(for: recipient.language)].tag
+        languages[languageIndex(for: recipient.language)].tag
+    }
+
+    private func languageIndex(for requested: String?) -> Int {
+        if let requested, let index = languageIndexByRequest[requested] { return index }
+        return selector.index(for: requested)
     }
 
     public func resolve(_ recipient: Recipient) -> RecipientResolution {
         let msgID = msgID(for: recipient)
         if isExpired { return .expired(msgID: msgID) }
-        let language = languages[selector.index(for: recipient.language)]
+        let language = languages[languageIndex(for: recipient.language)]
         let target: DeliveryTarget
         switch RecipientTargeting.target(for: recipient, policy: context.webPushPolicy) {
         case .success(let found): target = found
         case .failure(let rejection): return .rejected(reason: rejection.reason, language: language.tag, msgID: msgID)
         }
-        return .ready(content(for: recipient, msgID: msgID, in: language, target: target), target)
+        var content = base
+        fill(&content, for: recipient, msgID: msgID, in: language, target: target)
+        return .ready(content, target)
     }
 
     /// The audience of an audience job (DESIGN §19) as its one recipient: the default language,
@@ -146,12 +164,16 @@ public struct PreparedJob: Sendable {
         let msgID = msgID(for: recipient)
         if isExpired { return .expired(msgID: msgID) }
         let target = DeliveryTarget.fcmAudience(audience)
-        return .ready(content(for: recipient, msgID: msgID, in: languages[selector.index(for: nil)], target: target), target)
+        var content = base
+        fill(&content, for: recipient, msgID: msgID, in: languages[selector.index(for: nil)], target: target)
+        return .ready(content, target)
     }
 
-    private func content(for recipient: Recipient, msgID: String, in language: PreparedLanguage, target: DeliveryTarget) -> NotificationContent {
+    /// Fills `content` (a copy of `base`) in place for `recipient`: a returned local was copied
+    /// once more into the result (~25 references retained and released per recipient).
+    private func fill(_ content: inout NotificationContent, for recipient: Recipient, msgID: String, in language: PreparedLanguage,
+                      target: DeliveryTarget) {
         let properties = recipient.properties
-        var content = base
         content.userID = recipient.userID
         content.subscriptionID = recipient.subscriptionID
         content.msgID = msgID
@@ -167,6 +189,5 @@ public struct PreparedJob: Sendable {
                 NotificationAction(id: $0.id, title: $0.title.render(properties), url: $0.url)
             }
         }
-        return content
     }
 }

@@ -43,8 +43,8 @@ public enum MsgID {
         appendRequired(fields.subscriptionID, to: &bytes)
         appendRequired(fields.platform, to: &bytes)
         appendOptional(fields.variant, to: &bytes)
-        let tag = entry.hmac.authenticationCode(for: bytes)
-        bytes.append(contentsOf: tag[0..<tagBytes])
+        let tag = entry.hmac.inlineAuthenticationCode(for: bytes.span)
+        for index in 0..<tagBytes { bytes.append(tag[index]) }
         return Base64URL.encode(bytes)
     }
 

@@ -36,11 +36,17 @@ public struct SHA256: Sendable {
 
     /// The digest of a string's UTF-8 bytes, without copying them.
     public static func hash(utf8 text: String) -> [UInt8] {
+        let digest = inlineHash(utf8: text)
+        return (0..<digestByteCount).map { digest[$0] }
+    }
+
+    /// ``hash(utf8:)`` as 32 inline bytes: no heap allocation (the token hash of every recipient).
+    public static func inlineHash(utf8 text: String) -> InlineArray<32, UInt8> {
         var text = text
         return text.withUTF8 { bytes in
             var hasher = SHA256()
             hasher.update(bytes.span)
-            return hasher.finalize()
+            return hasher.finalizeInline()
         }
     }
 
@@ -77,6 +83,13 @@ public struct SHA256: Sendable {
     }
 
     public mutating func finalize() -> [UInt8] {
+        let digest = finalizeInline()
+        return (0..<SHA256.digestByteCount).map { digest[$0] }
+    }
+
+    /// ``finalize()`` as 32 inline bytes: no heap allocation (HMAC's inner digest, msgId tags,
+    /// token hashes: several per recipient).
+    public mutating func finalizeInline() -> InlineArray<32, UInt8> {
         let bitLength = totalBytes &* 8
         buffer[bufferCount] = 0x80
         bufferCount += 1
@@ -91,7 +104,7 @@ public struct SHA256: Sendable {
         }
         compressBuffer()
         let words: InlineArray<8, UInt32> = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        var digest = [UInt8](repeating: 0, count: SHA256.digestByteCount)
+        var digest = InlineArray<32, UInt8>(repeating: 0)
         for index in 0..<8 {
             let word = words[index]
             digest[index * 4] = UInt8(truncatingIfNeeded: word >> 24)
@@ -109,40 +122,59 @@ public struct SHA256: Sendable {
     }
 
     /// One block (FIPS 180-4 §6.2.2). The whole 64-word message schedule is expanded first, inline;
-    /// the round constants are read from a local copy (not the global's accessor each round) and
-    /// rotations use masking shifts, which compile to one `ror` (a smart shift is a compare and
-    /// two selects): this runs five times per recipient (token hash, msgId HMAC).
+    /// the rounds are unrolled by eight with the working variables renamed instead of shifted
+    /// (`round(a, b, c, &d, e, f, g, &h)`, then `round(h, a, b, &c, …)`: no eight moves per
+    /// round), Ch and Maj in their three-operation forms, the round constants from a local copy,
+    /// rotations as masking shifts (one `ror`). This runs four times per recipient (token hash,
+    /// msgId HMAC).
     private mutating func compress(_ block: Span<UInt8>, at start: Int) {
         let constants = SHA256.roundConstants
         var schedule = InlineArray<64, UInt32>(repeating: 0)
+        let words = block.extracting(start..<start + SHA256.blockByteCount)
         for index in 0..<16 {
-            let offset = start + index * 4
-            schedule[index] = UInt32(block[offset]) << 24 | UInt32(block[offset + 1]) << 16
-                | UInt32(block[offset + 2]) << 8 | UInt32(block[offset + 3])
+            let offset = index &* 4
+            schedule[index] = UInt32(words[offset]) &<< 24 | UInt32(words[offset &+ 1]) &<< 16
+                | UInt32(words[offset &+ 2]) &<< 8 | UInt32(words[offset &+ 3])
         }
         for index in 16..<64 {
-            let word15 = schedule[index - 15], word2 = schedule[index - 2]
-            let sigma0 = rotateRight(word15, 7) ^ rotateRight(word15, 18) ^ (word15 &>> 3)
-            let sigma1 = rotateRight(word2, 17) ^ rotateRight(word2, 19) ^ (word2 &>> 10)
-            schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+            let word15 = schedule[index &- 15], word2 = schedule[index &- 2]
+            let sigma0 = Self.rotateRight(word15, 7) ^ Self.rotateRight(word15, 18) ^ (word15 &>> 3)
+            let sigma1 = Self.rotateRight(word2, 17) ^ Self.rotateRight(word2, 19) ^ (word2 &>> 10)
+            schedule[index] = schedule[index &- 16] &+ sigma0 &+ schedule[index &- 7] &+ sigma1
         }
         var (a, b, c, d, e, f, g, h) = state
-        for index in 0..<64 {
-            let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ schedule[index]
-            let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = bigSigma0 &+ majority
-            h = g; g = f; f = e; e = d &+ temp1
-            d = c; c = b; b = a; a = temp1 &+ temp2
+        var index = 0
+        while index < 64 {
+            Self.round(a, b, c, &d, e, f, g, &h, constants[index] &+ schedule[index])
+            Self.round(h, a, b, &c, d, e, f, &g, constants[index &+ 1] &+ schedule[index &+ 1])
+            Self.round(g, h, a, &b, c, d, e, &f, constants[index &+ 2] &+ schedule[index &+ 2])
+            Self.round(f, g, h, &a, b, c, d, &e, constants[index &+ 3] &+ schedule[index &+ 3])
+            Self.round(e, f, g, &h, a, b, c, &d, constants[index &+ 4] &+ schedule[index &+ 4])
+            Self.round(d, e, f, &g, h, a, b, &c, constants[index &+ 5] &+ schedule[index &+ 5])
+            Self.round(c, d, e, &f, g, h, a, &b, constants[index &+ 6] &+ schedule[index &+ 6])
+            Self.round(b, c, d, &e, f, g, h, &a, constants[index &+ 7] &+ schedule[index &+ 7])
+            index &+= 8
         }
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
                  state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
     }
 
+    /// One round: `h` becomes the new `a` (T1 + T2) and `d` the new `e` (d + T1); the caller
+    /// renames the other six.
     @inline(__always)
-    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { (value &>> count) | (value &<< (32 &- count)) }
+    private static func round(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
+                              _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ constantPlusWord: UInt32) {
+        let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
+        let choice = g ^ (e & (f ^ g))
+        let temp1 = h &+ bigSigma1 &+ choice &+ constantPlusWord
+        let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
+        let majority = (a & b) | (c & (a | b))
+        d = d &+ temp1
+        h = temp1 &+ bigSigma0 &+ majority
+    }
+
+    @inline(__always)
+    private static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { (value &>> count) | (value &<< (32 &- count)) }
 }
 
 /// HMAC-SHA256 (RFC 2104, test vectors RFC 4231). The keyed inner and outer states are
@@ -166,11 +198,19 @@ public struct HMACSHA256: Sendable {
     public func authenticationCode(for message: [UInt8]) -> [UInt8] { authenticationCode(for: message[...]) }
 
     public func authenticationCode(for message: ArraySlice<UInt8>) -> [UInt8] {
+        let tag = inlineAuthenticationCode(for: message.span)
+        return (0..<SHA256.digestByteCount).map { tag[$0] }
+    }
+
+    /// The 32-byte tag of `message` as inline bytes: no heap allocation for it or for the inner
+    /// digest (one msgId per recipient).
+    public func inlineAuthenticationCode(for message: Span<UInt8>) -> InlineArray<32, UInt8> {
         var innerHash = inner
         innerHash.update(message)
+        let innerDigest = innerHash.finalizeInline()
         var outerHash = outer
-        outerHash.update(innerHash.finalize())
-        return outerHash.finalize()
+        outerHash.update(innerDigest.span)
+        return outerHash.finalizeInline()
     }
 
     /// One-shot HMAC-SHA256.

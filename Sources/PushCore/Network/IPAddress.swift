@@ -27,6 +27,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var text = Substring(text)
         if text.first == "[" && text.last == "]" { text = text.dropFirst().dropLast() }
         guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
+        // Every IPv6 text has a ':' (parseIPv6 refuses any other): a host name (the Web Push
+        // allow-list asks twice per recipient) skips its Foundation substring search.
+        guard text.utf8.contains(UInt8(ascii: ":")) else {
+            guard let v4 = IPAddress.parseIPv4(text) else { return nil }
+            bytes = v4
+            return
+        }
         if let v4 = IPAddress.parseIPv4(text) {
             bytes = v4
         } else if let v6 = IPAddress.parseIPv6(text) {
@@ -99,6 +106,9 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Strict dotted decimal: four parts of 1–3 digits, each ≤ 255, no leading zero.
     static func parseIPv4(_ text: Substring) -> [UInt8]? {
+        // Four parts of ASCII digits between dots: a text with any other byte is refused below
+        // anyway (that byte lands in some part); refusing it here skips splitting a host name.
+        guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }) else { return nil }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4 else { return nil }
         var bytes: [UInt8] = []

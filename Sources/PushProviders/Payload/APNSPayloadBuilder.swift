@@ -49,7 +49,14 @@ public enum APNSPayloadBuilder {
     /// action ids joined by `.` (e.g. `on.b.buy.later`). Deterministic, so the SDK registers each
     /// button set once (from `custom.b`) and reuses it.
     public static func categoryID(for actions: [NotificationAction]) -> String {
-        "on.b." + actions.map(\.id).joined(separator: ".")
+        // Appended in place (it is built per iOS payload): `map` + `joined` cost an array of the
+        // ids and the generic joining, ~2k instructions for three buttons.
+        var id = "on.b."
+        for (position, action) in actions.enumerated() {
+            if position > 0 { id.append(".") }
+            id.append(action.id)
+        }
+        return id
     }
 
     /// The request headers, lower case, in this order.

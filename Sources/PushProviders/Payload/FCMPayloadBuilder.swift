@@ -54,10 +54,19 @@ public enum FCMPayloadBuilder {
 
     /// `message.data` as ordered pairs: the job's data, then the `on.*` keys present.
     static func dataPairs(_ content: NotificationContent, text: NotificationText, actionsJSON: String?) -> [KeyValue] {
-        var pairs = content.data
+        var pairs: [KeyValue] = []
         pairs.reserveCapacity(content.data.count + 12)
+        forEachDataPair(content, text: text, actionsJSON: actionsJSON) { pairs.append(KeyValue($0, $1)) }
+        return pairs
+    }
+
+    /// ``dataPairs(_:text:actionsJSON:)`` one pair at a time, in that order, without building the
+    /// array (the payload writes each pair as it comes).
+    static func forEachDataPair(_ content: NotificationContent, text: NotificationText, actionsJSON: String?,
+                                _ body: (_ key: String, _ value: String) -> Void) {
+        for pair in content.data { body(pair.key, pair.value) }
         func add(_ key: String, _ value: String?) {
-            if let value { pairs.append(KeyValue(key, value)) }
+            if let value { body(key, value) }
         }
         let android = content.android
         add(FCMDataKey.msgID, content.msgID)
@@ -83,7 +92,6 @@ public enum FCMPayloadBuilder {
         if let badge = content.ios.badge {
             add(badge.mode == .set ? FCMDataKey.badge : FCMDataKey.badgeIncrement, String(badge.value))
         }
-        return pairs
     }
 
     /// `on.actions`: `[{"id","title","url"?}]` as a JSON string, nil without actions.
@@ -111,7 +119,6 @@ public enum FCMPayloadBuilder {
     /// The body, and the keys + values bytes of `message.data` (FCM's size rule).
     static func payload(_ content: NotificationContent, target: FCMMessageTarget, text: NotificationText,
                         actionsJSON: String?) -> (body: [UInt8], dataBytes: Int) {
-        let pairs = dataPairs(content, text: text, actionsJSON: actionsJSON)
         var dataBytes = 0
         var json = JSONWriter(capacity: 2048)
         json.beginObject()
@@ -120,9 +127,9 @@ public enum FCMPayloadBuilder {
         json.member(target.memberName, target.value)
         json.key("data")
         json.beginObject()
-        for pair in pairs {
-            dataBytes += pair.key.utf8.count + pair.value.utf8.count
-            json.member(pair.key, pair.value)
+        forEachDataPair(content, text: text, actionsJSON: actionsJSON) { key, value in
+            dataBytes += key.utf8.count + value.utf8.count
+            json.member(key, value)
         }
         json.endObject()
         json.key("android")

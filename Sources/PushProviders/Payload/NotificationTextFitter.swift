@@ -19,8 +19,10 @@ public struct NotificationText: Sendable, Equatable {
         return names
     }
 
-    /// The content's texts, empty strings as absent.
-    public init(_ content: NotificationContent) {
+    /// The content's texts, empty strings as absent. `content` is borrowed: an initializer's
+    /// parameter is consumed by default, which made every call copy the whole content (~25
+    /// references retained, then released) to read three strings.
+    public init(_ content: borrowing NotificationContent) {
         title = content.title.flatMap { $0.isEmpty ? nil : $0 }
         subtitle = content.subtitle.flatMap { $0.isEmpty ? nil : $0 }
         body = content.body.flatMap { $0.isEmpty ? nil : $0 }

@@ -44,11 +44,14 @@ public struct JobPlanner: Sendable {
         }
     }
 
-    private func plan(_ recipient: Recipient, tokenHash: String, resolution: RecipientResolution, profile: AppProfile?,
+    /// `resolution` is consumed: its content moves into the payload builder's argument instead of
+    /// being copied out of the enum (a `NotificationContent` is ~25 references to retain and
+    /// release, once per recipient).
+    private func plan(_ recipient: Recipient, tokenHash: String, resolution: consuming RecipientResolution, profile: AppProfile?,
                       issuedAt: Int) -> PlannedRecipient {
         var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
                                        tokenHash: tokenHash, state: .expired)
-        switch resolution {
+        switch consume resolution {
         case .expired(let msgID):
             planned.msgID = msgID
         case .rejected(let reason, let language, let msgID):
@@ -85,7 +88,7 @@ public enum TokenHash {
     public static func of(_ token: String) -> String {
         // PushCore's SHA-256 hashes the string's bytes in place (no copy, no libcrypto
         // dispatch): this runs once per recipient.
-        let digest = SHA256.hash(utf8: token)
+        let digest = SHA256.inlineHash(utf8: token)
         let hex: InlineArray<16, UInt8> = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
         var out = [UInt8](repeating: 0, count: 32)
         for index in 0..<16 {
