@@ -36,7 +36,9 @@ final class JobRun: Sendable {
     let offset: Int64
     /// The partition's ownership generation when the message was polled (OffsetTracker).
     let generation: Int
-    let plans: [PlannedRecipient]
+    /// Every recipient's plan without its provider request (``RunPlan``): that waits in
+    /// `requests` until the recipient is claimed for sending and leaves with the send.
+    let plans: [RunPlan]
     /// The de-duplication key of each recipient that has a msgId.
     let keys: [DedupKey?]
     /// Who claims this processing's recipients: unique per processing, so two copies of one job
@@ -66,6 +68,11 @@ final class JobRun: Sendable {
         var statusCounts = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
     }
     private let state: Mutex<State>
+    /// The provider request of each ready recipient until it is sent (``takeRequest(_:)``). A
+    /// processing lives until Kafka acknowledged its last result, long after most of its requests
+    /// went out; holding every payload (≈ 1–3 KB each) that long was most of the worker's peak
+    /// RSS at 15–19k notifications/s (docs/performance.md, fifth session).
+    private let requests: Mutex<[ProviderRequest?]>
 
     init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
          plans: [PlannedRecipient], owner: String, retentionMs: Int64, worker: Worker) {
@@ -74,7 +81,16 @@ final class JobRun: Sendable {
         self.partition = partition
         self.offset = offset
         self.generation = generation
-        self.plans = plans
+        var runPlans: [RunPlan] = []
+        runPlans.reserveCapacity(plans.count)
+        var requests: [ProviderRequest?] = []
+        requests.reserveCapacity(plans.count)
+        for plan in plans {
+            runPlans.append(RunPlan(recipient: plan.recipient, platform: plan.platform, msgID: plan.msgID, tokenHash: plan.tokenHash))
+            if case .ready(let request) = plan.state { requests.append(request) } else { requests.append(nil) }
+        }
+        self.plans = runPlans
+        self.requests = Mutex(requests)
         self.keys = plans.map { $0.msgID.map(DedupKey.init(msgID:)) }
         self.owner = owner
         self.retentionMs = retentionMs
@@ -85,6 +101,16 @@ final class JobRun: Sendable {
     }
 
     var recipientCount: Int { plans.count }
+
+    /// Recipient `index`'s provider request, handed over once (nil if it had none or it was
+    /// taken): the caller sends it.
+    func takeRequest(_ index: Int) -> ProviderRequest? {
+        requests.withLock { requests in
+            guard requests.indices.contains(index) else { return nil }
+            defer { requests[index] = nil }
+            return requests[index]
+        }
+    }
 
     /// The claim item of recipient `index`. Only recipients with a msgId are claimed (a planned
     /// recipient without one was rejected); the empty key stands for none.
@@ -268,4 +294,13 @@ final class JobRun: Sendable {
             return .retry(plans[index].recipient, attempts: attempts, delaySeconds: delay)
         }
     }
+}
+
+/// What a processing keeps of a recipient's plan (``PlannedRecipient`` without its state and
+/// provider request): enough for its claim, result, token record and retry.
+struct RunPlan: Sendable {
+    var recipient: Recipient
+    var platform: String
+    var msgID: String?
+    var tokenHash: String
 }

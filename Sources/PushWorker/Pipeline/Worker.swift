@@ -508,7 +508,7 @@ public final class Worker: Sendable {
                                                 tokenUpdatedAtMs: run.plans[index].recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
             switch verdict {
             case .send:
-                guard case .ready(let request) = run.plans[index].state else { continue }
+                guard let request = run.takeRequest(index) else { continue }
                 run.noteClaimed(index, atMs: nowMs)
                 sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, request: request))
                 counts.send += 1
