@@ -100,22 +100,19 @@ public final class Metrics: Sendable {
     /// The counter series `name{labels}`, created (at 0, so exported) if it is new. Keep it for a
     /// path that updates it per notification.
     public func counterSeries(_ name: String, _ labels: [(String, String)] = []) -> CounterSeries {
-        let key = Key(name: name, labels: labels)
-        return counters.withLock { counters in
-            if let series = counters[key] { return series }
-            let series = CounterSeries()
-            counters[key] = series
-            return series
-        }
+        Self.series(in: counters, Key(name: name, labels: labels), make: CounterSeries.init)
     }
 
     /// The histogram series `name{labels}`, created (empty, so exported) if it is new.
     public func histogramSeries(_ name: String, _ labels: [(String, String)] = []) -> HistogramSeries {
-        let key = Key(name: name, labels: labels)
-        return histograms.withLock { histograms in
-            if let series = histograms[key] { return series }
-            let series = HistogramSeries()
-            histograms[key] = series
+        Self.series(in: histograms, Key(name: name, labels: labels), make: HistogramSeries.init)
+    }
+
+    private static func series<Series: Sendable>(in table: borrowing Mutex<[Key: Series]>, _ key: Key, make: () -> Series) -> Series {
+        table.withLock { table in
+            if let series = table[key] { return series }
+            let series = make()
+            table[key] = series
             return series
         }
     }

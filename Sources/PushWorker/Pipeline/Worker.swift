@@ -513,6 +513,7 @@ public final class Worker: Sendable {
                 sends[ObjectIdentifier(run), default: (run, [])].items.append(SendItem(index: index, request: request))
                 counts.send += 1
             case .duplicate:
+                _ = run.takeRequest(index) // never sent: its payload need not wait for the run's end
                 run.complete(index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)))
                 counts.duplicate += 1
             case .wait:
@@ -522,6 +523,7 @@ public final class Worker: Sendable {
                 waits.append(again)
                 counts.wait += 1
             case .knownInvalid:
+                _ = run.takeRequest(index)
                 run.noteClaimed(index, atMs: nowMs) // released when its outcome is recorded
                 run.complete(index, .final(run.result(index, .invalidToken, reason: "known_invalid", atMs: nowMs)))
                 counts.invalid += 1
