@@ -59,7 +59,8 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Stops fetching from `partitions` (records already fetched for them are dropped and
-    /// re-fetched after `resume`). Pausing survives until resumed or the partition is revoked.
+    /// re-fetched after `resume`). Pausing survives until resumed or the partition is revoked:
+    /// a partition assigned again later starts unpaused (librdkafka alone would keep the pause).
     public func pause(_ partitions: [TopicPartition]) {
         client.setPaused(partitions, paused: true)
     }

@@ -159,6 +159,39 @@ struct KafkaClientTests {
         await onThread { a.close() }
     }
 
+    @Test("a paused partition that is revoked and assigned again delivers; one that stayed keeps its pause")
+    func pauseAcrossRebalance() async throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("jobs", partitions: 2)
+        let group = unique("g")
+        let a = try KafkaConsumer(properties: consumerProperties(cluster.bootstrapServers, group: group), topics: ["jobs"])
+        let joined = await onThread { pollUntil([a]) { a.assignment.count == 2 } }
+        #expect(joined, "a=\(a.assignment)")
+        a.pause(a.assignment)
+        let b = try KafkaConsumer(properties: consumerProperties(cluster.bootstrapServers, group: group), topics: ["jobs"])
+        let split = await onThread { pollUntil([a, b]) { a.assignment.count == 1 && b.assignment.count == 1 } }
+        #expect(split, "a=\(a.assignment) b=\(b.assignment)")
+        let moved = try #require(b.assignment.first)
+        let stayed = try #require(a.assignment.first)
+        await closeWhilePolling(b, others: [a])
+        let back = await onThread { pollUntil([a]) { a.assignment.count == 2 } }
+        #expect(back, "a=\(a.assignment)")
+
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
+        var toMoved = 0, toStayed = 0
+        for index in 0..<40 {
+            let report = try await producer.produce(topic: "jobs", key: Array("k\(index)".utf8), value: Array("m\(index)".utf8))
+            if report.partition == moved.partition { toMoved += 1 } else { toStayed += 1 }
+        }
+        #expect(toMoved > 0 && toStayed > 0, "keys spread over both partitions: \(toMoved) / \(toStayed)")
+        let expected = toMoved
+        let (received, _) = await onThread { consume(a, count: expected, timeout: .seconds(20)) }
+        #expect(received.count == toMoved, "the re-assigned partition \(moved.partition) delivers")
+        #expect(received.allSatisfy { $0.partition == moved.partition }, "the partition that stayed (\(stayed.partition)) is still paused")
+        producer.close(timeout: .seconds(1))
+        await onThread { a.close() }
+    }
+
     @Test("a broker that is down yields errors, not crashes, for consumers and producers")
     func brokerDown() async throws {
         let port = freeLoopbackPort()

@@ -56,6 +56,14 @@ private let rebalanceCallback: @convention(c) (OpaquePointer?, rd_kafka_resp_err
             let result = rd_kafka_assign(handle, partitions)
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { context.record(RDKafkaErrors.error(result, "assign")) }
         }
+        // A newly assigned partition starts unpaused. librdkafka keeps an application pause on a
+        // partition across its revocation and re-assignment (librdkafka #1849, confluent-kafka-go
+        // #193), while its owner forgot the pause with the revoke: the partition then never
+        // delivers again (seen as a chaos join-leave drill with two jobs never started).
+        if let partitions, !list.isEmpty {
+            let resumed = rd_kafka_resume_partitions(handle, partitions)
+            if resumed != RD_KAFKA_RESP_ERR_NO_ERROR { context.record(RDKafkaErrors.error(resumed, "resume after assign")) }
+        }
         context.record(.assigned(list))
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
         let isLost = rd_kafka_assignment_lost(handle) != 0
