@@ -77,24 +77,8 @@ extension APNSPayloadBuilder {
             json.beginObject()
             // A loc key replaces the text of its field: ActivityKit's alert title and body are
             // each a string or a {"loc-key","loc-args"} object (Apple [A1], "alert").
-            if let key = ios.titleLocKey {
-                json.key("title")
-                json.beginObject()
-                json.member("loc-key", key)
-                if !ios.titleLocArgs.isEmpty { json.member("loc-args", strings: ios.titleLocArgs) }
-                json.endObject()
-            } else {
-                json.member("title", ifPresent: text.title)
-            }
-            if let key = ios.locKey {
-                json.key("body")
-                json.beginObject()
-                json.member("loc-key", key)
-                if !ios.locArgs.isEmpty { json.member("loc-args", strings: ios.locArgs) }
-                json.endObject()
-            } else {
-                json.member("body", ifPresent: text.body)
-            }
+            Self.liveActivityAlertField("title", text: text.title, locKey: ios.titleLocKey, locArgs: ios.titleLocArgs, into: &json)
+            Self.liveActivityAlertField("body", text: text.body, locKey: ios.locKey, locArgs: ios.locArgs, into: &json)
             json.member("sound", ifPresent: ios.sound)
             json.endObject()
         }
@@ -111,11 +95,21 @@ extension APNSPayloadBuilder {
 
         json.key("custom")
         json.beginObject()
-        json.member(APNSCustomKey.msgID, content.msgID)
-        json.member(APNSCustomKey.campaignID, content.campaignID)
-        if !content.language.isEmpty { json.member(APNSCustomKey.language, content.language) }
+        writeCustomIdentity(content, into: &json)
         json.endObject()
         json.endObject()
         return json.bytes
+    }
+
+    /// An ActivityKit alert field: its text, or a `{"loc-key","loc-args"}` object when a loc key
+    /// replaces the text (Apple [A1], "alert").
+    private static func liveActivityAlertField(_ name: String, text: String?, locKey: String?, locArgs: [String],
+                                               into json: inout JSONWriter) {
+        guard let locKey else { return json.member(name, ifPresent: text) }
+        json.key(name)
+        json.beginObject()
+        json.member("loc-key", locKey)
+        if !locArgs.isEmpty { json.member("loc-args", strings: locArgs) }
+        json.endObject()
     }
 }

@@ -140,9 +140,7 @@ public enum APNSPayloadBuilder {
 
         json.key("custom")
         json.beginObject()
-        json.member(APNSCustomKey.msgID, content.msgID)
-        json.member(APNSCustomKey.campaignID, content.campaignID)
-        if !content.language.isEmpty { json.member(APNSCustomKey.language, content.language) }
+        writeCustomIdentity(content, into: &json)
         json.member(APNSCustomKey.url, ifPresent: content.url)
         json.member(APNSCustomKey.imageURL, ifPresent: content.imageURL)
         if let badge = ios.badge, badge.mode == .increase { json.member(APNSCustomKey.badgeIncrement, badge.value) }
@@ -176,6 +174,16 @@ public enum APNSPayloadBuilder {
 
 /// The compact keys of the APNs `custom` object the SDK reads (DESIGN §5; seeds 000–002:
 /// `custom.i` identifies the notification). Every byte counts towards the 4096-byte budget.
+extension APNSPayloadBuilder {
+    /// The `custom` members every APNs payload carries first (notifications and Live
+    /// Activities): the msgId, the campaign, the language if known.
+    static func writeCustomIdentity(_ content: NotificationContent, into json: inout JSONWriter) {
+        json.member(APNSCustomKey.msgID, content.msgID)
+        json.member(APNSCustomKey.campaignID, content.campaignID)
+        if !content.language.isEmpty { json.member(APNSCustomKey.language, content.language) }
+    }
+}
+
 public enum APNSCustomKey {
     /// The signed msgId (DESIGN §6). Always present.
     public static let msgID = "i"
