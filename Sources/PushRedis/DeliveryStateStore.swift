@@ -20,6 +20,8 @@ public final class DeliveryStateStore: Sendable {
     /// True on a Redis Cluster: every key of one script call must then be in one slot, so claims
     /// and records are split into one script call per bucket (still one round trip per node).
     public let keysMustShareSlot: Bool
+    /// The bucket keys of the campaigns in use, built once for claims and records.
+    let keyCache = DedupKeyCache()
 
     /// A backoff key lives until its deadline plus this grace, so readers with a clock a little
     /// behind Redis's still see it.
@@ -76,7 +78,7 @@ public final class DeliveryStateStore: Sendable {
         var commands: [[RedisArgument]] = []
         let groups = self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
         for group in groups {
-            commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs))
+            commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, keyCache: keyCache))
         }
         let invalidStart = commands.count
         let invalidCommands = Self.mgetCommands(items.map {
@@ -144,7 +146,7 @@ public final class DeliveryStateStore: Sendable {
     ) throws(RedisError) {
         var commands: [[RedisArgument]] = []
         for group in self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
-            commands.append(Self.recordCommand(entries, group))
+            commands.append(Self.recordCommand(entries, group, keyCache: keyCache))
         }
         for entry in invalid {
             let key = RedisKeys.invalidToken(appID: entry.appID, platform: entry.platform, tokenHash: entry.tokenHash)
@@ -188,8 +190,9 @@ public final class DeliveryStateStore: Sendable {
 
     /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now, lease,
     /// then per item: bucket position (1-based), member, owner.
-    private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64, leaseMs: Int64) -> [RedisArgument] {
-        var keys = ScriptKeys()
+    private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64, leaseMs: Int64,
+                                     keyCache: DedupKeyCache) -> [RedisArgument] {
+        var keys = ScriptKeys(cache: keyCache)
         var arguments: [RedisArgument] = [.int(nowMs), .int(leaseMs)]
         arguments.reserveCapacity(2 + 3 * group.count)
         for index in group {
@@ -203,8 +206,8 @@ public final class DeliveryStateStore: Sendable {
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
     /// (0: release only).
-    private static func recordCommand(_ entries: [RecordEntry], _ group: [Int]) -> [RedisArgument] {
-        var keys = ScriptKeys()
+    private static func recordCommand(_ entries: [RecordEntry], _ group: [Int], keyCache: DedupKeyCache) -> [RedisArgument] {
+        var keys = ScriptKeys(cache: keyCache)
         var arguments: [RedisArgument] = []
         arguments.reserveCapacity(4 * group.count)
         for index in group {
@@ -220,25 +223,29 @@ public final class DeliveryStateStore: Sendable {
     /// The KEYS of one claim or record script call: each distinct bucket's sent set and claims
     /// hash, in first-seen order, and the bucket's 1-based position for ARGV. The entries of one
     /// job come together, so the (app, campaign) of the previous entry is checked first and its
-    /// buckets are looked up by number alone.
+    /// buckets are looked up by number alone; the key strings come from the store's
+    /// ``DedupKeyCache``.
     private struct ScriptKeys {
+        let cache: DedupKeyCache
         private(set) var keys: [String] = []
         private var scopes: [BucketScope: [Int: Int]] = [:]
-        private var current: RedisKeys.DedupScope?
+        private var current: BucketScope?
         private var currentPositions: [Int: Int] = [:]
 
+        init(cache: DedupKeyCache) { self.cache = cache }
+
         mutating func position(app: String, campaign: String, key: DedupKey) -> Int {
-            if current?.appID != app || current?.campaignID != campaign {
-                if let current { scopes[BucketScope(app: current.appID, campaign: current.campaignID)] = currentPositions }
-                currentPositions = scopes[BucketScope(app: app, campaign: campaign)] ?? [:]
-                current = RedisKeys.DedupScope(appID: app, campaignID: campaign)
+            if current?.app != app || current?.campaign != campaign {
+                if let current { scopes[current] = currentPositions }
+                let scope = BucketScope(app: app, campaign: campaign)
+                currentPositions = scopes[scope] ?? [:]
+                current = scope
             }
             let bucket = key.bucket
             if let known = currentPositions[bucket] { return known }
-            if let current {
-                keys.append(current.sentKey(bucket))
-                keys.append(current.claimsKey(bucket))
-            }
+            let pair = cache.keys(app: app, campaign: campaign, bucket: bucket)
+            keys.append(pair.sent)
+            keys.append(pair.claims)
             let position = keys.count / 2
             currentPositions[bucket] = position
             return position

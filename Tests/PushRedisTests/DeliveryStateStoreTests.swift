@@ -58,6 +58,28 @@ struct DeliveryStateStoreTests {
         #expect(try store.claim([item(0, campaign: "other"), item(0, app: "other")], nowMs: 3_000, leaseMs: 30_000).replies == [.claimed, .claimed])
     }
 
+    @Test("claims and records of more campaigns than the key cache keeps, interleaved, land in each campaign's own buckets")
+    func manyCampaigns() throws {
+        let campaigns = (0..<(DedupKeyCache.maxCampaigns * 2)).map { "cmp\($0)" }
+        // One batch mixing every campaign, then one batch per campaign, both recorded as sent.
+        let mixed = (0..<200).map { item($0, campaign: campaigns[$0 % campaigns.count]) }
+        #expect(try store.claim(mixed, nowMs: 1_000, leaseMs: 30_000).replies == Array(repeating: .claimed, count: 200))
+        for campaign in campaigns {
+            let batch = (200..<260).map { item($0, campaign: campaign) }
+            #expect(try store.claim(batch, nowMs: 1_000, leaseMs: 30_000).replies == Array(repeating: .claimed, count: 60))
+            try store.record(batch.map { sent($0) })
+        }
+        try store.record(mixed.map { sent($0) })
+        let again = try store.claim(mixed + campaigns.map { item(200, owner: "o2", campaign: $0) }, nowMs: 2_000, leaseMs: 30_000)
+        #expect(again.replies == Array(repeating: .alreadySent, count: 200 + campaigns.count))
+        // The same msgIds in a campaign none of them used are new messages.
+        #expect(try store.claim((0..<5).map { item($0, campaign: "fresh") }, nowMs: 2_000, leaseMs: 30_000).replies == Array(repeating: .claimed, count: 5))
+        // Each sent record sits in the key RedisKeys names.
+        let first = mixed[0]
+        #expect(try client.command("SISMEMBER", .string(RedisKeys.dedupSent(appID: "app", campaignID: first.campaignID, bucket: first.key)),
+                                   .int(first.key.memberValue)).integerValue == 1)
+    }
+
     @Test("a lease that ran out (a dead worker) is taken over; a live one is not")
     func leaseExpiry() throws {
         let dead = item(7, owner: "dead")
@@ -398,6 +420,27 @@ struct RedisKeysTests {
             #expect(RedisKeys.dedupClaims(appID: "app", campaignID: "çmp", bucket: key) == "pw:{app:çmp:\(key.bucketHex)}:c")
         }
         #expect(RedisKeys.invalidToken(appID: "", platform: "web", tokenHash: "ö") == "pw:inv::web:ö")
+    }
+
+    @Test("the key cache answers RedisKeys' strings for every bucket, across campaigns interleaved past its capacity")
+    func keyCache() {
+        let cache = DedupKeyCache()
+        // More campaigns than it keeps, used in turn and again: evicted ones are rebuilt the same.
+        let campaigns = (0..<(DedupKeyCache.maxCampaigns + 2)).map { ("a}p\($0 % 2)", "c:\($0)") }
+        for round in 0..<2 {
+            for (app, campaign) in campaigns {
+                for bucket in stride(from: round, to: DedupKey.bucketCount, by: 97) {
+                    let key = DedupKey(fingerprint: UInt64(bucket) << 52)
+                    let pair = cache.keys(app: app, campaign: campaign, bucket: bucket)
+                    #expect(pair.sent == RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key))
+                    #expect(pair.claims == RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
+                }
+                #expect(cache.campaignCount <= DedupKeyCache.maxCampaigns)
+            }
+        }
+        #expect(cache.campaignCount == DedupKeyCache.maxCampaigns)
+        let last = cache.keys(app: "app", campaign: "cmp", bucket: DedupKey.bucketCount - 1)
+        #expect(last.sent == "pw:{app:cmp:fff}:s" && last.claims == "pw:{app:cmp:fff}:c")
     }
 
     @Test("SHA-1 test vectors (FIPS 180-4)", arguments: [
