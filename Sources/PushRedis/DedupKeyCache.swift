@@ -19,50 +19,62 @@ final class DedupKeyCache: Sendable {
         var campaign: String
     }
 
-    private struct Campaign {
-        let builder: RedisKeys.DedupScope
-        /// `[2 × bucket]` the sent set, `[2 × bucket + 1]` the claims hash; "" until built.
-        var keys: [String]
+    /// One campaign's keys: `[2 × bucket]` the sent set, `[2 × bucket + 1]` the claims hash, ""
+    /// until first asked for. A claim or record call takes it once per campaign, then asks per
+    /// bucket (a lock and an array index: no hashing of the campaign's names per bucket).
+    final class CampaignKeys: Sendable {
+        private let builder: RedisKeys.DedupScope
+        private let keys = Mutex([String](repeating: "", count: 2 * DedupKey.bucketCount))
+
+        fileprivate init(app: String, campaign: String) {
+            builder = RedisKeys.DedupScope(appID: app, campaignID: campaign)
+        }
+
+        /// The sent set's and the claims hash's key of `bucket` (0 ..< ``DedupKey/bucketCount``).
+        func keys(bucket: Int) -> (sent: String, claims: String) {
+            let bucket = bucket & (DedupKey.bucketCount - 1)
+            return keys.withLock { keys in
+                if keys[2 * bucket].isEmpty {
+                    keys[2 * bucket] = builder.sentKey(bucket)
+                    keys[2 * bucket + 1] = builder.claimsKey(bucket)
+                }
+                return (keys[2 * bucket], keys[2 * bucket + 1])
+            }
+        }
     }
 
     private struct State {
-        var campaigns: [Scope: Campaign] = [:]
+        var campaigns: [Scope: CampaignKeys] = [:]
         /// Least recently used first.
         var order: [Scope] = []
     }
 
     private let state = Mutex(State())
 
-    /// The sent set's and the claims hash's key of `bucket` (0 ..< ``DedupKey/bucketCount``).
-    func keys(app: String, campaign: String, bucket: Int) -> (sent: String, claims: String) {
-        let bucket = bucket & (DedupKey.bucketCount - 1)
+    /// The keys of one campaign, kept (or made) as the most recently used.
+    func campaign(app: String, campaign: String) -> CampaignKeys {
         let scope = Scope(app: app, campaign: campaign)
         return state.withLock { state in
-            if state.order.last != scope {
-                if state.campaigns[scope] == nil {
-                    if state.order.count >= Self.maxCampaigns {
-                        state.campaigns[state.order.removeFirst()] = nil
-                    }
-                    state.campaigns[scope] = Campaign(builder: RedisKeys.DedupScope(appID: app, campaignID: campaign),
-                                                      keys: [String](repeating: "", count: 2 * DedupKey.bucketCount))
-                } else if let index = state.order.firstIndex(of: scope) {
+            if let known = state.campaigns[scope] {
+                if state.order.last != scope, let index = state.order.firstIndex(of: scope) {
                     state.order.remove(at: index)
+                    state.order.append(scope)
                 }
-                state.order.append(scope)
+                return known
             }
-            return Self.keys(bucket, in: &state.campaigns[scope])
+            if state.order.count >= Self.maxCampaigns {
+                state.campaigns[state.order.removeFirst()] = nil
+            }
+            let made = CampaignKeys(app: app, campaign: campaign)
+            state.campaigns[scope] = made
+            state.order.append(scope)
+            return made
         }
     }
 
-    private static func keys(_ bucket: Int, in campaign: inout Campaign?) -> (sent: String, claims: String) {
-        guard var entry = campaign else { return ("", "") }
-        campaign = nil  // `entry` is now the keys array's only owner: filling it copies nothing
-        defer { campaign = entry }
-        if entry.keys[2 * bucket].isEmpty {
-            entry.keys[2 * bucket] = entry.builder.sentKey(bucket)
-            entry.keys[2 * bucket + 1] = entry.builder.claimsKey(bucket)
-        }
-        return (entry.keys[2 * bucket], entry.keys[2 * bucket + 1])
+    /// The sent set's and the claims hash's key of `bucket` of one campaign.
+    func keys(app: String, campaign: String, bucket: Int) -> (sent: String, claims: String) {
+        self.campaign(app: app, campaign: campaign).keys(bucket: bucket)
     }
 
     /// Campaigns held now (tests).

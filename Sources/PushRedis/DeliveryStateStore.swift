@@ -228,26 +228,53 @@ public final class DeliveryStateStore: Sendable {
     private struct ScriptKeys {
         let cache: DedupKeyCache
         private(set) var keys: [String] = []
-        private var scopes: [BucketScope: [Int: Int]] = [:]
-        private var current: BucketScope?
-        private var currentPositions: [Int: Int] = [:]
+        /// Other campaigns' positions by bucket (a batch rarely holds more than one campaign).
+        private var scopes: [BucketScope: [Int32]] = [:]
+        private var current: (scope: BucketScope, keys: DedupKeyCache.CampaignKeys)?
+        /// The current campaign's position of each bucket, 0 = not in this call yet; empty while
+        /// the call has met one bucket only (``onlyBucket``).
+        private var currentPositions: [Int32] = []
+        private var onlyBucket: (bucket: Int, position: Int)?
+
+        /// The current campaign's positions as a full table.
+        private func table() -> [Int32] {
+            if !currentPositions.isEmpty { return currentPositions }
+            var table = [Int32](repeating: 0, count: DedupKey.bucketCount)
+            if let onlyBucket { table[onlyBucket.bucket] = Int32(onlyBucket.position) }
+            return table
+        }
 
         init(cache: DedupKeyCache) { self.cache = cache }
 
         mutating func position(app: String, campaign: String, key: DedupKey) -> Int {
-            if current?.app != app || current?.campaign != campaign {
-                if let current { scopes[current] = currentPositions }
+            let campaignKeys: DedupKeyCache.CampaignKeys
+            if let current, current.scope.app == app, current.scope.campaign == campaign {
+                campaignKeys = current.keys
+            } else {
+                if let current { scopes[current.scope] = table() }
                 let scope = BucketScope(app: app, campaign: campaign)
-                currentPositions = scopes[scope] ?? [:]
-                current = scope
+                currentPositions = scopes[scope] ?? []
+                onlyBucket = nil
+                campaignKeys = cache.campaign(app: app, campaign: campaign)
+                current = (scope, campaignKeys)
             }
-            let bucket = key.bucket
-            if let known = currentPositions[bucket] { return known }
-            let pair = cache.keys(app: app, campaign: campaign, bucket: bucket)
+            let bucket = key.bucket & (DedupKey.bucketCount - 1)
+            if currentPositions.isEmpty {
+                // On a Cluster a call holds one bucket: no table for it.
+                if let only = onlyBucket {
+                    if only.bucket == bucket { return only.position }
+                    currentPositions = [Int32](repeating: 0, count: DedupKey.bucketCount)
+                    currentPositions[only.bucket] = Int32(only.position)
+                }
+            } else {
+                let known = currentPositions[bucket]
+                if known > 0 { return Int(known) }
+            }
+            let pair = campaignKeys.keys(bucket: bucket)
             keys.append(pair.sent)
             keys.append(pair.claims)
             let position = keys.count / 2
-            currentPositions[bucket] = position
+            if currentPositions.isEmpty { onlyBucket = (bucket, position) } else { currentPositions[bucket] = Int32(position) }
             return position
         }
     }
