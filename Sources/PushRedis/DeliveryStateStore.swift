@@ -81,9 +81,7 @@ public final class DeliveryStateStore: Sendable {
             commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, keyCache: keyCache))
         }
         let invalidStart = commands.count
-        let invalidCommands = Self.mgetCommands(items.map {
-            RedisKeys.invalidToken(appID: $0.appID, platform: $0.platform, tokenHash: $0.tokenHash)
-        })
+        let invalidCommands = Self.mgetCommands(Self.invalidTokenKeys(items.lazy.map { ($0.appID, $0.platform, $0.tokenHash) }))
         commands += invalidCommands
         let backoffStart = commands.count
         commands += Self.backoffQueries(backoffs)
@@ -148,8 +146,8 @@ public final class DeliveryStateStore: Sendable {
         for group in self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
             commands.append(Self.recordCommand(entries, group, keyCache: keyCache))
         }
-        for entry in invalid {
-            let key = RedisKeys.invalidToken(appID: entry.appID, platform: entry.platform, tokenHash: entry.tokenHash)
+        let invalidKeys = Self.invalidTokenKeys(invalid.lazy.map { ($0.appID, $0.platform, $0.tokenHash) })
+        for (entry, key) in zip(invalid, invalidKeys) {
             commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
         }
         if commands.isEmpty { return }
@@ -282,6 +280,19 @@ public final class DeliveryStateStore: Sendable {
     private struct BucketScope: Hashable {
         var app: String
         var campaign: String
+    }
+
+    /// ``RedisKeys/invalidToken(appID:platform:tokenHash:)`` of each (app, platform, token hash),
+    /// the prefix of the (app, platform) before reused (a batch's recipients come by job).
+    static func invalidTokenKeys<S: Sequence>(_ parts: S) -> [String] where S.Element == (String, String, String) {
+        var keys: [String] = []
+        keys.reserveCapacity(parts.underestimatedCount)
+        var scope: RedisKeys.InvalidTokenScope?
+        for (app, platform, tokenHash) in parts {
+            if scope?.appID != app || scope?.platform != platform { scope = RedisKeys.InvalidTokenScope(appID: app, platform: platform) }
+            keys.append(scope?.key(tokenHash) ?? RedisKeys.invalidToken(appID: app, platform: platform, tokenHash: tokenHash))
+        }
+        return keys
     }
 
     /// `MGET`s of at most ``checkKeysPerCommand`` keys each.

@@ -73,6 +73,24 @@ public enum RedisKeys {
         concat("pw:inv:", escape(appID), ":", escape(platform), ":", escape(tokenHash))
     }
 
+    /// The dead-token keys of one app and platform: the escaped `pw:inv:<app>:<platform>:` prefix
+    /// is built once, each key is then one concatenation (a claim names one such key per
+    /// recipient; building it from its three parts was ≈ 2.7k instructions, callgrind).
+    struct InvalidTokenScope {
+        let appID: String
+        let platform: String
+        private let prefix: String
+
+        init(appID: String, platform: String) {
+            self.appID = appID
+            self.platform = platform
+            prefix = RedisKeys.concat("pw:inv:", escape(appID), ":", escape(platform), ":")
+        }
+
+        /// Same string as ``RedisKeys/invalidToken(appID:platform:tokenHash:)``.
+        func key(_ tokenHash: String) -> String { prefix + escape(tokenHash) }
+    }
+
     /// The parts joined with one allocation (string interpolation builds and grows a buffer).
     static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
         // Bytes first, one string at the end: seven `+=` cost ~300 instructions each (callgrind),

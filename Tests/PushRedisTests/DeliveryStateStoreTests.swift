@@ -422,6 +422,15 @@ struct RedisKeysTests {
         #expect(RedisKeys.invalidToken(appID: "", platform: "web", tokenHash: "ö") == "pw:inv::web:ö")
     }
 
+    @Test("dead-token keys built with a reused prefix are RedisKeys' keys, whatever the app, platform and hash hold")
+    func invalidTokenKeys() {
+        let parts = [("app", "ios", "9f86d081"), ("app", "ios", "ab"), ("app", "android", "ab"), ("a:p}p", "i{os", "h%1"),
+                     ("a:p}p", "i{os", "h:2"), ("app", "ios", ""), ("", "", "x}")]
+        let keys = DeliveryStateStore.invalidTokenKeys(parts)
+        #expect(keys == parts.map { RedisKeys.invalidToken(appID: $0.0, platform: $0.1, tokenHash: $0.2) })
+        #expect(keys[3] == "pw:inv:a%3Ap%7Dp:i%7Bos:h%251")
+    }
+
     @Test("the key cache answers RedisKeys' strings for every bucket, across campaigns interleaved past its capacity")
     func keyCache() {
         let cache = DedupKeyCache()
