@@ -1,4 +1,5 @@
 import Foundation
+import PushEncoding
 import PushTestSupport
 import Testing
 @testable import PushRedis
@@ -226,14 +227,51 @@ struct RedisEndpointTests {
 
 @Suite("RedisArgument decimal formatting")
 struct RedisArgumentDecimalTests {
+    /// RESP as the protocol states it (redis.io "RESP protocol spec": arrays of bulk strings),
+    /// written the plain way, to check the two-pass formatter against.
+    static func reference(_ commands: [[RedisArgument]]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for command in commands {
+            bytes += Array("*\(command.count)\r\n".utf8)
+            for argument in command {
+                let body: [UInt8]
+                switch argument {
+                case .string(let text): body = Array(text.utf8)
+                case .bytes(let raw): body = raw
+                case .int(let value): body = Array(String(value).utf8)
+                }
+                bytes += Array("$\(body.count)\r\n".utf8) + body + [0x0D, 0x0A]
+            }
+        }
+        return bytes
+    }
+
+    @Test("a pipeline of commands is formatted byte for byte as RESP: empty, non-ASCII and binary arguments, every integer width")
+    func pipelineFormat() {
+        var generator = SplitMix64(seed: 14)
+        var commands: [[RedisArgument]] = [["PING"], ["SET", "", .bytes([])], ["GET", "çé✓", .bytes([0, 13, 10, 255])], []]
+        for _ in 0..<200 {
+            var command: [RedisArgument] = ["EVALSHA"]
+            for _ in 0..<Int(generator.next() % 12) {
+                switch generator.next() % 3 {
+                case 0: command.append(.int(Int64(bitPattern: generator.next()) >> Int64(generator.next() % 64)))
+                case 1: command.append(.string(String(repeating: "k:{é}", count: Int(generator.next() % 40))))
+                default: command.append(.bytes((0..<Int(generator.next() % 300)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }))
+                }
+            }
+            commands.append(command)
+        }
+        commands.append([.int(.min), .int(.max), .int(0), .int(-1), .int(9), .int(10)])
+        #expect(HiredisContext.format(commands) == Self.reference(commands))
+        #expect(HiredisContext.format([]) == [])
+    }
+
     @Test("integers are written as Redis parses them back", arguments: [Int64.min, -9_223_372_036_854_775_807, -1_000_000_000, -123_456_789, -1, 0, 7, 9, 10, 999_999_999, 1_000_000_000, 4_503_599_627_370_495, 1_234_567_890_123_456_789, Int64.max])
     func decimal(value: Int64) {
         var buffer: [UInt8] = [0x2A]
         HiredisContext.appendDecimal(value, to: &buffer)
         #expect(buffer == [0x2A] + Array(String(value).utf8))
         #expect(HiredisContext.decimalLength(value) == String(value).utf8.count)
-        var bulk: [UInt8] = [0x2A]
-        HiredisContext.appendBulkInteger(value, to: &bulk)
-        #expect(bulk == [0x2A] + Array("$\(String(value).utf8.count)\r\n\(value)".utf8))
+        #expect(HiredisContext.format([[.int(value)]]) == Array("*1\r\n$\(String(value).utf8.count)\r\n\(value)\r\n".utf8))
     }
 }

@@ -12,10 +12,6 @@ import Glibc
 /// context (`err != 0`) the context is unusable and the owner drops it.
 final class HiredisContext {
     private let context: UnsafeMutablePointer<redisContext>
-    /// The reused RESP buffer of ``append(contentsOf:)``, so a pipeline of thousands of commands
-    /// allocates little.
-    private var formatted: [UInt8] = []
-
     /// Takes ownership of `handle`.
     private init(handle: UnsafeMutablePointer<redisContext>) {
         context = handle
@@ -71,38 +67,7 @@ final class HiredisContext {
     /// command (a cluster batch is hundreds of small script calls; docs/redis.md "Cluster").
     func append(contentsOf commands: [[RedisArgument]]) throws(RedisError) {
         if commands.isEmpty { return }
-        // A local, uniquely referenced buffer: appending to the stored property would pay an
-        // exclusivity check per byte run.
-        var buffer: [UInt8] = []
-        swap(&buffer, &formatted)
-        defer { swap(&buffer, &formatted) }
-        buffer.removeAll(keepingCapacity: true)
-        for command in commands {
-            buffer.append(UInt8(ascii: "*"))
-            Self.appendDecimal(Int64(command.count), to: &buffer)
-            buffer.append(0x0D)
-            buffer.append(0x0A)
-            for argument in command {
-                switch argument {
-                case .string(var text):
-                    buffer.append(UInt8(ascii: "$"))
-                    Self.appendDecimal(Int64(text.utf8.count), to: &buffer)
-                    buffer.append(0x0D)
-                    buffer.append(0x0A)
-                    text.withUTF8 { buffer.append(contentsOf: $0) }
-                case .bytes(let bytes):
-                    buffer.append(UInt8(ascii: "$"))
-                    Self.appendDecimal(Int64(bytes.count), to: &buffer)
-                    buffer.append(0x0D)
-                    buffer.append(0x0A)
-                    buffer.append(contentsOf: bytes)
-                case .int(let value):
-                    Self.appendBulkInteger(value, to: &buffer)
-                }
-                buffer.append(0x0D)
-                buffer.append(0x0A)
-            }
-        }
+        let buffer = Self.format(commands)
         let status: Int32 = buffer.withUnsafeBufferPointer { bytes in
             guard let base = bytes.baseAddress else { return REDIS_ERR }
             return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
@@ -112,26 +77,92 @@ final class HiredisContext {
         if status != REDIS_OK { throw contextError() }
     }
 
-    /// `$<length>\r\n<decimal digits>` of `value` (a bulk string's head and body): the digits are
-    /// produced once, last first, into inline storage (claims and records send 3–4 integers per
-    /// recipient: dividing per digit twice, for the length and the text, was most of their RESP cost).
-    static func appendBulkInteger(_ value: Int64, to buffer: inout [UInt8]) {
-        var digits = InlineArray<20, UInt8>(repeating: 0)
-        var magnitude = value.magnitude
-        var start = 20
-        repeat {
-            start -= 1
-            digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        let length = 20 - start + (value < 0 ? 1 : 0)
-        buffer.append(UInt8(ascii: "$"))
-        if length >= 10 { buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: length / 10)) }
-        buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: length % 10))
-        buffer.append(0x0D)
-        buffer.append(0x0A)
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        for index in start..<20 { buffer.append(digits[index]) }
+    /// The RESP bytes of `commands`. Two passes: the exact length first, then every byte written
+    /// once into uninitialized storage (a claim of 500 recipients is tens of KB of RESP; appending
+    /// byte by byte to an array, with its capacity and uniqueness checks per byte, was ≈ 3.9k
+    /// instructions per recipient, callgrind, docs/performance.md "Sixth session").
+    static func format(_ commands: [[RedisArgument]]) -> [UInt8] {
+        var total = 0
+        for command in commands {
+            total += 3 + decimalLength(Int64(command.count))
+            for argument in command {
+                let length: Int
+                switch argument {
+                case .string(let text): length = text.utf8.count
+                case .bytes(let bytes): length = bytes.count
+                case .int(let value): length = decimalLength(value)
+                }
+                total += 5 + decimalLength(Int64(length)) + length
+            }
+        }
+        return [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
+            var writer = RESPWriter(output: output)
+            for command in commands {
+                writer.head(UInt8(ascii: "*"), command.count)
+                for argument in command {
+                    switch argument {
+                    case .string(var text):
+                        text.withUTF8 { writer.bulk($0) }
+                    case .bytes(let bytes):
+                        bytes.withUnsafeBufferPointer { writer.bulk($0) }
+                    case .int(let value):
+                        writer.head(UInt8(ascii: "$"), decimalLength(value))
+                        writer.decimal(value)
+                        writer.crlf()
+                    }
+                }
+            }
+            initialized = writer.position
+        }
+    }
+
+    /// Writes into the storage ``format(_:)`` sized in its first pass (bounds-checked writes: a
+    /// miscount traps in a test rather than writing past the end).
+    private struct RESPWriter {
+        let output: UnsafeMutableBufferPointer<UInt8>
+        var position = 0
+
+        mutating func byte(_ value: UInt8) {
+            output[position] = value
+            position += 1
+        }
+
+        mutating func crlf() {
+            byte(0x0D)
+            byte(0x0A)
+        }
+
+        /// `<marker><count>\r\n`
+        mutating func head(_ marker: UInt8, _ count: Int) {
+            byte(marker)
+            decimal(Int64(count))
+            crlf()
+        }
+
+        /// `$<length>\r\n<bytes>\r\n`
+        mutating func bulk(_ bytes: UnsafeBufferPointer<UInt8>) {
+            head(UInt8(ascii: "$"), bytes.count)
+            if !bytes.isEmpty {
+                let target = UnsafeMutableBufferPointer(rebasing: output[position..<position + bytes.count])
+                _ = target.initialize(from: bytes)
+                position += bytes.count
+            }
+            crlf()
+        }
+
+        /// `value` in decimal, the digits written last first into their places.
+        mutating func decimal(_ value: Int64) {
+            let length = HiredisContext.decimalLength(value)
+            if value < 0 { output[position] = UInt8(ascii: "-") }
+            var magnitude = value.magnitude
+            var index = position + length
+            repeat {
+                index -= 1
+                output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            position += length
+        }
     }
 
     /// Characters of `value` in decimal (a `-` included).
