@@ -36,22 +36,20 @@ public struct Template: Sendable, Equatable {
             if case .text(let text) = segments[0] { return text }
         default: break
         }
-        // Bytes first, one String at the end: each `+=` on a String costs ~340 instructions
-        // (callgrind), and a recipient's title, body and buttons are rendered per recipient.
-        var output: [UInt8] = []
-        output.reserveCapacity(source.utf8.count + 32)
+        var output = ""
+        output.reserveCapacity(source.utf8.count + 16)
         for segment in segments {
             switch segment {
-            case .text(let text): output.append(contentsOf: text.utf8)
+            case .text(let text): output += text
             case .variable(let name, let fallback):
                 if let value = properties[name], !value.isEmpty {
-                    output.append(contentsOf: value.utf8)
+                    output += value
                 } else if let fallback {
-                    output.append(contentsOf: fallback.utf8)
+                    output += fallback
                 }
             }
         }
-        return String(decoding: output, as: UTF8.self)
+        return output
     }
 }
 
