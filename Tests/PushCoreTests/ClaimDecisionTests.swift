@@ -37,6 +37,19 @@ struct DedupKeyTests {
         #expect(keys.count == 10_000)
     }
 
+    /// Part of the Redis layout the fleet shares: a change would make earlier sends invisible.
+    /// Vectors computed independently (FNV-1a-64 of the UTF-8 bytes, then SplitMix64's mixer).
+    @Test("the fingerprint is FNV-1a-64 of the msgId's UTF-8 bytes finished with SplitMix64's mixer", arguments: [
+        ("", UInt64(0xf52a_15e9_a9b5_e89b)), ("a", 0x02c0_bdbf_4814_20f8), ("AbC-_1", 0xa2db_81e1_716f_c101),
+        ("AQJrMQhhcHBfZGVtbwtjbXBfZXhhbXBsZQN1MQdpb3MtMS0wA2lvcwJBHKLCdK4V0s-9zAe0LunsGA", 0x330b_7f21_9d44_f582),
+        ("çé✓", 0x3662_e501_3c80_bd4a),
+    ])
+    func fingerprintVectors(msgID: String, expected: UInt64) {
+        #expect(DedupKey(msgID: msgID).fingerprint == expected)
+        // A substring's copy and a bridged-looking concatenation hash the same bytes.
+        #expect(DedupKey(msgID: String((msgID + "x").dropLast())).fingerprint == expected)
+    }
+
     @Test("buckets spread a campaign: 4,096 buckets, all used by 100,000 msgIds, none with more than 2.5 × its share")
     func spread() {
         var counts = [Int](repeating: 0, count: DedupKey.bucketCount)

@@ -28,7 +28,10 @@ struct FCMAudienceEndToEndTests {
         try env.produce("push.jobs.v1", key: "aud:retry", value: Array(stormy.utf8))
         let worker = try env.startWorker()
         let retry = E2EEnvironment.objects(try env.read("push.retry.v1", count: 1, timeout: 30))
-        #expect(retry.count == 1, "worker stderr: \(worker.stderr().suffix(2000))")
+        // The sandbox keeps throttling until the faults are reset below: a reader slowed down by a
+        // loaded machine may also find the retry's own retry (attempt 2, one second later).
+        #expect((1...2).contains(retry.count), "worker stderr: \(worker.stderr().suffix(2000))")
+        #expect(retry.allSatisfy { ($0["audience"] as? [String: Any])?["topic"] as? String == "/topics/storm" })
         let retryJob = try #require(retry.first)
         #expect((retryJob["audience"] as? [String: Any])?["topic"] as? String == "/topics/storm")
         #expect(retryJob["recipients"] == nil)

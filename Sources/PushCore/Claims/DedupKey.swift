@@ -20,8 +20,11 @@ public struct DedupKey: Sendable, Hashable {
     public static let bucketCount = 4096
 
     public init(msgID: String) {
+        // Over the string's UTF-8 storage in place: iterating `utf8` cost ~40 instructions a
+        // byte, 3.2k per recipient (callgrind, docs/performance.md "Sixth session").
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in msgID.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let bytes = msgID.utf8.span
+        for index in bytes.indices { hash = (hash ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01b3 }
         fingerprint = SplitMix64.mix(hash)
     }
 

@@ -33,14 +33,25 @@ public struct JobPlanner: Sendable {
     /// `profile` nil ⇒ the app has no credentials at all (every recipient `no_credentials`).
     /// An audience job (DESIGN §19) has one plan: its audience.
     public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date) -> [PlannedRecipient] {
+        var plans: [PlannedRecipient] = []
+        plans.reserveCapacity(job.audience == nil ? job.recipients.count : 1)
+        plan(job, profile: profile, now: now) { plans.append($0) }
+        return plans
+    }
+
+    /// The same plans handed to `body` one by one, in recipient order, each owned by it (the
+    /// worker takes them apart into a ``JobRun`` without copying any: docs/performance.md
+    /// "Sixth session").
+    public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date, _ body: (consuming PlannedRecipient) -> Void) {
         let prepared = PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy))
         let issuedAt = Int(now.timeIntervalSince1970)
         if let audience = job.audience {
-            return [plan(audience.recipient, tokenHash: TokenHash.of(audience), resolution: prepared.resolve(audience),
-                         profile: profile, issuedAt: issuedAt)]
+            body(plan(audience.recipient, tokenHash: TokenHash.of(audience), resolution: prepared.resolve(audience),
+                      profile: profile, issuedAt: issuedAt))
+            return
         }
-        return job.recipients.map { recipient in
-            plan(recipient, tokenHash: TokenHash.of(recipient), resolution: prepared.resolve(recipient), profile: profile, issuedAt: issuedAt)
+        for recipient in job.recipients {
+            body(plan(recipient, tokenHash: TokenHash.of(recipient), resolution: prepared.resolve(recipient), profile: profile, issuedAt: issuedAt))
         }
     }
 
@@ -49,28 +60,28 @@ public struct JobPlanner: Sendable {
     /// release, once per recipient).
     private func plan(_ recipient: Recipient, tokenHash: String, resolution: consuming RecipientResolution, profile: AppProfile?,
                       issuedAt: Int) -> PlannedRecipient {
-        var planned = PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: nil,
-                                       tokenHash: tokenHash, state: .expired)
+        // Built once at the end from `let`s: a `var` plan mutated per case was copied whole
+        // (every field retained and released, ≈ 1.3k instructions per recipient, callgrind).
+        let language: String?, msgID: String?, state: PlannedRecipient.State
         switch consume resolution {
-        case .expired(let msgID):
-            planned.msgID = msgID
-        case .rejected(let reason, let language, let msgID):
-            planned.language = language
-            planned.msgID = msgID
-            planned.state = .rejected(reason: reason)
+        case .expired(let expiredMsgID):
+            (language, msgID, state) = (nil, expiredMsgID, .expired)
+        case .rejected(let reason, let rejectedLanguage, let rejectedMsgID):
+            (language, msgID, state) = (rejectedLanguage, rejectedMsgID, .rejected(reason: reason))
         case .ready(let content, let target):
-            planned.language = content.language
-            planned.msgID = content.msgID
-            guard let profile else {
-                planned.state = .rejected(reason: "no_credentials")
-                return planned
-            }
-            switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
-            case .success(let request): planned.state = .ready(request)
-            case .failure(let error): planned.state = .rejected(reason: error.reason)
+            language = content.language
+            msgID = content.msgID
+            if let profile {
+                switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
+                case .success(let request): state = .ready(request)
+                case .failure(let error): state = .rejected(reason: error.reason)
+                }
+            } else {
+                state = .rejected(reason: "no_credentials")
             }
         }
-        return planned
+        return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: language, msgID: msgID,
+                                tokenHash: tokenHash, state: state)
     }
 }
 

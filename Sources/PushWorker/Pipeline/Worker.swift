@@ -378,23 +378,26 @@ public final class Worker: Sendable {
         }
         let nowDate = Date(timeIntervalSince1970: now)
         let appCredentials = credentials.credentials(for: job.appID)
-        let plans = planner.plan(job, profile: appCredentials?.profile, now: nowDate)
+        var parts = JobRun.Parts(capacity: job.audience == nil ? job.recipients.count : 1)
+        planner.plan(job, profile: appCredentials?.profile, now: nowDate) { parts.add($0) }
+        let starts = parts.starts
         let nowMs = Int64(now * 1000)
         let retention = DedupRetention.milliseconds(
             expiresAtMs: job.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }, ttlSeconds: job.ttlSeconds, nowMs: nowMs,
             maximumSeconds: configuration.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, configuration.dedupMaxSeconds))
         let owner = "\(ownerPrefix)-\(processings.add(1, ordering: .relaxed).newValue)"
+        let recipientCount = parts.count
         let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset,
-                         generation: offsets.generation(of: partition) ?? -1, plans: plans,
+                         generation: offsets.generation(of: partition) ?? -1, parts: consume parts,
                          owner: owner, retentionMs: retention, worker: self)
         activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(plans.count)",
+        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",
                                     "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
 
         var requests: [ClaimRequest] = []
-        for index in plans.indices {
-            switch plans[index].state {
+        for (index, start) in starts.enumerated() {
+            switch start {
             case .expired:
                 run.complete(index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)))
             case .rejected(let reason):
@@ -407,9 +410,9 @@ public final class Worker: Sendable {
                 }
             }
         }
-        if plans.isEmpty { run.finishIfEmpty() }
+        if recipientCount == 0 { run.finishIfEmpty() }
         if !requests.isEmpty { claimQueue.withLock { $0.append(contentsOf: requests) } }
-        return plans.count
+        return recipientCount
     }
 
     /// Bad bytes go to the DLQ with the reason; the offset is committed once the copy is acked.
