@@ -16,7 +16,8 @@
 public struct JSONWriter: Sendable {
     /// The JSON text written so far.
     public var bytes: [UInt8]
-    private var needsComma = false
+    /// Whether the next value or member needs a `,` first (``JSONKey`` members read it too).
+    @usableFromInline var needsComma = false
 
     /// - Parameter capacity: bytes to reserve up front. Default: 512.
     public init(capacity: Int = 512) {
@@ -141,6 +142,14 @@ public struct JSONWriter: Sendable {
     public mutating func raw(_ json: [UInt8]) {
         separate()
         bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
+    /// One value whose JSON text `write` appends to the buffer itself (a number formatted in
+    /// place, without an intermediate array); it must append exactly one valid JSON value.
+    public mutating func raw(appending write: (inout [UInt8]) -> Void) {
+        separate()
+        write(&bytes)
         needsComma = true
     }
 
@@ -328,8 +337,8 @@ public struct JSONWriter: Sendable {
     }
 
     /// No `"`, `\` or control character: a branch-free scan the compiler vectorizes.
-    @inline(__always)
-    private static func needsNoEscape(_ utf8: Span<UInt8>) -> Bool {
+    @inlinable @inline(__always)
+    static func needsNoEscape(_ utf8: Span<UInt8>) -> Bool {
         var special: UInt8 = 0
         for index in utf8.indices {
             let byte = utf8[index]

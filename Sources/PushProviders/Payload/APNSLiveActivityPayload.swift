@@ -60,40 +60,40 @@ extension APNSPayloadBuilder {
         let ios = content.ios
         var json = JSONWriter(capacity: 1024)
         json.beginObject()
-        json.key("aps")
+        json.key(.aps)
         json.beginObject()
-        json.member("timestamp", activity.timestamp ?? issuedAtUnix)
-        json.member("event", activity.event.rawValue)
-        json.key("content-state")
+        json.member(.timestamp, activity.timestamp ?? issuedAtUnix)
+        json.member(.event, activity.event.rawValue)
+        json.key(.contentState)
         json.value(.object(activity.contentState))
-        if let stale = activity.staleDate { json.member("stale-date", stale) }
-        if activity.event == .end, let dismissal = activity.dismissalDate { json.member("dismissal-date", dismissal) }
+        if let stale = activity.staleDate { json.member(.staleDate, stale) }
+        if activity.event == .end, let dismissal = activity.dismissalDate { json.member(.dismissalDate, dismissal) }
         if let score = activity.relevanceScore {
             // Apple's examples use whole numbers (100, 50): write them without a fraction.
-            if score.rounded() == score && score < 1e15 { json.member("relevance-score", Int(score)) } else { json.member("relevance-score", score) }
+            if score.rounded() == score && score < 1e15 { json.member(.relevanceScore, Int(score)) } else { json.member(.relevanceScore, score) }
         }
         if activity.event == .start || hasLiveActivityAlert(content, text: text) {
-            json.key("alert")
+            json.key(.alert)
             json.beginObject()
             // A loc key replaces the text of its field: ActivityKit's alert title and body are
             // each a string or a {"loc-key","loc-args"} object (Apple [A1], "alert").
-            Self.liveActivityAlertField("title", text: text.title, locKey: ios.titleLocKey, locArgs: ios.titleLocArgs, into: &json)
-            Self.liveActivityAlertField("body", text: text.body, locKey: ios.locKey, locArgs: ios.locArgs, into: &json)
-            json.member("sound", ifPresent: ios.sound)
+            Self.liveActivityAlertField(.title, text: text.title, locKey: ios.titleLocKey, locArgs: ios.titleLocArgs, into: &json)
+            Self.liveActivityAlertField(.body, text: text.body, locKey: ios.locKey, locArgs: ios.locArgs, into: &json)
+            json.member(.sound, ifPresent: ios.sound)
             json.endObject()
         }
         if activity.event == .start {
-            json.member("attributes-type", ifPresent: activity.attributesType)
+            json.member(.attributesType, ifPresent: activity.attributesType)
             if let attributes = activity.attributes {
-                json.key("attributes")
+                json.key(.attributes)
                 json.value(.object(attributes))
             }
             // iOS 18+: ask for the new activity's update token (Apple [A1], "input-push-token").
-            if activity.inputPushToken { json.member("input-push-token", 1) }
+            if activity.inputPushToken { json.member(.inputPushToken, 1) }
         }
         json.endObject()
 
-        json.key("custom")
+        json.key(.custom)
         json.beginObject()
         writeCustomIdentity(content, into: &json)
         json.endObject()
@@ -103,13 +103,13 @@ extension APNSPayloadBuilder {
 
     /// An ActivityKit alert field: its text, or a `{"loc-key","loc-args"}` object when a loc key
     /// replaces the text (Apple [A1], "alert").
-    private static func liveActivityAlertField(_ name: String, text: String?, locKey: String?, locArgs: [String],
+    private static func liveActivityAlertField(_ name: JSONKey, text: String?, locKey: String?, locArgs: [String],
                                                into json: inout JSONWriter) {
         guard let locKey else { return json.member(name, ifPresent: text) }
         json.key(name)
         json.beginObject()
-        json.member("loc-key", locKey)
-        if !locArgs.isEmpty { json.member("loc-args", strings: locArgs) }
+        json.member(.locKey, locKey)
+        if !locArgs.isEmpty { json.member(.locArgs, strings: locArgs) }
         json.endObject()
     }
 }

@@ -103,61 +103,61 @@ public enum APNSPayloadBuilder {
             || ios.locKey != nil || ios.titleLocKey != nil)
         var json = JSONWriter(capacity: 2048)
         json.beginObject()
-        json.key("aps")
+        json.key(.aps)
         json.beginObject()
         if alert {
-            json.key("alert")
+            json.key(.alert)
             json.beginObject()
-            json.member("title", ifPresent: text.title)
-            json.member("subtitle", ifPresent: text.subtitle)
-            json.member("body", ifPresent: text.body)
+            json.member(.title, ifPresent: text.title)
+            json.member(.subtitle, ifPresent: text.subtitle)
+            json.member(.body, ifPresent: text.body)
             if let key = ios.titleLocKey {
-                json.member("title-loc-key", key)
-                if !ios.titleLocArgs.isEmpty { json.member("title-loc-args", strings: ios.titleLocArgs) }
+                json.member(.titleLocKey, key)
+                if !ios.titleLocArgs.isEmpty { json.member(.titleLocArgs, strings: ios.titleLocArgs) }
             }
             if let key = ios.locKey {
-                json.member("loc-key", key)
-                if !ios.locArgs.isEmpty { json.member("loc-args", strings: ios.locArgs) }
+                json.member(.locKey, key)
+                if !ios.locArgs.isEmpty { json.member(.locArgs, strings: ios.locArgs) }
             }
             json.endObject()
         }
-        if let badge = ios.badge, badge.mode == .set { json.member("badge", badge.value) }
-        json.member("sound", ifPresent: ios.sound)
+        if let badge = ios.badge, badge.mode == .set { json.member(.badge, badge.value) }
+        json.member(.sound, ifPresent: ios.sound)
         if let category = ios.category {
-            json.member("category", category)
+            json.member(.category, category)
         } else if !content.actions.isEmpty {
-            json.member("category", categoryID(for: content.actions))
+            json.member(.category, categoryID(for: content.actions))
         }
-        json.member("thread-id", ifPresent: ios.threadID)
+        json.member(.threadID, ifPresent: ios.threadID)
         // The Notification Service Extension attaches the image, registers the buttons'
         // category and applies a badge increment: it only runs with mutable-content.
         let needsExtension = content.imageURL != nil || !content.actions.isEmpty || ios.badge?.mode == .increase
-        if !background && (ios.mutableContent || needsExtension) { json.member("mutable-content", 1) }
-        if ios.contentAvailable { json.member("content-available", 1) }
-        json.member("interruption-level", ifPresent: ios.interruptionLevel)
-        if let score = ios.relevanceScore { json.member("relevance-score", score) }
+        if !background && (ios.mutableContent || needsExtension) { json.member(.mutableContent, 1) }
+        if ios.contentAvailable { json.member(.contentAvailable, 1) }
+        json.member(.interruptionLevel, ifPresent: ios.interruptionLevel)
+        if let score = ios.relevanceScore { json.member(.relevanceScore, score) }
         json.endObject()
 
-        json.key("custom")
+        json.key(.custom)
         json.beginObject()
         writeCustomIdentity(content, into: &json)
-        json.member(APNSCustomKey.url, ifPresent: content.url)
-        json.member(APNSCustomKey.imageURL, ifPresent: content.imageURL)
-        if let badge = ios.badge, badge.mode == .increase { json.member(APNSCustomKey.badgeIncrement, badge.value) }
+        json.member(.customURL, ifPresent: content.url)
+        json.member(.customImageURL, ifPresent: content.imageURL)
+        if let badge = ios.badge, badge.mode == .increase { json.member(.customBadgeIncrement, badge.value) }
         if !content.actions.isEmpty {
-            json.key(APNSCustomKey.buttons)
+            json.key(.customButtons)
             json.beginArray()
             for action in content.actions {
                 json.beginObject()
-                json.member(APNSCustomKey.buttonID, action.id)
-                json.member(APNSCustomKey.buttonTitle, action.title)
-                json.member(APNSCustomKey.buttonURL, ifPresent: action.url)
+                json.member(.customButtonID, action.id)
+                json.member(.customButtonTitle, action.title)
+                json.member(.customButtonURL, ifPresent: action.url)
                 json.endObject()
             }
             json.endArray()
         }
         if !additionalDataAtRoot && !content.data.isEmpty {
-            json.key(APNSCustomKey.data)
+            json.key(.customData)
             json.beginObject()
             for pair in content.data { json.member(pair.key, pair.value) }
             json.endObject()
@@ -178,9 +178,9 @@ extension APNSPayloadBuilder {
     /// The `custom` members every APNs payload carries first (notifications and Live
     /// Activities): the msgId, the campaign, the language if known.
     static func writeCustomIdentity(_ content: NotificationContent, into json: inout JSONWriter) {
-        json.member(APNSCustomKey.msgID, content.msgID)
-        json.member(APNSCustomKey.campaignID, content.campaignID)
-        if !content.language.isEmpty { json.member(APNSCustomKey.language, content.language) }
+        json.member(.customMsgID, content.msgID)
+        json.member(.customCampaignID, content.campaignID)
+        if !content.language.isEmpty { json.member(.customLanguage, content.language) }
     }
 }
 

@@ -52,45 +52,39 @@ public enum FCMPayloadBuilder {
         rendered.dataBytes <= dataLimit && rendered.body.count <= maxPayloadBytes
     }
 
-    /// `message.data` as ordered pairs: the job's data, then the `on.*` keys present.
-    static func dataPairs(_ content: NotificationContent, text: NotificationText, actionsJSON: String?) -> [KeyValue] {
-        var pairs: [KeyValue] = []
-        pairs.reserveCapacity(content.data.count + 12)
-        forEachDataPair(content, text: text, actionsJSON: actionsJSON) { pairs.append(KeyValue($0, $1)) }
-        return pairs
-    }
-
-    /// ``dataPairs(_:text:actionsJSON:)`` one pair at a time, in that order, without building the
-    /// array (the payload writes each pair as it comes).
+    /// `message.data` one pair at a time, in order: the job's data through `job`, then the `on.*`
+    /// keys present (``FCMDataKey``, constants) through `sdk`. No array of pairs: the payload
+    /// writes each pair as it comes.
     static func forEachDataPair(_ content: NotificationContent, text: NotificationText, actionsJSON: String?,
-                                _ body: (_ key: String, _ value: String) -> Void) {
-        for pair in content.data { body(pair.key, pair.value) }
-        func add(_ key: String, _ value: String?) {
-            if let value { body(key, value) }
+                                job: (_ key: String, _ value: String) -> Void,
+                                sdk: (_ key: JSONKey, _ value: String) -> Void) {
+        for pair in content.data { job(pair.key, pair.value) }
+        func add(_ key: JSONKey, _ value: String?) {
+            if let value { sdk(key, value) }
         }
         let android = content.android
-        add(FCMDataKey.msgID, content.msgID)
-        add(FCMDataKey.campaignID, content.campaignID)
-        add(FCMDataKey.language, content.language.isEmpty ? nil : content.language)
-        add(FCMDataKey.title, text.title)
-        add(FCMDataKey.subtitle, text.subtitle)
-        add(FCMDataKey.body, text.body)
-        add(FCMDataKey.url, content.url)
-        add(FCMDataKey.imageURL, content.imageURL)
-        add(FCMDataKey.actions, actionsJSON)
-        add(FCMDataKey.collapseID, content.collapseID)
-        add(FCMDataKey.channelID, android.channelID)
-        add(FCMDataKey.smallIcon, android.smallIcon)
-        add(FCMDataKey.largeIcon, android.largeIcon)
-        add(FCMDataKey.accentColor, android.accentColor)
-        add(FCMDataKey.ledColor, android.ledColor)
-        add(FCMDataKey.visibility, android.visibility.map(String.init))
-        add(FCMDataKey.displayPriority, android.priority.map(String.init))
-        add(FCMDataKey.groupKey, android.groupKey)
-        add(FCMDataKey.groupMessage, android.groupMessage)
-        add(FCMDataKey.sound, android.sound)
+        add(.sdkMsgID, content.msgID)
+        add(.sdkCampaignID, content.campaignID)
+        add(.sdkLanguage, content.language.isEmpty ? nil : content.language)
+        add(.sdkTitle, text.title)
+        add(.sdkSubtitle, text.subtitle)
+        add(.sdkBody, text.body)
+        add(.sdkURL, content.url)
+        add(.sdkImageURL, content.imageURL)
+        add(.sdkActions, actionsJSON)
+        add(.sdkCollapseID, content.collapseID)
+        add(.sdkChannelID, android.channelID)
+        add(.sdkSmallIcon, android.smallIcon)
+        add(.sdkLargeIcon, android.largeIcon)
+        add(.sdkAccentColor, android.accentColor)
+        add(.sdkLedColor, android.ledColor)
+        add(.sdkVisibility, android.visibility.map(String.init))
+        add(.sdkDisplayPriority, android.priority.map(String.init))
+        add(.sdkGroupKey, android.groupKey)
+        add(.sdkGroupMessage, android.groupMessage)
+        add(.sdkSound, android.sound)
         if let badge = content.ios.badge {
-            add(badge.mode == .set ? FCMDataKey.badge : FCMDataKey.badgeIncrement, String(badge.value))
+            add(badge.mode == .set ? .sdkBadge : .sdkBadgeIncrement, String(badge.value))
         }
     }
 
@@ -101,9 +95,9 @@ public enum FCMPayloadBuilder {
         json.beginArray()
         for action in actions {
             json.beginObject()
-            json.member("id", action.id)
-            json.member("title", action.title)
-            json.member("url", ifPresent: action.url)
+            json.member(.id, action.id)
+            json.member(.title, action.title)
+            json.member(.url, ifPresent: action.url)
             json.endObject()
         }
         json.endArray()
@@ -122,21 +116,24 @@ public enum FCMPayloadBuilder {
         var dataBytes = 0
         var json = JSONWriter(capacity: 2048)
         json.beginObject()
-        json.key("message")
+        json.key(.message)
         json.beginObject()
-        json.member(target.memberName, target.value)
-        json.key("data")
+        json.member(target.memberKey, target.value)
+        json.key(.data)
         json.beginObject()
-        forEachDataPair(content, text: text, actionsJSON: actionsJSON) { key, value in
+        forEachDataPair(content, text: text, actionsJSON: actionsJSON, job: { key, value in
             dataBytes += key.utf8.count + value.utf8.count
             json.member(key, value)
-        }
+        }, sdk: { key, value in
+            dataBytes += key.utf8Count + value.utf8.count
+            json.member(key, value)
+        })
         json.endObject()
-        json.key("android")
+        json.key(.android)
         json.beginObject()
-        json.member("priority", content.priority == .high ? "HIGH" : "NORMAL")
-        if let ttl = content.ttlSeconds { json.member("ttl", "\(max(ttl, 0))s") }
-        if let collapseID = content.collapseID, !collapseID.isEmpty { json.member("collapse_key", collapseID) }
+        json.member(.priority, content.priority == .high ? "HIGH" : "NORMAL")
+        if let ttl = content.ttlSeconds { json.member(.ttl, "\(max(ttl, 0))s") }
+        if let collapseID = content.collapseID, !collapseID.isEmpty { json.member(.collapseKey, collapseID) }
         json.endObject()
         json.endObject()
         json.endObject()
@@ -155,11 +152,14 @@ public enum FCMMessageTarget: Sendable, Equatable {
     case condition(String)
 
     /// The `message` member: `token`, `topic` or `condition`.
-    public var memberName: String {
+    public var memberName: String { memberKey.string }
+
+    /// ``memberName`` as a constant key.
+    var memberKey: JSONKey {
         switch self {
-        case .token: "token"
-        case .topic: "topic"
-        case .condition: "condition"
+        case .token: .token
+        case .topic: .topic
+        case .condition: .condition
         }
     }
 

@@ -57,30 +57,30 @@ public enum HMSPayloadBuilder {
         // every token of the request.
         var shared = content
         if let batchMsgID = content.batchMsgID { shared.msgID = batchMsgID }
-        let pairs = FCMPayloadBuilder.dataPairs(shared, text: text, actionsJSON: actionsJSON)
         var data = JSONWriter(capacity: 1024)
         data.beginObject()
-        for pair in pairs { data.member(pair.key, pair.value) }
+        FCMPayloadBuilder.forEachDataPair(shared, text: text, actionsJSON: actionsJSON,
+                                          job: { data.member($0, $1) }, sdk: { data.member($0, $1) })
         data.endObject()
 
         let android = content.android
         var json = JSONWriter(capacity: 2048)
         json.beginObject()
-        json.member("validate_only", false)
-        json.key("message")
+        json.member(.validateOnly, false)
+        json.key(.message)
         json.beginObject()
         // `message.data` is a string ([H1]): the SDK keys as a JSON object's text.
-        json.member("data", String(decoding: data.bytes, as: UTF8.self))
-        json.key("android")
+        json.member(.data, String(decoding: data.bytes, as: UTF8.self))
+        json.key(.android)
         json.beginObject()
-        if let collapseKey = android.collapseKey { json.member("collapse_key", collapseKey) }
-        json.member("urgency", content.priority == .high ? "HIGH" : "NORMAL")
-        if let category = android.category, !category.isEmpty { json.member("category", category) }
-        if let ttl = content.ttlSeconds { json.member("ttl", "\(min(max(ttl, 0), maxTTLSeconds))s") }
+        if let collapseKey = android.collapseKey { json.member(.collapseKey, collapseKey) }
+        json.member(.urgency, content.priority == .high ? "HIGH" : "NORMAL")
+        if let category = android.category, !category.isEmpty { json.member(.category, category) }
+        if let ttl = content.ttlSeconds { json.member(.ttl, "\(min(max(ttl, 0), maxTTLSeconds))s") }
         // Echoed in Huawei's delivery receipts: which job a receipt belongs to.
-        json.member("bi_tag", content.jobID)
+        json.member(.biTag, content.jobID)
         if text.title != nil || text.body != nil {
-            json.key("notification")
+            json.key(.notification)
             writeNotification(content, text: text, hms: hms, to: &json)
         }
         json.endObject()
@@ -94,53 +94,53 @@ public enum HMSPayloadBuilder {
     private static func writeNotification(_ content: NotificationContent, text: NotificationText, hms: AppProfile.HMS,
                                           to json: inout JSONWriter) {
         json.beginObject()
-        json.member("title", ifPresent: text.title)
-        json.member("body", ifPresent: text.body)
+        json.member(.title, ifPresent: text.title)
+        json.member(.body, ifPresent: text.body)
         // Huawei shows HTTPS images only ([H1] `image`: HTTPS, < 512 KB); another URL stays in the
         // SDK keys (`on.imageURL`).
-        if let image = content.imageURL, isHTTPS(image) { json.member("image", image) }
-        json.member("channel_id", ifPresent: content.android.channelID)
+        if let image = content.imageURL, isHTTPS(image) { json.member(.image, image) }
+        json.member(.channelID, ifPresent: content.android.channelID)
         // The Go server demo's default notification ([H4] GetDefaultAndroidNotification).
-        json.member("default_sound", true)
+        json.member(.defaultSound, true)
         // `click_action` is required ([H1]): type 2 opens an HTTPS URL in the browser, type 3 the
         // app (which reads `on.url` from the SDK keys: deep links and other schemes land there).
-        json.key("click_action")
+        json.key(.clickAction)
         json.beginObject()
         if let url = content.url, isHTTPS(url) {
-            json.member("type", 2)
-            json.member("url", url)
+            json.member(.type, 2)
+            json.member(.url, url)
         } else {
-            json.member("type", 3)
+            json.member(.type, 3)
         }
         json.endObject()
         // Huawei needs the entry activity's class with a badge ([H1] BadgeNotification.class).
         if let badge = content.ios.badge, let badgeClass = hms.badgeClass, !badgeClass.isEmpty {
-            json.key("badge")
+            json.key(.badge)
             json.beginObject()
             switch badge.mode {
-            case .increase: json.member("add_num", min(max(badge.value, addNumRange.lowerBound), addNumRange.upperBound))
-            case .set: json.member("set_num", min(max(badge.value, setNumRange.lowerBound), setNumRange.upperBound))
+            case .increase: json.member(.addNum, min(max(badge.value, addNumRange.lowerBound), addNumRange.upperBound))
+            case .set: json.member(.setNum, min(max(badge.value, setNumRange.lowerBound), setNumRange.upperBound))
             }
-            json.member("class", badgeClass)
+            json.member(.`class`, badgeClass)
             json.endObject()
         }
         if !content.actions.isEmpty {
-            json.key("buttons")
+            json.key(.buttons)
             json.beginArray()
             for action in content.actions.prefix(maxButtons) {
                 json.beginObject()
-                json.member("name", action.title)
+                json.member(.name, action.title)
                 // [H1] Button.action_type: 0 opens the app, 2 a web page (`intent` = its HTTPS URL).
                 // Huawei's Java server demo spells the members actionType/intentType; the REST
                 // reference writes them in snake case like every other member.
                 if let url = action.url, isHTTPS(url) {
-                    json.member("action_type", 2)
-                    json.member("intent", url)
+                    json.member(.actionType, 2)
+                    json.member(.intent, url)
                 } else {
-                    json.member("action_type", 0)
+                    json.member(.actionType, 0)
                     // `data` reaches the app when the button is tapped: which button it was (the
                     // SDK finds its URL, if any, in `on.actions`).
-                    json.member("data", JSONWriter.object { w in w.member(FCMDataKey.actionID, action.id) }.text)
+                    json.member(.data, JSONWriter.object { w in w.member(.sdkActionID, action.id) }.text)
                 }
                 json.endObject()
             }

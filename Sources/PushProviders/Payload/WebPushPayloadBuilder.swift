@@ -57,32 +57,32 @@ public enum WebPushPayloadBuilder {
         let shown = content.actions.prefix(maxActions(for: browser))
         var json = JSONWriter(capacity: 2048)
         json.beginObject()
-        json.member("title", ifPresent: text.title)
-        json.member("body", ifPresent: text.body)
-        json.member("icon", ifPresent: content.web.iconURL)
-        json.member("image", ifPresent: content.imageURL)
-        json.member("badge", ifPresent: content.web.badgeURL)
-        json.member("tag", ifPresent: content.collapseID)
-        json.member("msgId", content.msgID)
-        json.member("campaignId", content.campaignID)
+        json.member(.title, ifPresent: text.title)
+        json.member(.body, ifPresent: text.body)
+        json.member(.icon, ifPresent: content.web.iconURL)
+        json.member(.image, ifPresent: content.imageURL)
+        json.member(.badge, ifPresent: content.web.badgeURL)
+        json.member(.tag, ifPresent: content.collapseID)
+        json.member(.msgId, content.msgID)
+        json.member(.campaignId, content.campaignID)
         // NotificationOptions.lang: the service worker passes it to showNotification.
-        if !content.language.isEmpty { json.member("lang", content.language) }
-        if content.web.requireInteraction { json.member("requireInteraction", true) }
+        if !content.language.isEmpty { json.member(.lang, content.language) }
+        if content.web.requireInteraction { json.member(.requireInteraction, true) }
         if !shown.isEmpty {
-            json.key("actions")
+            json.key(.actions)
             json.beginArray()
             for action in shown {
                 json.beginObject()
-                json.member("action", action.id)
-                json.member("title", action.title)
+                json.member(.action, action.id)
+                json.member(.title, action.title)
                 json.endObject()
             }
             json.endArray()
         }
-        json.key("data")
+        json.key(.data)
         json.beginObject()
         for pair in content.data { json.member(pair.key, pair.value) }
-        json.member("url", ifPresent: content.url)
+        json.member(.url, ifPresent: content.url)
         for action in shown {
             if let url = action.url { json.member("a:" + action.id, url) }
         }

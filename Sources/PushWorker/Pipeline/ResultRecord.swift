@@ -28,30 +28,52 @@ public struct ResultRecord: Sendable {
     public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
 
     /// ``json()`` as UTF-8 bytes, written straight into one buffer (one per result: this is on
-    /// the per-notification path, docs/performance.md).
+    /// the per-notification path, docs/performance.md): constant member names (``JSONKey``),
+    /// numbers and the timestamp formatted into the buffer.
     public func jsonBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
         writer.beginObject()
-        writer.member("schemaVersion", 1)
-        writer.member("jobId", jobID)
-        writer.member("msgId", orNull: msgID)
-        writer.member("appId", appID)
-        writer.member("campaignId", campaignID)
-        writer.member("variant", orNull: variant)
-        writer.member("userId", orNull: userID)
-        writer.member("subscriptionId", subscriptionID)
-        writer.member("platform", platform)
-        writer.member("status", status.rawValue)
-        writer.member("reason", orNull: reason)
-        writer.key("httpStatus"); writer.int(orNull: httpStatus)
-        writer.member("providerMessageId", orNull: providerMessageID)
-        writer.member("attempts", attempts)
-        writer.key("latencyMs")
-        if let latencyMs { writer.raw(Self.tenths(latencyMs)) } else { writer.null() }
-        writer.key("at"); writer.timestamp(unixMillis: atUnixMs)
+        writer.member(.schemaVersion, 1)
+        writer.member(.jobId, jobID)
+        writer.member(.msgId, orNull: msgID)
+        writer.member(.appId, appID)
+        writer.member(.campaignId, campaignID)
+        writer.member(.variant, orNull: variant)
+        writer.member(.userId, orNull: userID)
+        writer.member(.subscriptionId, subscriptionID)
+        writer.member(.platform, platform)
+        writer.member(.status, status.rawValue)
+        writer.member(.reason, orNull: reason)
+        writer.key(.httpStatus); writer.int(orNull: httpStatus)
+        writer.member(.providerMessageId, orNull: providerMessageID)
+        writer.member(.attempts, attempts)
+        writer.key(.latencyMs)
+        if let latencyMs { writer.raw { Self.appendTenths(latencyMs, to: &$0) } } else { writer.null() }
+        writer.key(.at); writer.timestamp(unixMillis: atUnixMs)
         writer.endObject()
         return writer.bytes
     }
+}
+
+/// The member names of a delivery result, in the contract's order (ResultRecordTests compares
+/// each with its literal written through the escaping path).
+extension JSONKey {
+    static let schemaVersion = JSONKey("schemaVersion")
+    static let jobId = JSONKey("jobId")
+    static let msgId = JSONKey("msgId")
+    static let appId = JSONKey("appId")
+    static let campaignId = JSONKey("campaignId")
+    static let variant = JSONKey("variant")
+    static let userId = JSONKey("userId")
+    static let subscriptionId = JSONKey("subscriptionId")
+    static let platform = JSONKey("platform")
+    static let status = JSONKey("status")
+    static let reason = JSONKey("reason")
+    static let httpStatus = JSONKey("httpStatus")
+    static let providerMessageId = JSONKey("providerMessageId")
+    static let attempts = JSONKey("attempts")
+    static let latencyMs = JSONKey("latencyMs")
+    static let at = JSONKey("at")
 }
 
 extension ResultRecord {
@@ -59,18 +81,28 @@ extension ResultRecord {
     /// "5.0", "0.1"), written digit by digit (`Double.description` was ~10 % of a result's
     /// JSON); `null` for NaN and infinities, which JSON cannot carry.
     static func tenths(_ value: Double) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendTenths(value, to: &bytes)
+        return bytes
+    }
+
+    /// ``tenths(_:)`` appended to `bytes` (no array of its own: one per sent result).
+    static func appendTenths(_ value: Double, to bytes: inout [UInt8]) {
         let tenths = (value * 10).rounded()
-        guard tenths.isFinite else { return Array("null".utf8) }
-        guard tenths.magnitude < 1e15 else { return Array(String(tenths / 10).utf8) }
-        var magnitude = Int64(tenths.magnitude)
-        var reversed: [UInt8] = [UInt8(ascii: "0") + UInt8(magnitude % 10), UInt8(ascii: ".")]
-        magnitude /= 10
-        repeat {
-            reversed.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        if tenths < 0 { reversed.append(UInt8(ascii: "-")) }
-        return reversed.reversed()
+        guard tenths.isFinite else { return bytes.append(contentsOf: "null".utf8) }
+        guard tenths.magnitude < 1e15 else { return bytes.append(contentsOf: String(tenths / 10).utf8) }
+        let magnitude = UInt64(tenths.magnitude)
+        var whole = magnitude / 10
+        var scale: UInt64 = 1
+        while whole / scale >= 10 { scale &*= 10 }
+        if tenths < 0 { bytes.append(UInt8(ascii: "-")) }
+        while scale > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: whole / scale))
+            whole %= scale
+            scale /= 10
+        }
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
     }
 }
 
