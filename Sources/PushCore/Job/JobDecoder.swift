@@ -361,30 +361,45 @@ public enum JobDecoder {
         return options
     }
 
-    /// Lenient: wrong types count as absent, nothing throws.
+    /// Lenient: wrong types count as absent, nothing throws. One pass over the members, each
+    /// read into its field at once; the first member of a name counts, as `object[name]` reads
+    /// it (the parser refuses duplicates, a document built in code may have them).
     static func decodeRecipient(_ object: JSONObject, source: JSONValue) -> Recipient {
-        func member(_ field: RecipientField) -> JSONValue? { object[field.rawValue] }
-        var subscription: Recipient.Subscription?
-        if case .object(let subscriptionObject)? = member(.subscription) {
-            let keys = subscriptionObject[SubscriptionField.keys.rawValue]
-            subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
-                                                  p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
-                                                  auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
-        }
-        var properties: [String: String] = [:]
-        if case .object(let propertyObject)? = member(.properties) {
-            properties.reserveCapacity(propertyObject.count)
-            for member in propertyObject.members {
-                if let text = scalarText(member.value) { properties[member.key] = text }
+        // Filled in place (an initializer call built a copy and destroyed it).
+        var recipient = Recipient(subscriptionID: "", platformName: nil, source: source)
+        var seen: UInt16 = 0
+        for member in object.members {
+            guard let field = RecipientField.named(member.key) else { continue }
+            let bit = field.bit
+            guard seen & bit == 0 else { continue }
+            seen |= bit
+            switch field {
+            case .userId: recipient.userID = scalarText(member.value)
+            case .subscriptionId: recipient.subscriptionID = scalarText(member.value) ?? ""
+            case .platform:
+                recipient.platformName = member.value.stringValue
+                recipient.platform = recipient.platformName.flatMap(Recipient.platform(named:))
+            case .token: recipient.token = member.value.stringValue
+            case .language: recipient.language = member.value.stringValue
+            case .browser: recipient.browser = member.value.stringValue
+            case .subscription:
+                guard case .object(let subscriptionObject) = member.value else { continue }
+                let keys = subscriptionObject[SubscriptionField.keys.rawValue]
+                recipient.subscription = Recipient.Subscription(
+                    endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
+                    p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
+                    auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
+            case .properties:
+                guard case .object(let propertyObject) = member.value else { continue }
+                var properties = [String: String](minimumCapacity: propertyObject.count)
+                for property in propertyObject.members {
+                    if let text = scalarText(property.value) { properties[property.key] = text }
+                }
+                recipient.properties = properties
+            case .tokenUpdatedAt: recipient.tokenUpdatedAt = member.value.stringValue.flatMap(RFC3339Timestamp.parse)
             }
         }
-        return Recipient(userID: member(.userId).flatMap(scalarText),
-                         subscriptionID: member(.subscriptionId).flatMap(scalarText) ?? "",
-                         platformName: member(.platform)?.stringValue, token: member(.token)?.stringValue,
-                         language: member(.language)?.stringValue, browser: member(.browser)?.stringValue,
-                         subscription: subscription, properties: properties,
-                         tokenUpdatedAt: member(.tokenUpdatedAt)?.stringValue.flatMap(RFC3339Timestamp.parse),
-                         source: source)
+        return recipient
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.

@@ -243,6 +243,40 @@ public enum RecipientField: String, JobFieldTable {
     }
 }
 
+extension RecipientField {
+    /// The field named `name` — `RecipientField(rawValue:)` — by its length first: one string
+    /// comparison per member instead of one per field (JobDecoder reads every recipient's
+    /// members this way).
+    public static func named(_ name: String) -> RecipientField? {
+        let length = name.utf8.count
+        guard length < byLength.count else { return nil }
+        for field in byLength[length] where field.rawValue == name { return field }
+        return nil
+    }
+
+    /// One bit per field (a set of the fields seen).
+    var bit: UInt16 {
+        switch self {
+        case .userId: 1 << 0
+        case .subscriptionId: 1 << 1
+        case .platform: 1 << 2
+        case .token: 1 << 3
+        case .language: 1 << 4
+        case .browser: 1 << 5
+        case .subscription: 1 << 6
+        case .properties: 1 << 7
+        case .tokenUpdatedAt: 1 << 8
+        }
+    }
+
+    /// The fields by the UTF-8 length of their name.
+    private static let byLength: [[RecipientField]] = {
+        var table = Array(repeating: [RecipientField](), count: (allCases.map(\.rawValue.utf8.count).max() ?? 0) + 1)
+        for field in allCases { table[field.rawValue.utf8.count].append(field) }
+        return table
+    }()
+}
+
 /// `$.recipients[i].subscription`: a browser's `PushSubscription.toJSON()`.
 public enum SubscriptionField: String, JobFieldTable {
     case endpoint, keys
