@@ -365,8 +365,10 @@ public enum JobDecoder {
     /// read into its field at once; the first member of a name counts, as `object[name]` reads
     /// it (the parser refuses duplicates, a document built in code may have them).
     static func decodeRecipient(_ object: JSONObject, source: JSONValue) -> Recipient {
-        // Filled in place (an initializer call built a copy and destroyed it).
-        var recipient = Recipient(subscriptionID: "", platformName: nil, source: source)
+        var userID: String?, subscriptionID: String?, platformName: String?, token: String?
+        var language: String?, browser: String?, subscription: Recipient.Subscription?
+        var properties: [String: String] = [:]
+        var tokenUpdatedAt: Date?
         var seen: UInt16 = 0
         for member in object.members {
             guard let field = RecipientField.named(member.key) else { continue }
@@ -374,32 +376,30 @@ public enum JobDecoder {
             guard seen & bit == 0 else { continue }
             seen |= bit
             switch field {
-            case .userId: recipient.userID = scalarText(member.value)
-            case .subscriptionId: recipient.subscriptionID = scalarText(member.value) ?? ""
-            case .platform:
-                recipient.platformName = member.value.stringValue
-                recipient.platform = recipient.platformName.flatMap(Recipient.platform(named:))
-            case .token: recipient.token = member.value.stringValue
-            case .language: recipient.language = member.value.stringValue
-            case .browser: recipient.browser = member.value.stringValue
+            case .userId: userID = scalarText(member.value)
+            case .subscriptionId: subscriptionID = scalarText(member.value)
+            case .platform: platformName = member.value.stringValue
+            case .token: token = member.value.stringValue
+            case .language: language = member.value.stringValue
+            case .browser: browser = member.value.stringValue
             case .subscription:
                 guard case .object(let subscriptionObject) = member.value else { continue }
                 let keys = subscriptionObject[SubscriptionField.keys.rawValue]
-                recipient.subscription = Recipient.Subscription(
-                    endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
-                    p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
-                    auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
+                subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
+                                                      p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
+                                                      auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
             case .properties:
                 guard case .object(let propertyObject) = member.value else { continue }
-                var properties = [String: String](minimumCapacity: propertyObject.count)
+                properties.reserveCapacity(propertyObject.count)
                 for property in propertyObject.members {
                     if let text = scalarText(property.value) { properties[property.key] = text }
                 }
-                recipient.properties = properties
-            case .tokenUpdatedAt: recipient.tokenUpdatedAt = member.value.stringValue.flatMap(RFC3339Timestamp.parse)
+            case .tokenUpdatedAt: tokenUpdatedAt = member.value.stringValue.flatMap(RFC3339Timestamp.parse)
             }
         }
-        return recipient
+        return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
+                         language: language, browser: browser, subscription: subscription, properties: properties,
+                         tokenUpdatedAt: tokenUpdatedAt, source: source)
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.
