@@ -26,6 +26,9 @@ struct JSONParserReferenceTests {
                 if let data = try? Data(contentsOf: url.appendingPathComponent(name)) { documents.append(Array(data)) }
             }
         }
+        // A job whose texts are long non-ASCII strings (as the fuzz drill's corpus has).
+        let long = String(repeating: "Ünïcödé 👩‍👩‍👧‍👦 e\u{301} ", count: 40)
+        documents.append(Array((#"{"schemaVersion":1,"jobId":"j","appId":"a","campaignId":"c","content":{"defaultLanguage":"en","languages":{"en":{"title":"\#(long)","body":"\#(long)"}}},"recipients":[{"subscriptionId":"s","platform":"ios","token":"t","properties":{"name":"Ayşe \#(long)"}}]}"#).utf8))
         return documents
     }()
 
@@ -40,6 +43,10 @@ struct JSONParserReferenceTests {
         Array(".".utf8), Array("e+".utf8), Array("{".utf8), Array("}".utf8), Array("[".utf8), Array("]".utf8), Array(",".utf8),
         Array(":".utf8), Array(" ".utf8), Array("null".utf8), Array("tru".utf8), Array(#""userId":"u","#.utf8),
         Array(#""token":"#.utf8), Array(#"{"userId":"u","userId":"v"}"#.utf8), Array(#"[{},1,"x",[],null]"#.utf8),
+        // Some of `pushworker chaos --drill fuzz`'s tokens.
+        Array("9223372036854775808".utf8), Array("0.0000001".utf8), Array("\u{202E}\u{FEFF}e\u{301}👩‍👩‍👧‍👦".utf8),
+        Array(String(repeating: "x", count: 300).utf8), Array(String(repeating: "🎉", count: 100).utf8),
+        Array(String(repeating: "ğ", count: 200).utf8), Array(#""platform":"web""#.utf8), Array(#""tokenUpdatedAt":"2020-01-01T00:00:00Z""#.utf8),
     ]
 
     static func mutate(_ input: [UInt8], _ generator: inout SplitMix64) -> [UInt8] {
