@@ -370,31 +370,32 @@ public enum JobDecoder {
         var properties: [String: String] = [:]
         var tokenUpdatedAt: Date?
         var seen: UInt16 = 0
-        for member in object.members {
-            guard let field = RecipientField.named(member.key) else { continue }
+        let members = object.members
+        for index in members.indices {  // (by index: no copy of each member)
+            guard let field = RecipientField.named(members[index].key) else { continue }
             let bit = field.bit
             guard seen & bit == 0 else { continue }
             seen |= bit
             switch field {
-            case .userId: userID = scalarText(member.value)
-            case .subscriptionId: subscriptionID = scalarText(member.value)
-            case .platform: platformName = member.value.stringValue
-            case .token: token = member.value.stringValue
-            case .language: language = member.value.stringValue
-            case .browser: browser = member.value.stringValue
+            case .userId: userID = scalarText(members[index].value)
+            case .subscriptionId: subscriptionID = scalarText(members[index].value)
+            case .platform: platformName = members[index].value.stringValue
+            case .token: token = members[index].value.stringValue
+            case .language: language = members[index].value.stringValue
+            case .browser: browser = members[index].value.stringValue
             case .subscription:
-                guard case .object(let subscriptionObject) = member.value else { continue }
+                guard case .object(let subscriptionObject) = members[index].value else { continue }
                 let keys = subscriptionObject[SubscriptionField.keys.rawValue]
                 subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
                                                       p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
                                                       auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
             case .properties:
-                guard case .object(let propertyObject) = member.value else { continue }
+                guard case .object(let propertyObject) = members[index].value else { continue }
                 properties.reserveCapacity(propertyObject.count)
                 for property in propertyObject.members {
                     if let text = scalarText(property.value) { properties[property.key] = text }
                 }
-            case .tokenUpdatedAt: tokenUpdatedAt = member.value.stringValue.flatMap(RFC3339Timestamp.parse)
+            case .tokenUpdatedAt: tokenUpdatedAt = members[index].value.stringValue.flatMap(RFC3339Timestamp.parse)
             }
         }
         return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,

@@ -248,10 +248,19 @@ extension RecipientField {
     /// comparison per member instead of one per field (JobDecoder reads every recipient's
     /// members this way).
     public static func named(_ name: String) -> RecipientField? {
-        let length = name.utf8.count
-        guard length < byLength.count else { return nil }
-        for field in byLength[length] where field.rawValue == name { return field }
-        return nil
+        // A new case must be added here too (JSONParserReferenceTests checks every case).
+        let candidate: RecipientField
+        switch name.utf8.count {
+        case 5: candidate = .token
+        case 6: candidate = .userId
+        case 7: candidate = .browser
+        case 8: if name == RecipientField.platform.rawValue { return .platform }; candidate = .language
+        case 10: candidate = .properties
+        case 12: candidate = .subscription
+        case 14: if name == RecipientField.subscriptionId.rawValue { return .subscriptionId }; candidate = .tokenUpdatedAt
+        default: return nil
+        }
+        return name == candidate.rawValue ? candidate : nil
     }
 
     /// One bit per field (a set of the fields seen).
@@ -268,13 +277,6 @@ extension RecipientField {
         case .tokenUpdatedAt: 1 << 8
         }
     }
-
-    /// The fields by the UTF-8 length of their name.
-    private static let byLength: [[RecipientField]] = {
-        var table = Array(repeating: [RecipientField](), count: (allCases.map(\.rawValue.utf8.count).max() ?? 0) + 1)
-        for field in allCases { table[field.rawValue.utf8.count].append(field) }
-        return table
-    }()
 }
 
 /// `$.recipients[i].subscription`: a browser's `PushSubscription.toJSON()`.
