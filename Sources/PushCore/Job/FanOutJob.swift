@@ -133,9 +133,15 @@ public struct Recipient: Sendable, Equatable {
                 language: String? = nil, browser: String? = nil, subscription: Subscription? = nil,
                 properties: [String: String] = [:], tokenUpdatedAt: Date? = nil, source: JSONValue? = nil) {
         self.userID = userID; self.subscriptionID = subscriptionID; self.platformName = platformName
-        self.platform = platformName.flatMap { Platform(rawValue: $0.lowercased()) }
+        self.platform = platformName.flatMap(Self.platform(named:))
         self.token = token; self.language = language; self.browser = browser; self.subscription = subscription
         self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.source = source
+    }
+
+    /// The platform `name` means, case-insensitively. A name already lower case (the usual
+    /// `ios`, `android`) needs no lower-casing.
+    static func platform(named name: String) -> Platform? {
+        Platform(rawValue: name) ?? Platform(rawValue: name.lowercased())
     }
 
     /// The platform text used in msgIDs and results: the known platform's name, else as given.

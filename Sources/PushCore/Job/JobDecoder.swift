@@ -361,30 +361,46 @@ public enum JobDecoder {
         return options
     }
 
-    /// Lenient: wrong types count as absent, nothing throws.
+    /// Lenient: wrong types count as absent, nothing throws. One pass over the members, each
+    /// read into its field at once; the first member of a name counts, as `object[name]` reads
+    /// it (the parser refuses duplicates, a document built in code may have them).
     static func decodeRecipient(_ object: JSONObject, source: JSONValue) -> Recipient {
-        func member(_ field: RecipientField) -> JSONValue? { object[field.rawValue] }
-        var subscription: Recipient.Subscription?
-        if case .object(let subscriptionObject)? = member(.subscription) {
-            let keys = subscriptionObject[SubscriptionField.keys.rawValue]
-            subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
-                                                  p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
-                                                  auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
-        }
+        var userID: String?, subscriptionID: String?, platformName: String?, token: String?
+        var language: String?, browser: String?, subscription: Recipient.Subscription?
         var properties: [String: String] = [:]
-        if case .object(let propertyObject)? = member(.properties) {
-            properties.reserveCapacity(propertyObject.count)
-            for member in propertyObject.members {
-                if let text = scalarText(member.value) { properties[member.key] = text }
+        var tokenUpdatedAt: Date?
+        var seen: UInt16 = 0
+        let members = object.members
+        for index in members.indices {  // (by index: no copy of each member)
+            guard let field = RecipientField.named(members[index].key) else { continue }
+            let bit = field.bit
+            guard seen & bit == 0 else { continue }
+            seen |= bit
+            switch field {
+            case .userId: userID = scalarText(members[index].value)
+            case .subscriptionId: subscriptionID = scalarText(members[index].value)
+            case .platform: platformName = members[index].value.stringValue
+            case .token: token = members[index].value.stringValue
+            case .language: language = members[index].value.stringValue
+            case .browser: browser = members[index].value.stringValue
+            case .subscription:
+                guard case .object(let subscriptionObject) = members[index].value else { continue }
+                let keys = subscriptionObject[SubscriptionField.keys.rawValue]
+                subscription = Recipient.Subscription(endpoint: subscriptionObject[SubscriptionField.endpoint.rawValue]?.stringValue,
+                                                      p256dh: keys?[SubscriptionKeysField.p256dh.rawValue]?.stringValue,
+                                                      auth: keys?[SubscriptionKeysField.auth.rawValue]?.stringValue)
+            case .properties:
+                guard case .object(let propertyObject) = members[index].value else { continue }
+                properties.reserveCapacity(propertyObject.count)
+                for property in propertyObject.members {
+                    if let text = scalarText(property.value) { properties[property.key] = text }
+                }
+            case .tokenUpdatedAt: tokenUpdatedAt = members[index].value.stringValue.flatMap(RFC3339Timestamp.parse)
             }
         }
-        return Recipient(userID: member(.userId).flatMap(scalarText),
-                         subscriptionID: member(.subscriptionId).flatMap(scalarText) ?? "",
-                         platformName: member(.platform)?.stringValue, token: member(.token)?.stringValue,
-                         language: member(.language)?.stringValue, browser: member(.browser)?.stringValue,
-                         subscription: subscription, properties: properties,
-                         tokenUpdatedAt: member(.tokenUpdatedAt)?.stringValue.flatMap(RFC3339Timestamp.parse),
-                         source: source)
+        return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
+                         language: language, browser: browser, subscription: subscription, properties: properties,
+                         tokenUpdatedAt: tokenUpdatedAt, source: source)
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.

@@ -243,6 +243,42 @@ public enum RecipientField: String, JobFieldTable {
     }
 }
 
+extension RecipientField {
+    /// The field named `name` — `RecipientField(rawValue:)` — by its length first: one string
+    /// comparison per member instead of one per field (JobDecoder reads every recipient's
+    /// members this way).
+    public static func named(_ name: String) -> RecipientField? {
+        // A new case must be added here too (JSONParserReferenceTests checks every case).
+        let candidate: RecipientField
+        switch name.utf8.count {
+        case 5: candidate = .token
+        case 6: candidate = .userId
+        case 7: candidate = .browser
+        case 8: if name == RecipientField.platform.rawValue { return .platform }; candidate = .language
+        case 10: candidate = .properties
+        case 12: candidate = .subscription
+        case 14: if name == RecipientField.subscriptionId.rawValue { return .subscriptionId }; candidate = .tokenUpdatedAt
+        default: return nil
+        }
+        return name == candidate.rawValue ? candidate : nil
+    }
+
+    /// One bit per field (a set of the fields seen).
+    var bit: UInt16 {
+        switch self {
+        case .userId: 1 << 0
+        case .subscriptionId: 1 << 1
+        case .platform: 1 << 2
+        case .token: 1 << 3
+        case .language: 1 << 4
+        case .browser: 1 << 5
+        case .subscription: 1 << 6
+        case .properties: 1 << 7
+        case .tokenUpdatedAt: 1 << 8
+        }
+    }
+}
+
 /// `$.recipients[i].subscription`: a browser's `PushSubscription.toJSON()`.
 public enum SubscriptionField: String, JobFieldTable {
     case endpoint, keys

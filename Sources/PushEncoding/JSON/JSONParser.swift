@@ -73,13 +73,18 @@ private struct JSONReader {
 
     init(bytes: [UInt8], maxDepth: Int) { self.bytes = bytes; self.maxDepth = maxDepth }
 
-    mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            default: return
-            }
+    mutating func skipWhitespace() { index = whitespaceEnd(from: index) }
+
+    /// The first index from `position` on that is not JSON whitespace.
+    func whitespaceEnd(from start: Int) -> Int {
+        let span = bytes.span
+        var position = start
+        while position < span.count {
+            let byte = span[position]
+            guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { break }
+            position += 1
         }
+        return position
     }
 
     func peek() throws(JSONParseError) -> UInt8 {
@@ -125,13 +130,15 @@ private struct JSONReader {
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: index) }
         index += 1
-        var members: [(key: String, value: JSONValue)] = []
-        var seen: Set<String>?
         skipWhitespace()
         if try peek() == ASCII.closeBrace {
             index += 1
-            return .object(JSONObject(members))
+            return .object(JSONObject([]))
         }
+        var members: [(key: String, value: JSONValue)] = []
+        // Room for a recipient's members at once: growing 1, 2, 4, 8 was four allocations.
+        members.reserveCapacity(8)
+        var seen: Set<String>?
         while true {
             skipWhitespace()
             let keyOffset = index
@@ -139,7 +146,10 @@ private struct JSONReader {
             index += 1
             let key = try parseString()
             if members.count < 16 {
-                if members.contains(where: { $0.key == key }) { throw JSONParseError(.duplicateKey, at: keyOffset) }
+                let length = key.utf8.count  // a length differs far more cheaply than a string
+                for member in members where member.key.utf8.count == length && member.key == key {
+                    throw JSONParseError(.duplicateKey, at: keyOffset)
+                }
             } else {
                 if seen == nil { seen = Set(members.map(\.key)) }
                 if seen?.insert(key).inserted == false { throw JSONParseError(.duplicateKey, at: keyOffset) }
@@ -164,15 +174,16 @@ private struct JSONReader {
     mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: index) }
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if try peek() == ASCII.closeBracket {
             index += 1
-            return .array(elements)
+            return .array([])
         }
+        var elements: [JSONValue] = []
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            let element = try parseValue(depth: depth)
+            elements.append(element)
             skipWhitespace()
             switch try peek() {
             case ASCII.comma: index += 1
@@ -184,8 +195,40 @@ private struct JSONReader {
         }
     }
 
-    /// Parses a string body; `index` is just after the opening quote.
+    /// Parses a string body; `index` is just after the opening quote. The common case — ASCII,
+    /// no escape, no control character — is one scan; anything else is read again from the
+    /// start by ``parseCheckedString()``, which decides every error exactly as it always has.
     mutating func parseString() throws(JSONParseError) -> String {
+        let start = index
+        guard let end = plainASCIIEnd(from: start) else { return try parseCheckedString() }
+        index = end + 1
+        return makeASCIIString(start, end)
+    }
+
+    /// The index of the closing quote when the string from `start` on is ASCII with no escape
+    /// and no control character, else nil.
+    func plainASCIIEnd(from start: Int) -> Int? {
+        let span = bytes.span
+        var position = start
+        while position < span.count {
+            let byte = span[position]
+            // One comparison for "printable ASCII" (0x20...0x7F; below 0x20 wraps around).
+            if byte &- 0x20 < 0x60 && byte != ASCII.quote && byte != ASCII.backslash {
+                position += 1
+                continue
+            }
+            return byte == ASCII.quote ? position : nil
+        }
+        return nil
+    }
+
+    /// The string of the bytes `start..<end`, known to be ASCII.
+    func makeASCIIString(_ start: Int, _ end: Int) -> String {
+        String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+
+    /// Parses a string body with every check; `index` is just after the opening quote.
+    mutating func parseCheckedString() throws(JSONParseError) -> String {
         let start = index
         var position = start
         // Fast path: no escapes, validate UTF-8 in place and decode once.
@@ -324,9 +367,28 @@ private struct JSONReader {
             guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError(.invalidNumber, at: index) }
             skipDigits()
         }
-        let literal = String(decoding: bytes[start..<index], as: UTF8.self)
+        let literal = makeASCIIString(start, index)
+        if isInteger, let value = smallIntegerValue(start, index) {
+            return JSONNumber(double: value, isIntegerLiteral: true, literal: literal)
+        }
         guard let value = Double(literal), value.isFinite else { throw JSONParseError(.numberOutOfRange, at: start) }
         return JSONNumber(double: value, isIntegerLiteral: isInteger, literal: literal)
+    }
+
+    /// The value of an integer literal of at most 15 digits (`-?[0-9]+`, already checked),
+    /// computed exactly: such an integer is a `Double` exactly, so this is what `Double(literal)`
+    /// returns (`-0` included), without `strtod`.
+    func smallIntegerValue(_ start: Int, _ end: Int) -> Double? {
+        let span = bytes.span
+        let negative = span[start] == ASCII.minus
+        var position = negative ? start + 1 : start
+        guard end - position <= 15 else { return nil }
+        var magnitude = 0
+        while position < end {
+            magnitude = magnitude &* 10 &+ Int(span[position] &- ASCII.zero)
+            position += 1
+        }
+        return negative ? -Double(magnitude) : Double(magnitude)
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= ASCII.zero && byte <= ASCII.nine }
