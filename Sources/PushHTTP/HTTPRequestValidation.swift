@@ -96,29 +96,13 @@ enum HTTPRequestValidation {
     @inline(__always)
     static func isValueByte(_ byte: UInt8) -> Bool { byte != 0x00 && byte != 0x0A && byte != 0x0D }
 
-    /// No CR, LF or NUL: eight bytes at a time (a zero byte in `w`, `w ^ 0x0A…0A` or
-    /// `w ^ 0x0D…0D`; exact for the word as a whole), the rest one by one.
+    /// No CR, LF or NUL (`memchr`: values are the bulk of a request's header bytes, and
+    /// libc's vectorised `memchr` beats a word-at-a-time loop on them: callgrind, sixth session).
     static func isValidValue(_ value: String) -> Bool {
         if let result = value.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
             guard let base = bytes.baseAddress else { return true }
-            return isValidValue(UnsafeRawBufferPointer(start: base, count: bytes.count))
+            return memchr(base, 0x0D, bytes.count) == nil && memchr(base, 0x0A, bytes.count) == nil && memchr(base, 0x00, bytes.count) == nil
         }) { return result }
         return value.utf8.allSatisfy(isValueByte)
-    }
-
-    static func isValidValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-        var index = 0
-        while index + 8 <= bytes.count {
-            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if hasZero(word) || hasZero(word ^ (ones &* 0x0A)) || hasZero(word ^ (ones &* 0x0D)) { return false }
-            index += 8
-        }
-        while index < bytes.count {
-            if !isValueByte(bytes[index]) { return false }
-            index += 1
-        }
-        return true
     }
 }

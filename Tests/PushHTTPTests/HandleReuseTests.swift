@@ -303,7 +303,7 @@ struct RequestBuildingTests {
         #expect(throws: HTTPTransportError.self) { try HTTPRequestValidation.validate(request) }
     }
 
-    @Test("the URL and header value checks eight bytes at a time, and the token check, agree with the byte tests for every byte value at every position")
+    @Test("the URL check eight bytes at a time and the token check agree with the byte tests for every byte value at every position")
     func urlWords() {
         for length in [1, 7, 8, 9, 16, 23] {
             for position in 0..<length {
@@ -320,8 +320,6 @@ struct RequestBuildingTests {
                 for value in 0...255 {
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes[position] = UInt8(value)
-                    #expect(bytes.withUnsafeBytes { HTTPRequestValidation.isValidValue($0) } == HTTPRequestValidation.isValueByte(UInt8(value)),
-                            "value \(length) \(position) \(value)")
                     let token = String(decoding: bytes, as: UTF8.self)
                     if Array(token.utf8) == bytes {
                         #expect(HTTPRequestValidation.isToken(token) == HTTPRequestValidation.isTokenByte(UInt8(value)), "token \(value)")
