@@ -120,3 +120,12 @@ extension TransferSettings {
                          resolveOverrides: [], caBundle: nil)
     }
 }
+
+@Suite("libcurl's header API")
+struct CurlHeaderAPITests {
+    @Test("the loaded libcurl keeps response headers for curl_easy_header (the client reads them only there)")
+    func headerAPI() throws {
+        #expect(CurlVersion.hasHeaderAPI())
+        _ = try LibcurlCheck.validate(allowCleartextHTTP2: false)
+    }
+}
