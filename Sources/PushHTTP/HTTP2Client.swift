@@ -18,6 +18,9 @@ public final class HTTP2Client: Sendable {
     private let loop: CurlIOLoop
     private let thread: pthread_t
     private let joinState = Mutex(JoinState.notJoined)
+    /// What ``prepare(_:)`` needs of the settings (a copy of them would retain every field).
+    private let allowCleartextHTTP2: Bool
+    private let requestTimeoutMS: Int
 
     private enum JoinState { case notJoined, claimed, detached }
 
@@ -26,6 +29,8 @@ public final class HTTP2Client: Sendable {
     public init(configuration: HTTPClientConfiguration) throws(HTTPClientError) {
         libcurl = try LibcurlCheck.validate(allowCleartextHTTP2: configuration.allowCleartextHTTP2)
         let settings = try Self.settings(for: configuration)
+        allowCleartextHTTP2 = settings.allowCleartextHTTP2
+        requestTimeoutMS = settings.requestTimeoutMS
         multi = try CurlMulti.make(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             maxTotalConnections: configuration.maxTotalConnections,
@@ -68,9 +73,30 @@ public final class HTTP2Client: Sendable {
 
     /// Queues `request`; thread-safe and non-blocking. `completion` runs exactly once, on the
     /// I/O thread (keep it cheap: hand the result on, never block), or immediately on the
-    /// caller's thread with `.shutdown` after ``shutdown(drainTimeout:)``.
+    /// caller's thread: with `.invalidRequest` for a request no transfer may send
+    /// (``prepare(_:)``), with `.shutdown` after ``shutdown(drainTimeout:)``.
     public func submit(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
-        let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request, completion: completion)) }
+        let prepared: PreparedHTTPRequest
+        do {
+            prepared = try prepare(request)
+        } catch {
+            return completion(.failure(error))
+        }
+        submit(prepared, completion: completion)
+    }
+
+    /// Checks `request` and lays it out for libcurl (``PreparedHTTPRequest``), on the caller's
+    /// thread, so that the I/O thread only points an easy handle at it. Throws
+    /// `.invalidRequest` for what no transfer may send: an invalid method, header name, CR/LF/NUL
+    /// in a value, whitespace or controls in the URL (``HTTPRequestValidation``), `http://`
+    /// unless the client allows h2c.
+    public func prepare(_ request: HTTPRequest) throws(HTTPTransportError) -> PreparedHTTPRequest {
+        PreparedHTTPRequest(try CurlPreparedRequest(request, allowCleartextHTTP2: allowCleartextHTTP2, requestTimeoutMS: requestTimeoutMS))
+    }
+
+    /// Queues a request ``prepare(_:)`` made (by this client); otherwise as ``submit(_:completion:)-(HTTPRequest,_)``.
+    public func submit(_ request: PreparedHTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
+        let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request.prepared, completion: completion)) }
         switch action {
         case .wakeUp:
             // From a completion (the I/O thread): the loop starts it before it waits, no wake-up.
@@ -165,6 +191,18 @@ public final class HTTP2Client: Sendable {
             maxTotalConnections: configuration.maxTotalConnections
         )
     }
+}
+
+/// A request ``HTTP2Client/prepare(_:)`` checked and laid out for libcurl: submit it with
+/// ``HTTP2Client/submit(_:completion:)-(PreparedHTTPRequest,_)`` of the same client (its
+/// timeout and `http://` check are that client's). Immutable; holds the bytes libcurl reads.
+public struct PreparedHTTPRequest: Sendable {
+    let prepared: CurlPreparedRequest
+
+    init(_ prepared: CurlPreparedRequest) { self.prepared = prepared }
+
+    /// The request carries a TLS client certificate.
+    public var hasClientCertificate: Bool { prepared.clientCertificate != nil }
 }
 
 /// Builds the CA bytes for ``HTTPClientConfiguration/caFile``: the system bundle followed

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// A request handed to the I/O thread.
+/// A request handed to the I/O thread (prepared and checked by the submitting thread).
 struct HTTPSubmission: Sendable {
-    let request: HTTPRequest
+    let request: CurlPreparedRequest
     let completion: HTTPCompletion
 }
 

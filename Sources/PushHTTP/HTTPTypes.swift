@@ -29,9 +29,13 @@ public struct HTTPRequest: Sendable {
     /// The TLS client certificate to connect with (APNs certificate auth); nil: none. Requests
     /// with different certificates never share a connection (``ClientCertificate``).
     public var clientCertificate: ClientCertificate?
+    /// The response header fields the caller reads (names, any case): only these are copied
+    /// into ``HTTPResponse/headers``, from the fields libcurl keeps of every response
+    /// (`curl_easy_header`), when the transfer ends. Nil: every field.
+    public var responseHeaders: [String]?
 
     public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil,
-                connectPolicy: ConnectAddressPolicy? = nil, clientCertificate: ClientCertificate? = nil) {
+                connectPolicy: ConnectAddressPolicy? = nil, clientCertificate: ClientCertificate? = nil, responseHeaders: [String]? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -39,6 +43,7 @@ public struct HTTPRequest: Sendable {
         self.timeout = timeout
         self.connectPolicy = connectPolicy
         self.clientCertificate = clientCertificate
+        self.responseHeaders = responseHeaders
     }
 }
 
@@ -55,7 +60,8 @@ public struct ConnectAddressPolicy: Sendable {
 /// A complete HTTP response (any status: a 4xx/5xx is a response, not a transport error).
 public struct HTTPResponse: Sendable {
     public var status: Int
-    /// Header fields of the final response, names lower-cased, in arrival order.
+    /// Header fields (and trailers) of the final response, names lower-cased, in arrival order;
+    /// only those named in ``HTTPRequest/responseHeaders`` when the request named some.
     public var headers: [HTTPHeader]
     public var body: [UInt8]
     /// 2 for HTTP/2, 1 for HTTP/1.x, 3 for HTTP/3, 0 if unknown.
@@ -77,8 +83,19 @@ public struct HTTPResponse: Sendable {
 
     /// The first value of header `name` (case-insensitive), or nil.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.name == wanted }?.value
+        headers.first { Self.equalLowercased($0.name, name) }?.value
+    }
+
+    /// `stored` (a lower-case name) equals `wanted` with A-Z lower-cased: the comparison
+    /// `stored == wanted.lowercased()` makes, without building the lower-cased string.
+    static func equalLowercased(_ stored: String, _ wanted: String) -> Bool {
+        let a = stored.utf8.span, b = wanted.utf8.span
+        guard a.count == b.count else { return false }
+        for index in 0..<a.count {
+            let byte = b[index]
+            if a[index] != (byte >= 0x41 && byte <= 0x5A ? byte + 32 : byte) { return false }
+        }
+        return true
     }
 }
 

@@ -36,7 +36,11 @@ public enum LibcurlCheck {
     /// Refuses known-broken combinations with a clear message: no HTTP/2 or TLS support,
     /// libcurl older than 8.0 (see ``minimumVersionNumber``), and cleartext h2c on libcurl < 8.0.
     public static func validate(allowCleartextHTTP2: Bool) throws(HTTPClientError) -> LibcurlInfo {
-        try validate(info(), allowCleartextHTTP2: allowCleartextHTTP2)
+        let info = try validate(info(), allowCleartextHTTP2: allowCleartextHTTP2)
+        if !CurlVersion.hasHeaderAPI() {
+            throw HTTPClientError("libcurl \(info.version) was built without its header API (CURL_DISABLE_HEADERS_API): response headers (apns-id, retry-after) cannot be read")
+        }
+        return info
     }
 
     /// ``validate(allowCleartextHTTP2:)`` for a given `info` (testable for any version).

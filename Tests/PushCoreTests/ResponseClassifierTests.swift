@@ -151,3 +151,24 @@ struct RetryTests {
         #expect(!policy.allowsRetry(afterAttempts: 5))
     }
 }
+
+@Suite("Response header names the classifiers read")
+struct ResponseHeaderNamesTests {
+    @Test("every header a classifier asks for, whatever the status and body, is in its platform's list", arguments: Platform.allCases)
+    func namesCoverClassification(platform: Platform) {
+        let bodies = ["", #"{"reason":"TooManyRequests"}"#, #"{"reason":"Unregistered","timestamp":1}"#,
+                      #"{"error":{"status":"UNAVAILABLE","details":[{"errorCode":"QUOTA_EXCEEDED"}]}}"#,
+                      #"{"code":"80000000","msg":"Success","requestId":"r"}"#, #"{"code":"80300008"}"#, "not json"]
+        var asked: Set<String> = []
+        for status in [200, 201, 202, 204, 400, 401, 403, 404, 410, 413, 429, 500, 502, 503, 504] {
+            for body in bodies {
+                _ = ResponseClassifier.classify(platform: platform, status: status, header: { name in asked.insert(name); return "1" },
+                                                body: Array(body.utf8), nowUnix: now)
+            }
+        }
+        let listed = Set(ResponseClassifier.headerNames(platform: platform))
+        #expect(!asked.isEmpty)
+        #expect(asked.isSubset(of: listed), "\(platform): asked \(asked.sorted()), listed \(listed.sorted())")
+        #expect(listed.allSatisfy { $0 == $0.lowercased() })
+    }
+}

@@ -32,6 +32,13 @@ struct HTTP2ClientTests {
         #expect(response.headers.allSatisfy { $0.name == $0.name.lowercased() })
         #expect(response.connectionsOpened == 1)
         #expect(response.totalSeconds > 0)
+        // Only the fields asked for (any case), in the order asked, from libcurl's store; one it lacks is absent.
+        let subset = try await client.send(HTTPRequest(url: "\(server.origin)/hello.txt", responseHeaders: ["Server", "x-missing", "content-length"])).get()
+        #expect(subset.headers.map(\.name) == ["server", "content-length"])
+        #expect(subset.header("content-length") == response.header("content-length"))
+        #expect(subset.header("date") == nil && response.header("date") != nil)
+        let none = try await client.send(HTTPRequest(url: "\(server.origin)/hello.txt", responseHeaders: [])).get()
+        #expect(none.status == 200 && none.headers.isEmpty)
     }
 
     @Test("POST bodies arrive intact, concurrently, each echoed back")

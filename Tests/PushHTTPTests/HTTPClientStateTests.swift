@@ -3,14 +3,14 @@ import Testing
 
 @Suite("HTTPClientState (no I/O)")
 struct HTTPClientStateTests {
-    private func submission() -> HTTPSubmission {
-        HTTPSubmission(request: HTTPRequest(url: "https://example.invalid/"), completion: { _ in })
+    private func submission() throws -> HTTPSubmission {
+        HTTPSubmission(request: try CurlPreparedRequest(HTTPRequest(url: "https://example.invalid/"), settings: .forTests()), completion: { _ in })
     }
 
     @Test("only the first submit after the I/O thread took the queue asks for a wake-up")
-    func wakeUpOncePerBatch() {
+    func wakeUpOncePerBatch() throws {
         var state = HTTPClientState()
-        let first = state.submit(submission()), second = state.submit(submission())
+        let first = state.submit(try submission()), second = state.submit(try submission())
         #expect(first == .wakeUp)
         #expect(second == .queued)
         #expect(state.inFlight == 2)
@@ -19,16 +19,16 @@ struct HTTPClientStateTests {
         #expect(phase == .running)
         #expect(batch.count == 2)
         #expect(state.pending.isEmpty)
-        let third = state.submit(submission())
+        let third = state.submit(try submission())
         #expect(third == .wakeUp)
         state.completed(2)
         #expect(state.inFlight == 1)
     }
 
     @Test("after shutdown begins, submits are rejected and queued work is still handed over")
-    func shutdownRejects() {
+    func shutdownRejects() throws {
         var state = HTTPClientState()
-        _ = state.submit(submission())
+        _ = state.submit(try submission())
         let deadline = ContinuousClock.now + .seconds(5)
         let began = state.beginShutdown(deadline: deadline)
         let later = state.beginShutdown(deadline: deadline + .seconds(1))
@@ -36,7 +36,7 @@ struct HTTPClientStateTests {
         #expect(began)
         #expect(!later, "a later deadline changes nothing")
         #expect(earlier, "an earlier deadline wins")
-        let rejected = state.submit(submission())
+        let rejected = state.submit(try submission())
         #expect(rejected == .reject)
         #expect(state.inFlight == 1)
         var batch: [HTTPSubmission] = []
@@ -48,7 +48,7 @@ struct HTTPClientStateTests {
         #expect(state.phase == .stopped)
         let again = state.beginShutdown(deadline: deadline)
         #expect(!again)
-        let afterStop = state.submit(submission())
+        let afterStop = state.submit(try submission())
         #expect(afterStop == .reject)
     }
 }
@@ -109,5 +109,23 @@ struct CurlMappingTests {
         let response = HTTPResponse(status: 200, headers: [HTTPHeader(name: "apns-id", value: "A")], body: [], httpVersion: 2, totalSeconds: 0)
         #expect(response.header("APNS-ID") == "A")
         #expect(response.header("retry-after") == nil)
+    }
+}
+
+extension TransferSettings {
+    /// Settings as a client with the default configuration has them (no CA bundle, no proxy).
+    static func forTests(allowCleartextHTTP2: Bool = false) -> TransferSettings {
+        TransferSettings(protocols: "https", allowCleartextHTTP2: allowCleartextHTTP2, connectTimeoutMS: 5_000, requestTimeoutMS: 10_000,
+                         keepAliveSeconds: 30, keepAliveMS: 30_000, maxResponseBodyBytes: 1 << 20, proxy: "", noProxy: "",
+                         resolveOverrides: [], caBundle: nil)
+    }
+}
+
+@Suite("libcurl's header API")
+struct CurlHeaderAPITests {
+    @Test("the loaded libcurl keeps response headers for curl_easy_header (the client reads them only there)")
+    func headerAPI() throws {
+        #expect(CurlVersion.hasHeaderAPI())
+        _ = try LibcurlCheck.validate(allowCleartextHTTP2: false)
     }
 }

@@ -174,23 +174,63 @@ struct HandleReuseTests {
 /// The byte-level helpers of the request path, without I/O.
 @Suite("Request building")
 struct RequestBuildingTests {
-    @Test("the header list holds every line in order, NUL-terminated, and grows past its first buffers")
-    func headerList() {
-        let list = CurlHeaderList(nodes: 2, bytes: 16)
+    @Test("a prepared request holds every header line in order, NUL-terminated, and libcurl's defaults removed")
+    func headerList() throws {
         for round in 0..<3 {
             let headers = (0..<(round * 20 + 1)).map { HTTPHeader(name: "x-h\($0)", value: $0 % 3 == 0 ? "" : "value-\($0)-\(round)") }
-            let bytes = headers.reduce(8) { $0 + CurlHeaderList.lineBytes(name: $1.name, value: $1.value) }
-            list.reset(lines: headers.count + 1, bytes: bytes)
-            for header in headers { list.append(name: header.name, value: header.value) }
-            list.append(line: "Expect:")
-            var lines: [String] = []
-            var node = list.head
-            while let current = node {
-                lines.append(current.pointee.data.map { String(cString: $0) } ?? "<nil>")
-                node = current.pointee.next
-            }
-            let expected = headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" } + ["Expect:"]
-            #expect(lines == expected, "round \(round)")
+            let body = [UInt8](repeating: UInt8(round), count: round * 700)
+            let prepared = try CurlPreparedRequest(HTTPRequest(method: "POST", url: "https://a.example/p/\(round)", headers: headers, body: body),
+                                                   settings: .forTests())
+            let expected = headers.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" } + ["Accept:", "Content-Type:"]
+            #expect(prepared.headerLines == expected, "round \(round)")
+            #expect(prepared.headerCount == expected.count)
+            #expect(String(cString: prepared.url) == "https://a.example/p/\(round)")
+            #expect(Array(UnsafeRawBufferPointer(start: prepared.body, count: prepared.bodyCount)) == body)
+        }
+    }
+
+    @Test("a prepared request sends what its method needs: body, custom method, no form content type when one is given")
+    func preparedMethods() throws {
+        func prepare(_ method: String, body: String = "", headers: [HTTPHeader] = []) throws -> CurlPreparedRequest {
+            try CurlPreparedRequest(HTTPRequest(method: method, url: "https://a.example/x", headers: headers, body: Array(body.utf8)),
+                                    settings: .forTests())
+        }
+        #expect(try prepare("POST").method == .body(custom: nil))
+        #expect(try prepare("PUT").method == .body(custom: "PUT"))
+        #expect(try prepare("DELETE", body: "x").method == .body(custom: "DELETE"))
+        #expect(try prepare("GET").method == .noBody(custom: nil))
+        #expect(try prepare("OPTIONS").method == .noBody(custom: "OPTIONS"))
+        #expect(try prepare("HEAD").method == .head)
+        #expect(try prepare("GET").headerLines == ["Accept:"])
+        #expect(try prepare("POST", headers: [HTTPHeader(name: "Content-Type", value: "a/b"), HTTPHeader(name: "accept", value: "*/*")])
+            .headerLines == ["Content-Type: a/b", "accept: */*"])
+        let big = try prepare("POST", body: String(repeating: "b", count: CurlTransfer.expectThreshold + 1))
+        #expect(big.headerLines == ["Accept:", "Content-Type:", "Expect:"])
+    }
+
+    @Test("a prepared request knows where a provider URL's path starts and whether it is plain", arguments: [
+        ("https://api.example:443/3/device/abc", 23, true, true), ("https://a.example/x?q=1", 17, false, false),
+        ("https://a.example/", 17, false, true), ("https://a.example/a/../b", 17, false, true), ("https://a.example", nil, false, true),
+    ] as [(String, Int?, Bool, Bool)])
+    func preparedPath(url: String, start: Int?, plain: Bool, noQuery: Bool) throws {
+        let prepared = try CurlPreparedRequest(HTTPRequest(url: url), settings: .forTests())
+        #expect(prepared.pathStart == start)
+        #expect(prepared.hasPlainPath == plain)
+        #expect(prepared.hasNoQueryOrFragment == noQuery)
+        #expect(prepared.urlCount == url.utf8.count)
+    }
+
+    @Test("preparing refuses http:// unless the client allows h2c, and takes the client's timeout unless the request has one")
+    func preparedChecks() throws {
+        #expect(throws: HTTPTransportError.invalidRequest("http:// URLs are not allowed (TLS only)")) {
+            try CurlPreparedRequest(HTTPRequest(url: "HTTP://a.example/"), settings: .forTests())
+        }
+        let h2c = try CurlPreparedRequest(HTTPRequest(url: "http://a.example/"), settings: .forTests(allowCleartextHTTP2: true))
+        #expect(h2c.cleartext)
+        #expect(h2c.timeoutMS == 10_000)
+        #expect(try CurlPreparedRequest(HTTPRequest(url: "https://a.example/", timeout: .milliseconds(1500)), settings: .forTests()).timeoutMS == 1500)
+        #expect(throws: HTTPTransportError.self) {
+            try CurlPreparedRequest(HTTPRequest(url: "https://a.example/", headers: [HTTPHeader(name: "x", value: "a\r\nb: c")]), settings: .forTests())
         }
     }
 
@@ -226,6 +266,16 @@ struct RequestBuildingTests {
         #expect(bytes.withUnsafeBytes { CurlTransfer.lowercasedASCII($0) } == expected)
     }
 
+    @Test("a response header is found by its name in any case, without building a lower-cased copy", arguments: [
+        ("apns-id", "APNS-ID", true), ("apns-id", "apns-id", true), ("retry-after", "Retry-After", true), ("apns-id", "apns-i", false),
+        ("apns-id", "apns-idx", false), ("x-a", "x-b", false), ("", "", true),
+    ])
+    func headerLookup(stored: String, wanted: String, found: Bool) {
+        #expect(HTTPResponse.equalLowercased(stored, wanted) == found)
+        let response = HTTPResponse(status: 200, headers: [HTTPHeader(name: stored, value: "v")], body: [], httpVersion: 2, totalSeconds: 0)
+        #expect((response.header(wanted) == "v") == found)
+    }
+
     @Test("validation accepts every tchar in names and refuses separators, controls and non-ASCII", arguments: [
         ("!#$%&'*+-.^_`|~09azAZ", true), ("apns-topic", true), ("bad name", false), ("a:b", false), ("a\u{7F}", false),
         ("ä", false), ("(x)", false), ("a\"b", false),
@@ -251,6 +301,34 @@ struct RequestBuildingTests {
     ])
     func refused(request: HTTPRequest) {
         #expect(throws: HTTPTransportError.self) { try HTTPRequestValidation.validate(request) }
+    }
+
+    @Test("the URL check eight bytes at a time and the token check agree with the byte tests for every byte value at every position")
+    func urlWords() {
+        for length in [1, 7, 8, 9, 16, 23] {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = UInt8(value)
+                    let expected = HTTPRequestValidation.isURLByte(UInt8(value))
+                    #expect(bytes.withUnsafeBytes { HTTPRequestValidation.isValidURL($0) } == expected, "\(length) \(position) \(value)")
+                }
+            }
+        }
+        for length in [1, 7, 8, 9, 16, 23] {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = UInt8(value)
+                    let token = String(decoding: bytes, as: UTF8.self)
+                    if Array(token.utf8) == bytes {
+                        #expect(HTTPRequestValidation.isToken(token) == HTTPRequestValidation.isTokenByte(UInt8(value)), "token \(value)")
+                    }
+                }
+            }
+        }
+        #expect(HTTPRequestValidation.isValidURL("https://api.push.apple.com/3/device/403e1c7799282dc803cad4c612f40ee9a7fc8e45fc28fa4f"))
+        #expect(!HTTPRequestValidation.isValidURL("https://api.push.apple.com/3/device/403e1c7799282dc803 ad4c612f40ee9a7fc8e45fc28fa4f"))
     }
 
     @Test("validation accepts tabs and non-ASCII in values and non-ASCII bytes in URLs")

@@ -83,13 +83,6 @@ final class CurlIOLoop: @unchecked Sendable {
     }
 
     private func start(_ submission: HTTPSubmission) {
-        let cleartext: Bool
-        do {
-            cleartext = try CurlTransfer.check(submission.request, settings: settings)
-        } catch {
-            done.append((submission.completion, .failure(error)))
-            return
-        }
         let transfer: CurlTransfer
         if let reused = free.popLast() {
             transfer = reused
@@ -102,7 +95,7 @@ final class CurlIOLoop: @unchecked Sendable {
             }
             handlesCreated.add(1, ordering: .relaxed)
         }
-        if let error = transfer.configure(submission.request, cleartext: cleartext, completion: submission.completion) {
+        if let error = transfer.configure(submission.request, completion: submission.completion) {
             // Not recycled: a half-configured handle must not carry options into another request.
             done.append((submission.completion, .failure(error)))
             return

@@ -24,15 +24,17 @@ struct TransferSettings: Sendable {
 /// A completion handler of ``HTTP2Client/submit(_:completion:)``.
 typealias HTTPCompletion = @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void
 
-/// One easy handle plus everything a transfer on it needs to stay alive: the request body
-/// bytes (`CURLOPT_POSTFIELDS` points into `bodyStorage`, which this object owns and never
-/// frees or reallocates while the transfer runs), the header list, the error buffer and the
-/// response buffers. Reused from the I/O loop's free list.
+/// One easy handle plus everything a transfer on it needs to stay alive: the running request
+/// (``CurlPreparedRequest``: `CURLOPT_HTTPHEADER` and `CURLOPT_POSTFIELDS` point into it, and
+/// this object holds it until the transfer ends), the error buffer and the response buffers.
+/// Reused from the I/O loop's free list.
 ///
 /// The options every transfer of the client shares (callbacks, protocols, TLS verification,
 /// CA bundle, timeouts, keepalive, proxy, size limit, and the pointers to this object) are set
-/// once, in `init`. `configure` sets only what a request changes: URL, HTTP version (h2c or
-/// TLS), timeout, method and body, headers. Method options stay on an easy handle from one
+/// once, in `init`. `configure` sets only what a request changes, and each only when it differs
+/// from what the handle's previous transfer left: URL (only the path when the origin is the
+/// previous one's), HTTP version (h2c or TLS), timeout, method and body, headers, client
+/// certificate. Method options stay on an easy handle from one
 /// transfer to the next (`CURLOPT_NOBODY` turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST`
 /// overrides any method), so `configure` undoes what the previous request set. A handle
 /// whose `configure` failed is not reused (the I/O loop drops it), so no half-applied request
@@ -55,6 +57,8 @@ final class CurlTransfer {
     /// or fragment: a request to the same origin then only replaces the path.
     private var parsedOrigin: [UInt8] = []
     private var completion: HTTPCompletion?
+    /// The running request: libcurl reads its header list and body until the transfer ends.
+    private var current: CurlPreparedRequest?
     /// The running request's connect-time address check (read by the open-socket callback,
     /// on the I/O thread like everything else here).
     private var connectPolicy: ConnectAddressPolicy?
@@ -62,11 +66,8 @@ final class CurlTransfer {
     private var refusedAddress: String?
     /// `CURLOPT_RESOLVE`'s list: libcurl keeps the pointer, so it lives as long as the handle.
     private var resolveList: OpaquePointer?
-    private var bodyStorage: UnsafeMutableRawBufferPointer
-    private let headerList = CurlHeaderList()
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var responseBody: [UInt8] = []
-    private var responseHeaders: [HTTPHeader] = []
     private var bodyOverflowed = false
 
     /// What the previous request left set on the handle (a fresh handle: GET, TLS unset).
@@ -74,6 +75,8 @@ final class CurlTransfer {
     private var timeoutSet = -1
     private var noBodySet = false
     private var postFieldsSet = false
+    private var postFieldSizeSet = -1
+    private var headersSet: UnsafeMutablePointer<curl_slist>?
     private var customRequestSet = false
     /// The ``ClientCertificate/id`` set on the handle (nil: none).
     var clientCertificateID: String?
@@ -101,17 +104,15 @@ final class CurlTransfer {
         self.url = url
         self.settings = settings
         self.multi = multi
-        bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 1)
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
 
     deinit {
-        // Cleanup first: the handle may still point at the header list, body and error buffer.
+        // Cleanup first: the handle may still point at the request (`current`) and the error buffer.
         curl_easy_cleanup(handle)
         if let resolveList { curl_slist_free_all(UnsafeMutablePointer(resolveList)) }
         curl_url_cleanup(url)
-        bodyStorage.deallocate()
         errorBuffer.deallocate()
     }
 
@@ -121,8 +122,9 @@ final class CurlTransfer {
         try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         try check(pw_curl_easy_setopt_write_cb(handle, curlWriteCallback), CURLOPT_WRITEFUNCTION)
         try set(CURLOPT_WRITEDATA, pointer: me)
-        try check(pw_curl_easy_setopt_header_cb(handle, curlHeaderCallback), CURLOPT_HEADERFUNCTION)
-        try set(CURLOPT_HEADERDATA, pointer: me)
+        // No header callback (and no CURLOPT_HEADERDATA, which would send header lines to the
+        // write callback): libcurl keeps every response's fields for `curl_easy_header`, and
+        // `finish` copies out the ones the request names.
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_PROTOCOLS_STR, string: settings.protocols)
         try set(CURLOPT_REDIR_PROTOCOLS_STR, string: settings.protocols)
@@ -162,10 +164,9 @@ final class CurlTransfer {
         try check(pw_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBodyBytes)), CURLOPT_MAXFILESIZE_LARGE)
     }
 
-    /// Prepares the handle for `request`, which passed ``check(_:settings:)`` (`cleartext` is
-    /// what it returned). On failure the error is returned, the completion is not stored, and
-    /// the handle must not be reused.
-    func configure(_ request: HTTPRequest, cleartext: Bool, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
+    /// Prepares the handle for `request`. On failure the error is returned, the completion is
+    /// not stored, and the handle must not be reused.
+    func configure(_ request: CurlPreparedRequest, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
         // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
         bodyOverflowed = false
@@ -173,125 +174,94 @@ final class CurlTransfer {
         // applies to direct connections (docs/http-client.md).
         connectPolicy = settings.proxy.isEmpty ? request.connectPolicy : nil
         refusedAddress = nil
+        current = request
         do {
-            try apply(request, cleartext: cleartext)
+            try apply(request)
         } catch {
+            current = nil
             return error
         }
         self.completion = completion
         return nil
     }
 
-    /// Refuses what no transfer may send (``HTTPRequestValidation``, and `http://` unless the
-    /// client allows h2c), before a handle is taken for it. Returns whether the URL is `http://`.
-    static func check(_ request: HTTPRequest, settings: TransferSettings) throws(HTTPTransportError) -> Bool {
-        try HTTPRequestValidation.validate(request)
-        let cleartext = isCleartext(request.url)
-        if cleartext && !settings.allowCleartextHTTP2 {
-            throw .invalidRequest("http:// URLs are not allowed (TLS only)")
-        }
-        return cleartext
-    }
-
-    /// Sets the per-request options; `request` passed ``check(_:settings:)``.
-    private func apply(_ request: HTTPRequest, cleartext: Bool) throws(HTTPTransportError) {
-        try setURL(request.url)
+    /// Sets the per-request options that differ from the handle's previous transfer.
+    private func apply(_ request: CurlPreparedRequest) throws(HTTPTransportError) {
+        try setURL(request)
+        let cleartext = request.cleartext
         if cleartextSet != cleartext {
             try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
             cleartextSet = cleartext
         }
-        let timeout = request.timeout.map(\.wholeMilliseconds) ?? settings.requestTimeoutMS
-        if timeoutSet != timeout {
-            try set(CURLOPT_TIMEOUT_MS, timeout)
-            timeoutSet = timeout
+        if timeoutSet != request.timeoutMS {
+            try set(CURLOPT_TIMEOUT_MS, request.timeoutMS)
+            timeoutSet = request.timeoutMS
         }
 
-        let method = request.method
-        let sendsBody = !request.body.isEmpty || method == "POST" || method == "PUT" || method == "PATCH"
-        if sendsBody {
+        switch request.method {
+        case .body(let custom):
             if noBodySet {
                 try set(CURLOPT_NOBODY, 0)
                 noBodySet = false
             }
-            // CURLOPT_POSTFIELDS does not copy: the bytes must stay alive for the whole
-            // transfer. They live in `bodyStorage`, owned by this object, untouched until the
-            // next `configure`, which happens only after the handle left the multi handle.
-            try storeBody(request.body)
-            try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
-            try set(CURLOPT_POSTFIELDS, pointer: bodyStorage.baseAddress) // also selects POST
+            // CURLOPT_POSTFIELDS does not copy: the bytes live in `request`, held as `current`
+            // until the transfer ended.
+            if postFieldSizeSet != request.bodyCount {
+                try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.bodyCount)), CURLOPT_POSTFIELDSIZE_LARGE)
+                postFieldSizeSet = request.bodyCount
+            }
+            try set(CURLOPT_POSTFIELDS, pointer: request.body) // also selects POST
             postFieldsSet = true
-            try setCustomRequest(method == "POST" ? nil : method)
-        } else {
+            try setCustomRequest(custom)
+        case .head, .noBody:
             if postFieldsSet {
                 try set(CURLOPT_POSTFIELDS, pointer: nil)
                 try check(pw_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, -1), CURLOPT_POSTFIELDSIZE_LARGE)
                 postFieldsSet = false
+                postFieldSizeSet = -1
             }
-            if method == "HEAD" {
+            if case .noBody(let custom) = request.method {
+                try set(CURLOPT_HTTPGET, 1) // also clears CURLOPT_NOBODY
+                noBodySet = false
+                try setCustomRequest(custom)
+            } else {
                 try set(CURLOPT_NOBODY, 1)
                 noBodySet = true
                 try setCustomRequest(nil)
-            } else {
-                try set(CURLOPT_HTTPGET, 1) // also clears CURLOPT_NOBODY
-                noBodySet = false
-                try setCustomRequest(method == "GET" ? nil : method)
             }
         }
-
-        // Only the headers the request asked for: libcurl's default "Accept: */*" and its
-        // invented form content type are removed ("Name:" lines), and "Expect: 100-continue"
-        // (which libcurl adds only over HTTP/1.1, above 1 MiB) is refused where it could apply.
-        var hasAccept = false, hasContentType = false
-        var lines = 0, bytes = 0
-        for header in request.headers {
-            lines += 1
-            bytes += CurlHeaderList.lineBytes(name: header.name, value: header.value)
-            if Self.isContentType(header.name) { hasContentType = true } else if Self.isAccept(header.name) { hasAccept = true }
+        if headersSet != request.headers {
+            try set(CURLOPT_HTTPHEADER, pointer: request.headers.map { UnsafeMutableRawPointer($0) })
+            headersSet = request.headers
         }
-        let removeContentType = sendsBody && !hasContentType
-        let removeExpect = request.body.count > Self.expectThreshold
-        if !hasAccept { lines += 1; bytes += 8 }           // "Accept:"
-        if removeContentType { lines += 1; bytes += 14 }   // "Content-Type:"
-        if removeExpect { lines += 1; bytes += 8 }         // "Expect:"
-        headerList.reset(lines: lines, bytes: bytes)
-        for header in request.headers { headerList.append(name: header.name, value: header.value) }
-        if !hasAccept { headerList.append(line: "Accept:") }
-        if removeContentType { headerList.append(line: "Content-Type:") }
-        if removeExpect { headerList.append(line: "Expect:") }
-        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.head))
         try applyClientCertificate(request.clientCertificate)
     }
 
     /// libcurl 8's `EXPECT_100_THRESHOLD`: larger bodies get `Expect: 100-continue` over HTTP/1.1.
     static let expectThreshold = 1024 * 1024
 
-    /// Points the transfer's CURLU at `url`. A URL of the origin parsed last (no query, no
-    /// fragment, a path of plain characters without dot segments: what provider URLs are) only
-    /// replaces the path, which libcurl stores as given; anything else is parsed whole, as
-    /// `CURLOPT_URL` would be. Both give libcurl the same URL: the full parse changes nothing in
-    /// such a path. A URL libcurl refuses is `.invalidRequest`. Works on the string's own
-    /// C string (no copy for a native string): the path is a NUL-terminated suffix of it.
-    private func setURL(_ text: String) throws(HTTPTransportError) {
-        let count = text.utf8.count
-        let code = text.withCString { cString -> CURLUcode in
-            let fastStart = cString.withMemoryRebound(to: UInt8.self, capacity: count + 1) { base -> Int? in
-                let bytes = UnsafeBufferPointer(start: base, count: count)
-                let start = Self.pathStart(bytes)
-                if let start, count - start >= 2, start == parsedOrigin.count,
-                   parsedOrigin.withUnsafeBufferPointer({ origin in origin.baseAddress.map { memcmp($0, base, start) == 0 } ?? false }),
-                   Self.isPlainPath(UnsafeBufferPointer(rebasing: bytes[start...])) {
-                    return start
+    /// Points the transfer's CURLU at the request's URL. A URL of the origin parsed last (no
+    /// query, no fragment, a path of plain characters without dot segments: what provider URLs
+    /// are) only replaces the path, which libcurl stores as given; anything else is parsed whole,
+    /// as `CURLOPT_URL` would be. Both give libcurl the same URL: the full parse changes nothing
+    /// in such a path. A URL libcurl refuses is `.invalidRequest`. Where the path starts and
+    /// whether it is plain was found when the request was prepared (the submitting thread).
+    private func setURL(_ request: CurlPreparedRequest) throws(HTTPTransportError) {
+        let code: CURLUcode
+        let cString = request.url
+        if request.hasPlainPath, let start = request.pathStart, start == parsedOrigin.count,
+           parsedOrigin.withUnsafeBufferPointer({ origin in origin.baseAddress.map { memcmp($0, cString, start) == 0 } ?? false }) {
+            code = curl_url_set(url, CURLUPART_PATH, cString + start, 0)
+        } else {
+            // Parsed whole; its origin is remembered (and kept only if the parse succeeds) when
+            // the URL has a path and no query or fragment.
+            parsedOrigin.removeAll(keepingCapacity: true)
+            if let start = request.pathStart, request.hasNoQueryOrFragment {
+                cString.withMemoryRebound(to: UInt8.self, capacity: start) { base in
+                    parsedOrigin.append(contentsOf: UnsafeBufferPointer(start: base, count: start))
                 }
-                // Parsed whole below; its origin is remembered (and kept only if the parse succeeds)
-                // when the URL has a path and no query or fragment.
-                parsedOrigin.removeAll(keepingCapacity: true)
-                if let start, !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) {
-                    parsedOrigin.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<start]))
-                }
-                return nil
             }
-            if let fastStart { return curl_url_set(url, CURLUPART_PATH, cString + fastStart, 0) }
-            return curl_url_set(url, CURLUPART_URL, cString, 0)
+            code = curl_url_set(url, CURLUPART_URL, cString, 0)
         }
         guard code == CURLUE_OK else {
             parsedOrigin.removeAll(keepingCapacity: true)
@@ -333,12 +303,18 @@ final class CurlTransfer {
     /// A path libcurl's URL parser would keep byte for byte: unreserved characters, sub-delims,
     /// `:`, `@` and `/` only (no `%`, `?`, `#`, space or non-ASCII), and no `.`/`..` segment.
     static func isPlainPath(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard path.first == UInt8(ascii: "/") else { return false }
+        guard let base = path.baseAddress, path.first == UInt8(ascii: "/") else { return false }
         let low = plainLow, high = plainHigh
+        var bits: UInt64 = 1
+        for byte in path {
+            // Bit 6 picks the mask, the low six bits the position; bit 7 (non-ASCII) fails below.
+            bits &= ((byte & 64 == 0 ? low : high) >> UInt64(byte & 63)) & ~UInt64(byte >> 7)
+        }
+        if bits & 1 == 0 { return false }
+        // Dot segments only where there is a dot (provider paths have none).
+        guard memchr(base, Int32(UInt8(ascii: ".")), path.count) != nil else { return true }
         var previous: UInt8 = 0, beforePrevious: UInt8 = 0
         for byte in path {
-            let allowed = byte < 64 ? (low >> UInt64(byte)) & 1 : byte < 128 ? (high >> UInt64(byte - 64)) & 1 : 0
-            if allowed == 0 { return false }
             // "/./" or "/../" (a dot segment) ahead: leave it to the full parse.
             if byte == UInt8(ascii: "/") && previous == UInt8(ascii: ".")
                 && (beforePrevious == UInt8(ascii: "/") || beforePrevious == UInt8(ascii: ".")) { return false }
@@ -366,14 +342,12 @@ final class CurlTransfer {
 
     /// `http://` (any case) starts the URL.
     static func isCleartext(_ url: String) -> Bool {
-        let prefix: StaticString = "http://"
-        let utf8 = url.utf8
-        guard utf8.count >= prefix.utf8CodeUnitCount else { return false }
-        return prefix.withUTF8Buffer { expected in
-            zip(utf8, expected).allSatisfy { pair in
-                (pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0) == pair.1
-            }
-        }
+        let bytes = url.utf8.span
+        guard bytes.count >= 7 else { return false }
+        // "http" in any case (0x20 folds A-Z onto a-z), then "://".
+        return bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "t") && bytes[2] | 0x20 == UInt8(ascii: "t")
+            && bytes[3] | 0x20 == UInt8(ascii: "p") && bytes[4] == UInt8(ascii: ":") && bytes[5] == UInt8(ascii: "/")
+            && bytes[6] == UInt8(ascii: "/")
     }
 
     /// `accept`, in any case.
@@ -392,14 +366,6 @@ final class CurlTransfer {
             let byte = pair.0 >= UInt8(ascii: "A") && pair.0 <= UInt8(ascii: "Z") ? pair.0 + 32 : pair.0
             return byte == pair.1
         }
-    }
-
-    private func storeBody(_ body: [UInt8]) throws(HTTPTransportError) {
-        if body.count > bodyStorage.count {
-            bodyStorage.deallocate()
-            bodyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(body.count, bodyStorage.count * 2), alignment: 1)
-        }
-        body.withUnsafeBytes { bodyStorage.copyMemory(from: $0) }
     }
 
     private func set(_ option: CURLoption, _ value: Int) throws(HTTPTransportError) {
@@ -431,10 +397,11 @@ final class CurlTransfer {
     func finish(_ code: CURLcode) -> (HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>) {
         let completion = self.completion
         self.completion = nil
-        // Moved out, not copied: the next request starts with empty arrays.
-        let body = responseBody, headers = responseHeaders
+        let wanted = current?.responseHeaders
+        current = nil
+        // Moved out, not copied: the next request starts with an empty array.
+        let body = responseBody
         responseBody = []
-        responseHeaders = []
         guard code == CURLE_OK else {
             if let refusedAddress {
                 return (completion, .failure(.addressRefused("connection to \(refusedAddress) refused by the request's address policy")))
@@ -452,7 +419,7 @@ final class CurlTransfer {
         _ = pw_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
         _ = pw_curl_easy_getinfo_double(handle, CURLINFO_TOTAL_TIME, &total)
         let response = HTTPResponse(
-            status: status, headers: headers, body: body,
+            status: status, headers: responseHeaders(wanted), body: body,
             httpVersion: Self.httpVersion(curlValue: version), totalSeconds: total, connectionsOpened: connects
         )
         return (completion, .success(response))
@@ -462,9 +429,56 @@ final class CurlTransfer {
     func abandon() -> HTTPCompletion? {
         let completion = self.completion
         self.completion = nil
+        current = nil
         responseBody = []
-        responseHeaders = []
         return completion
+    }
+
+    /// The final response's header fields and trailers libcurl kept: those named in `wanted`
+    /// (lower-case names, every value of each, `curl_easy_header`), or all of them, in arrival
+    /// order (`curl_easy_nextheader`). Names lower-cased.
+    private func responseHeaders(_ wanted: [String]?) -> [HTTPHeader] {
+        let origins = UInt32(CURLH_HEADER | CURLH_TRAILER)
+        var headers: [HTTPHeader] = []
+        guard let wanted else {
+            var previous: UnsafeMutablePointer<curl_header>?
+            while let field = curl_easy_nextheader(handle, origins, -1, previous) {
+                if let name = field.pointee.name, let value = field.pointee.value {
+                    let nameBytes = UnsafeRawBufferPointer(start: name, count: strlen(name))
+                    headers.append(HTTPHeader(name: Self.lowercasedASCII(nameBytes), value: String(cString: value)))
+                }
+                previous = field
+            }
+            return headers
+        }
+        for name in wanted {
+            // withCString: a native string's own bytes (passing `name` itself would copy it into a new array).
+            name.withCString { cName in
+                var field: UnsafeMutablePointer<curl_header>?
+                guard curl_easy_header(handle, cName, 0, origins, -1, &field) == CURLHE_OK, let first = field else { return }
+                let amount = first.pointee.amount
+                if headers.capacity == 0 { headers.reserveCapacity(wanted.count) }
+                if let value = first.pointee.value { headers.append(HTTPHeader(name: name, value: String(cString: value))) }
+                var index = 1
+                while index < amount {
+                    guard curl_easy_header(handle, cName, index, origins, -1, &field) == CURLHE_OK, let value = field?.pointee.value else { break }
+                    headers.append(HTTPHeader(name: name, value: String(cString: value)))
+                    index += 1
+                }
+            }
+        }
+        return headers
+    }
+
+    /// A header name with A-Z lower-cased (HTTP/2 names arrive lower-case already: then it is
+    /// decoded as is).
+    static func lowercasedASCII(_ name: UnsafeRawBufferPointer) -> String {
+        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+        guard name.contains(where: isUpper) else { return String(decoding: name, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: name.count) { buffer in
+            for (index, byte) in name.enumerated() { buffer[index] = isUpper(byte) ? byte + 32 : byte }
+            return name.count
+        }
     }
 
     static func httpVersion(curlValue: Int) -> Int {
@@ -487,36 +501,6 @@ final class CurlTransfer {
         return count
     }
 
-    fileprivate func appendHeaderLine(_ data: UnsafeMutablePointer<CChar>, _ count: Int) {
-        let bytes = UnsafeRawBufferPointer(start: data, count: count)
-        var end = count
-        while end > 0 && (bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D) { end -= 1 }
-        guard end > 0 else { return }
-        if end >= 5 && bytes[0] == 0x48 && bytes[1] == 0x54 && bytes[2] == 0x54 && bytes[3] == 0x50 && bytes[4] == 0x2F { // "HTTP/"
-            responseHeaders.removeAll(keepingCapacity: true) // a new (final or interim) response
-            return
-        }
-        guard let colon = bytes[0..<end].firstIndex(of: 0x3A) else { return }
-        let name = Self.lowercasedASCII(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
-        var valueStart = colon + 1
-        while valueStart < end && (bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09) { valueStart += 1 }
-        var valueEnd = end
-        while valueEnd > valueStart && (bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-        let value = String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
-        if responseHeaders.capacity == 0 { responseHeaders.reserveCapacity(4) }
-        responseHeaders.append(HTTPHeader(name: name, value: value))
-    }
-
-    /// A header name with A-Z lower-cased (HTTP/2 names arrive lower-case already: then it is
-    /// decoded as is).
-    static func lowercasedASCII(_ name: UnsafeRawBufferPointer) -> String {
-        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
-        guard name.contains(where: isUpper) else { return String(decoding: name, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: name.count) { buffer in
-            for (index, byte) in name.enumerated() { buffer[index] = isUpper(byte) ? byte + 32 : byte }
-            return name.count
-        }
-    }
 }
 
 extension CurlTransfer {
@@ -565,13 +549,6 @@ private let curlOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, cu
 private let curlWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
     guard let data, let user else { return 0 }
     return Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue().appendBody(data, size * count)
-}
-
-/// `CURLOPT_HEADERFUNCTION`: called once per complete header line (status line included).
-private let curlHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
-    guard let data, let user else { return 0 }
-    Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue().appendHeaderLine(data, size * count)
-    return size * count
 }
 
 extension Duration {

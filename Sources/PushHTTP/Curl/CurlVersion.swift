@@ -20,6 +20,18 @@ enum CurlVersion {
     }
 }
 
+extension CurlVersion {
+    /// Whether libcurl keeps response headers for `curl_easy_header` (not built with
+    /// `CURL_DISABLE_HEADERS_API`): the client reads response fields only through it.
+    static func hasHeaderAPI() -> Bool {
+        CurlGlobal.ensureInitialized()
+        guard let easy = curl_easy_init() else { return false }
+        defer { curl_easy_cleanup(easy) }
+        var field: UnsafeMutablePointer<curl_header>?
+        return curl_easy_header(easy, "x", 0, UInt32(CURLH_HEADER), -1, &field) != CURLHE_NOT_BUILT_IN
+    }
+}
+
 /// `curl_global_init`, exactly once per process (Swift globals are initialised lazily and
 /// thread-safely). Since 7.84 it is thread-safe itself, but older builds are not.
 enum CurlGlobal {

@@ -14,6 +14,22 @@ public enum ResponseClassifier {
         }
     }
 
+    /// The response header fields ``classify(platform:status:header:body:nowUnix:)`` reads for
+    /// `platform` (lower case): the transport copies only these out of a response
+    /// (`HTTPRequest.responseHeaders`). `ResponseClassifierTests` checks the list against what
+    /// each classifier asks for.
+    public static func headerNames(platform: Platform) -> [String] {
+        switch platform {
+        case .ios: apnsHeaderNames
+        case .android, .huawei: retryAfterOnly
+        case .web: webPushHeaderNames
+        }
+    }
+
+    private static let apnsHeaderNames = ["apns-id", "retry-after"]
+    private static let retryAfterOnly = ["retry-after"]
+    private static let webPushHeaderNames = ["retry-after", "location"]
+
     /// Classifies a failure before any status arrived: transient, except a request that cannot
     /// be sent as built.
     public static func classify(transport failure: TransportFailure) -> ProviderOutcome {

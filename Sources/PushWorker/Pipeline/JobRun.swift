@@ -201,14 +201,14 @@ final class JobRun: Sendable {
 
     /// Records recipient `index`'s outcome (the first one wins) and hands it to the recorder.
     /// `holdsSlot`: the recipient counts in the worker's in-flight bound until recorded.
-    func complete(_ index: Int, _ outcome: RecipientOutcome, holdsSlot: Bool = false) {
+    func complete(_ index: Int, _ outcome: consuming RecipientOutcome, holdsSlot: Bool = false) {
         let isFirst = state.withLock { state -> Bool in
             guard !state.decided[index] else { return false }
             state.decided[index] = true
             return true
         }
         guard isFirst else { return }
-        worker.recorder.add(OutcomeRecorder.Entry(run: self, index: index, outcome: outcome, holdsSlot: holdsSlot))
+        worker.recorder.add(OutcomeRecorder.Entry(run: self, index: index, outcome: consume outcome, holdsSlot: holdsSlot))
     }
 
     /// A final outcome (`status`) was recorded: `produced` messages went to the producer for it.

@@ -49,10 +49,13 @@ final class OutcomeRecorder: Sendable {
         self.flushBody = flush
     }
 
-    func add(_ entry: Entry) {
+    func add(_ entry: consuming Entry) {
         enum Wake { case none, timer, now }
+        // Moved into the buffer, not copied (a copy retains every string of the result, and
+        // the original is released afterwards: on the I/O thread, for every answer).
+        var pending: Entry? = consume entry
         let wake: Wake = buffer.withLock { state in
-            state.entries.append(entry)
+            if let moved = pending.take() { state.entries.append(moved) }
             if state.entries.count >= batchLimit {
                 guard !state.isFlushQueued else { return .none }
                 state.isFlushQueued = true

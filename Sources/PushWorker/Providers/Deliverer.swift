@@ -83,18 +83,7 @@ public final class Deliverer: Sendable {
                                               completion: completion)
             }
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
-            let token: APNSTokenCache.Token
-            do { token = try apnsTokens.current(for: apns, now: now) } catch {
-                logger.error("cannot sign the APNs provider token", ["app.id": credentials.appID, "error": "\(error)"])
-                return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
-            }
-            send(request, authorization: token.authorization, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
-                if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: token.jwt, for: apns, now: clock()) {
-                    deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
-                } else {
-                    completion(Self.finalizeAuth(result))
-                }
-            }
+            deliverWithToken(request, apns: apns, appID: credentials.appID, now: now, attempt: attempt, completion: completion)
         case .android:
             guard let fcm = credentials.fcm else { return completion(Self.noCredentials(attempt)) }
             fcmTokens.withToken(fcm, now: now) { [self] token in
@@ -151,6 +140,26 @@ public final class Deliverer: Sendable {
             guard let token = request.hmsToken else { return completion(Self.noCredentials(attempt)) }
             deliverHMSBatch(request, tokens: [token], credentials: credentials) { attempts in
                 completion(attempts.first ?? Self.noCredentials(attempt))
+            }
+        }
+    }
+
+    /// APNs token auth: the provider JWT in `authorization`, refreshed once after an
+    /// expired-token answer. Its completion keeps only what that retry needs (the request, the
+    /// APNs key and the JWT), not the app's whole credentials.
+    private func deliverWithToken(_ request: ProviderRequest, apns: AppCredentials.APNS, appID: String, now: Double, attempt: Int,
+                                  completion: @escaping Completion) {
+        let token: APNSTokenCache.Token
+        do { token = try apnsTokens.current(for: apns, now: now) } catch {
+            logger.error("cannot sign the APNs provider token", ["app.id": appID, "error": "\(error)"])
+            return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
+        }
+        let jwt = token.jwt
+        send(request, authorization: token.authorization, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+            if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
+                deliverWithToken(request, apns: apns, appID: appID, now: clock(), attempt: attempt + 1, completion: completion)
+            } else {
+                completion(Self.finalizeAuth(result))
             }
         }
     }
@@ -216,43 +225,63 @@ public final class Deliverer: Sendable {
         for header in request.headers { headers.append(HTTPHeader(name: header.key, value: header.value)) }
         if let authorization { headers.append(HTTPHeader(name: "authorization", value: authorization)) }
         headers.append(contentsOf: extraHeaders)
-        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
-                                      connectPolicy: connectPolicy, clientCertificate: clientCertificate)
         let platform = request.platform
-        guard let gate else { return submit(httpRequest, platform: platform, attempt: attempt, completion: completion) }
+        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
+                                      connectPolicy: connectPolicy, clientCertificate: clientCertificate,
+                                      responseHeaders: ResponseClassifier.headerNames(platform: platform))
+        // Checked and laid out for libcurl here, on the calling (consumer) thread, before the
+        // gate: a request that waits in the gate is started on the I/O thread.
+        let prepared: PreparedHTTPRequest
+        do {
+            prepared = try http.prepare(httpRequest)
+        } catch {
+            return answer(.failure(error), platform: platform, attempt: attempt, started: DispatchTime.now().uptimeNanoseconds,
+                          hasClientCertificate: clientCertificate != nil, completion: completion)
+        }
+        guard let gate else { return submit(prepared, platform: platform, attempt: attempt, lane: nil, completion: completion) }
         let lane = gate.lane(forURL: request.url, identity: clientCertificate?.id)
         gate.enter(lane) { [self] in
-            submit(httpRequest, platform: platform, attempt: attempt) { attempt in
-                gate.leave(lane)
-                completion(attempt)
-            }
+            submit(prepared, platform: platform, attempt: attempt, lane: lane, completion: completion)
         }
     }
 
-    private func submit(_ httpRequest: HTTPRequest, platform: Platform, attempt: Int, completion: @escaping Completion) {
+    /// `lane`: the gate's lane the request holds a slot of, left as soon as the answer is in.
+    /// One closure per request on the I/O thread, holding neither the request nor its bytes.
+    private func submit(_ prepared: PreparedHTTPRequest, platform: Platform, attempt: Int, lane: OriginGate.Lane?,
+                        completion: @escaping Completion) {
         let started = DispatchTime.now().uptimeNanoseconds
+        let hasClientCertificate = prepared.hasClientCertificate
+        http.submit(prepared) { [self] result in
+            if let lane { gate?.leave(lane) }
+            answer(result, platform: platform, attempt: attempt, started: started, hasClientCertificate: hasClientCertificate,
+                   completion: completion)
+        }
+    }
+
+    /// Classifies the HTTP answer (or transport failure) of a request submitted at `started`
+    /// (`DispatchTime` ns), records the provider metrics, and calls `completion`.
+    private func answer(_ result: Result<HTTPResponse, HTTPTransportError>, platform: Platform, attempt: Int, started: UInt64,
+                        hasClientCertificate: Bool, completion: Completion) {
+        let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         let providerMetrics = providerMetrics[ProviderMetrics.index(platform)]
-        http.submit(httpRequest) { [logger] result in
-            let latency = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            let now = Date().timeIntervalSince1970
-            switch result {
-            case .success(let response):
-                providerMetrics.record(seconds: latency, status: response.status)
-                let outcome = ResponseClassifier.classify(platform: platform, status: response.status,
-                                                          header: { response.header($0) }, body: response.body, nowUnix: now)
-                completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
-            case .failure(let error):
-                if case .addressRefused(let detail) = error {
-                    logger.warning("Web Push endpoint refused at connect time: private address", ["webpush.detail": detail])
-                }
-                providerMetrics.record(seconds: latency, status: nil)
-                // A handshake the server aborted over our client certificate is final, like a 403
-                // BadCertificate, not a transient TLS failure.
-                let outcome = httpRequest.clientCertificate != nil && APNSCertificateCircuit.isHandshakeRefusal(error)
-                    ? .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
-                    : ResponseClassifier.classify(transport: Self.transportFailure(error))
-                completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail))
+        switch result {
+        case .success(let response):
+            providerMetrics.record(seconds: latency, status: response.status)
+            let outcome = ResponseClassifier.classify(platform: platform, status: response.status,
+                                                      header: { response.header($0) }, body: response.body,
+                                                      nowUnix: Date().timeIntervalSince1970)
+            completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
+        case .failure(let error):
+            if case .addressRefused(let detail) = error {
+                logger.warning("Web Push endpoint refused at connect time: private address", ["webpush.detail": detail])
             }
+            providerMetrics.record(seconds: latency, status: nil)
+            // A handshake the server aborted over our client certificate is final, like a 403
+            // BadCertificate, not a transient TLS failure.
+            let outcome = hasClientCertificate && APNSCertificateCircuit.isHandshakeRefusal(error)
+                ? .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
+                : ResponseClassifier.classify(transport: Self.transportFailure(error))
+            completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail))
         }
     }
 
