@@ -287,10 +287,12 @@ public final class DeliveryStateStore: Sendable {
     static func invalidTokenKeys<S: Sequence>(_ parts: S) -> [String] where S.Element == (String, String, String) {
         var keys: [String] = []
         keys.reserveCapacity(parts.underestimatedCount)
-        var scope: RedisKeys.InvalidTokenScope?
+        var last: RedisKeys.InvalidTokenScope?
         for (app, platform, tokenHash) in parts {
-            if scope?.appID != app || scope?.platform != platform { scope = RedisKeys.InvalidTokenScope(appID: app, platform: platform) }
-            keys.append(scope?.key(tokenHash) ?? RedisKeys.invalidToken(appID: app, platform: platform, tokenHash: tokenHash))
+            let scope = last.flatMap { $0.appID == app && $0.platform == platform ? $0 : nil }
+                ?? RedisKeys.InvalidTokenScope(appID: app, platform: platform)
+            keys.append(scope.key(tokenHash))
+            last = scope
         }
         return keys
     }

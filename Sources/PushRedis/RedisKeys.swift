@@ -70,7 +70,7 @@ public enum RedisKeys {
     /// A token the provider declared invalid; `tokenHash` is computed by the caller. No hash tag:
     /// an app's dead tokens spread over a Cluster's slots.
     public static func invalidToken(appID: String, platform: String, tokenHash: String) -> String {
-        concat("pw:inv:", escape(appID), ":", escape(platform), ":", escape(tokenHash))
+        InvalidTokenScope(appID: appID, platform: platform).key(tokenHash)
     }
 
     /// The dead-token keys of one app and platform: the escaped `pw:inv:<app>:<platform>:` prefix
@@ -87,19 +87,17 @@ public enum RedisKeys {
             prefix = RedisKeys.concat("pw:inv:", escape(appID), ":", escape(platform), ":")
         }
 
-        /// Same string as ``RedisKeys/invalidToken(appID:platform:tokenHash:)``.
+        /// `pw:inv:<app>:<platform>:<tokenHash>`
         func key(_ tokenHash: String) -> String { prefix + escape(tokenHash) }
     }
 
-    /// The parts joined with one allocation (string interpolation builds and grows a buffer).
-    static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String, _ p5: String = "", _ p6: String = "") -> String {
-        // Bytes first, one string at the end: seven `+=` cost ~300 instructions each (callgrind),
-        // and a claim builds one such key per recipient; appending UTF-8 views is a copy each.
+    /// The parts joined with one allocation (string interpolation builds and grows a buffer);
+    /// the key prefixes of ``DedupScope`` and ``InvalidTokenScope``.
+    static func concat(_ p0: String, _ p1: String, _ p2: String, _ p3: String, _ p4: String) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count + p5.utf8.count + p6.utf8.count)
+        bytes.reserveCapacity(p0.utf8.count + p1.utf8.count + p2.utf8.count + p3.utf8.count + p4.utf8.count)
         bytes.append(contentsOf: p0.utf8); bytes.append(contentsOf: p1.utf8); bytes.append(contentsOf: p2.utf8)
-        bytes.append(contentsOf: p3.utf8); bytes.append(contentsOf: p4.utf8); bytes.append(contentsOf: p5.utf8)
-        bytes.append(contentsOf: p6.utf8)
+        bytes.append(contentsOf: p3.utf8); bytes.append(contentsOf: p4.utf8)
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -176,18 +176,6 @@ final class HiredisContext {
         return length
     }
 
-    /// Appends `value` in decimal, most significant digit first (no intermediate String).
-    static func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt64 = 1
-        while divisor <= magnitude / 10 { divisor *= 10 }
-        repeat {
-            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: (magnitude / divisor) % 10))
-            divisor /= 10
-        } while divisor > 0
-    }
-
     // MARK: Non-blocking use (HiredisExchange: several servers at once)
 
     /// The socket, for poll(2).
