@@ -54,7 +54,7 @@ public enum ChaosFuzz {
             guard let planner else { continue }
             let plans = planner.plan(job, profile: profile, now: now)
             stats.planned += plans.count
-            let expected = job.audience == nil ? job.recipients.count : 1
+            let expected = job.plannedCount
             if plans.count != expected {
                 stats.violations.append("planned \(plans.count) of \(expected) recipients")
             }

@@ -41,6 +41,10 @@ public struct FanOutJob: Sendable, Equatable {
     /// empty and the audience is the job's one recipient (``FCMAudience/recipient``).
     public internal(set) var audience: FCMAudience? = nil
 
+    /// How many recipients the job plans and has results for: its `recipients`, or the one
+    /// audience of an audience job.
+    public var plannedCount: Int { audience == nil ? recipients.count : 1 }
+
     /// The JSON of this job with `recipients` replaced and, when given, `attempt` and
     /// `notBefore` (RFC 3339 UTC) set: how a retry job for a subset of recipients is published,
     /// and how `enqueue --batch` splits a job. Every other member is written back as received.

@@ -155,7 +155,7 @@ public struct Enqueuer: Sendable {
                 if let size = options.batchSize {
                     records = JobBatcher.batches(job, size: size).map { ($0.jobID, $0.recipients, $0.bytes) }
                 } else {
-                    records = [(job.jobID, job.audience == nil ? job.recipients.count : 1, Array(document.bytes))]
+                    records = [(job.jobID, job.plannedCount, Array(document.bytes))]
                 }
             } catch {
                 continue   // validated above; cannot happen

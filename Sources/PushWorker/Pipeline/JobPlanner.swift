@@ -34,7 +34,7 @@ public struct JobPlanner: Sendable {
     /// An audience job (DESIGN §19) has one plan: its audience.
     public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date) -> [PlannedRecipient] {
         var plans: [PlannedRecipient] = []
-        plans.reserveCapacity(job.audience == nil ? job.recipients.count : 1)
+        plans.reserveCapacity(job.plannedCount)
         plan(job, profile: profile, now: now) { plans.append($0) }
         return plans
     }

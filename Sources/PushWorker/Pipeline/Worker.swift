@@ -378,7 +378,7 @@ public final class Worker: Sendable {
         }
         let nowDate = Date(timeIntervalSince1970: now)
         let appCredentials = credentials.credentials(for: job.appID)
-        var parts = JobRun.Parts(capacity: job.audience == nil ? job.recipients.count : 1)
+        var parts = JobRun.Parts(capacity: job.plannedCount)
         planner.plan(job, profile: appCredentials?.profile, now: nowDate) { parts.add($0) }
         let starts = parts.starts
         let nowMs = Int64(now * 1000)
