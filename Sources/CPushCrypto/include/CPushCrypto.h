@@ -1,5 +1,7 @@
 #ifndef PW_CPUSHCRYPTO_H
 #define PW_CPUSHCRYPTO_H
+#include <stddef.h>
+#include <stdint.h>
 /* C logic over libcrypto that PushCrypto calls in one step, prefixed pw_crypto_.
  * Only plain byte buffers cross this header: no OpenSSL type is exported. */
 
@@ -23,5 +25,11 @@
  * only read afterwards. */
 int pw_crypto_p256_ecdh(const unsigned char ua_public[65], const unsigned char *scalar,
                         unsigned char as_public_out[65], unsigned char secret_out[32]);
+
+/* SHA-256 compression (FIPS 180-4 §6.2.2) of block_count whole 64-byte blocks into the chaining
+ * state (eight words, host order), through libcrypto's block function, which picks the CPU's
+ * SHA extensions (SHA-NI) or SIMD code at start-up. No padding, no length: PushCore's SHA256 does
+ * those and calls this through its SHA256BlockEngine. Thread-safe (no shared state). */
+void pw_crypto_sha256_blocks(uint32_t state[8], const unsigned char *blocks, size_t block_count);
 
 #endif

@@ -54,6 +54,14 @@ public struct MsgIDKeyring: Sendable, CustomStringConvertible {
         self.entries = entries
     }
 
+    private init(entries: [Entry]) { self.entries = entries }
+
+    /// The same keys, their HMACs' blocks compressed by `engine` (the worker passes PushCrypto's
+    /// `LibcryptoSHA256Blocks`, the CPU's SHA extensions; msgIds are the same bytes either way).
+    public func using(sha256Engine engine: (any SHA256BlockEngine)?) -> MsgIDKeyring {
+        MsgIDKeyring(entries: entries.map { Entry(keyID: $0.keyID, keyIDBytes: $0.keyIDBytes, hmac: $0.hmac.using(engine: engine)) })
+    }
+
     /// A keyring from raw keys (tests, tools): `(kid, key)` pairs, first signs.
     public init(keys: [(keyID: String, key: [UInt8])]) throws(MsgIDKeyringError) {
         try self.init(parsing: keys.map { "\($0.keyID):\(Base64URL.encode($0.key))" }.joined(separator: ","))

@@ -1,8 +1,24 @@
+/// Compresses whole SHA-256 blocks (FIPS 180-4 §6.2.2) into a chaining state: what a hasher
+/// hands to faster code than its own (PushCrypto's `LibcryptoSHA256Blocks`, the CPU's SHA
+/// extensions through libcrypto). Padding, lengths and HMAC stay in ``SHA256``, so an engine is
+/// one pure function and every engine gives the same digests (tests compare them).
+public protocol SHA256BlockEngine: Sendable {
+    /// `blocks.count` is a positive multiple of 64.
+    func compress(_ state: inout SHA256.ChainingState, blocks: Span<UInt8>)
+}
+
 /// SHA-256 (FIPS 180-4 §6.2) in pure Swift, for msgID HMACs in the pure core.
 ///
 /// Incremental: `update` any number of times, then `finalize`. A value type, so a prepared
-/// state (e.g. HMAC's keyed inner/outer state) is copied cheaply and reused.
+/// state (e.g. HMAC's keyed inner/outer state) is copied cheaply and reused. Its block
+/// compression is its own unless a ``SHA256BlockEngine`` is given.
 public struct SHA256: Sendable {
+    /// The eight chaining words H0…H7, in order.
+    public struct ChainingState: Sendable {
+        public var words: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+    }
+
     public static let digestByteCount = 32
     public static let blockByteCount = 64
 
@@ -17,8 +33,9 @@ public struct SHA256: Sendable {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
-        (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+    private var chaining = ChainingState()
+    /// nil: this file's compression.
+    fileprivate var engine: (any SHA256BlockEngine)?
     /// The bytes of an incomplete block, inline (no heap storage: a hasher, or a copy of
     /// HMAC's keyed state, allocates nothing until `finalize` returns the digest).
     private var buffer = InlineArray<64, UInt8>(repeating: 0)
@@ -26,6 +43,9 @@ public struct SHA256: Sendable {
     private var totalBytes: UInt64 = 0
 
     public init() {}
+
+    /// A hasher whose blocks `engine` compresses.
+    public init(engine: (any SHA256BlockEngine)?) { self.engine = engine }
 
     /// The digest of `bytes` in one call.
     public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
@@ -41,10 +61,10 @@ public struct SHA256: Sendable {
     }
 
     /// ``hash(utf8:)`` as 32 inline bytes: no heap allocation (the token hash of every recipient).
-    public static func inlineHash(utf8 text: String) -> InlineArray<32, UInt8> {
+    public static func inlineHash(utf8 text: String, engine: (any SHA256BlockEngine)? = nil) -> InlineArray<32, UInt8> {
         var text = text
         return text.withUTF8 { bytes in
-            var hasher = SHA256()
+            var hasher = SHA256(engine: engine)
             hasher.update(bytes.span)
             return hasher.finalizeInline()
         }
@@ -71,9 +91,18 @@ public struct SHA256: Sendable {
             guard bufferCount == SHA256.blockByteCount else { return }
             compressBuffer()
         }
-        while bytes.count - index >= SHA256.blockByteCount {
-            compress(bytes, at: index)
-            index += SHA256.blockByteCount
+        let wholeBytes = (bytes.count - index) & ~(SHA256.blockByteCount - 1)
+        if wholeBytes > 0 {
+            if let engine {
+                engine.compress(&chaining, blocks: bytes.extracting(index..<index + wholeBytes))
+                index += wholeBytes
+            } else {
+                let end = index + wholeBytes
+                while index < end {
+                    compress(bytes, at: index)
+                    index += SHA256.blockByteCount
+                }
+            }
         }
         while index < bytes.count {
             buffer[bufferCount] = bytes[index]
@@ -103,6 +132,7 @@ public struct SHA256: Sendable {
             bufferCount += 1
         }
         compressBuffer()
+        let state = chaining.words
         let words: InlineArray<8, UInt32> = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         var digest = InlineArray<32, UInt8>(repeating: 0)
         for index in 0..<8 {
@@ -117,7 +147,11 @@ public struct SHA256: Sendable {
 
     private mutating func compressBuffer() {
         let block = buffer
-        compress(block.span, at: 0)
+        if let engine {
+            engine.compress(&chaining, blocks: block.span)
+        } else {
+            compress(block.span, at: 0)
+        }
         bufferCount = 0
     }
 
@@ -142,6 +176,7 @@ public struct SHA256: Sendable {
             let sigma1 = Self.rotateRight(word2, 17) ^ Self.rotateRight(word2, 19) ^ (word2 &>> 10)
             schedule[index] = schedule[index &- 16] &+ sigma0 &+ schedule[index &- 7] &+ sigma1
         }
+        let state = chaining.words
         var (a, b, c, d, e, f, g, h) = state
         var index = 0
         while index < 64 {
@@ -155,8 +190,8 @@ public struct SHA256: Sendable {
             Self.round(b, c, d, &e, f, g, h, &a, constants[index &+ 7] &+ schedule[index &+ 7])
             index &+= 8
         }
-        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
-                 state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+        chaining.words = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+                          state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
     }
 
     /// One round: `h` becomes the new `a` (T1 + T2) and `d` the new `e` (d + T1); the caller
@@ -183,11 +218,22 @@ public struct HMACSHA256: Sendable {
     private var inner = SHA256()
     private var outer = SHA256()
 
-    public init(key: [UInt8]) {
+    public init(key: [UInt8], engine: (any SHA256BlockEngine)? = nil) {
         var block = key.count > SHA256.blockByteCount ? SHA256.hash(key) : key
         block += [UInt8](repeating: 0, count: SHA256.blockByteCount - block.count)
+        inner = SHA256(engine: engine)
+        outer = SHA256(engine: engine)
         inner.update(block.map { $0 ^ 0x36 })
         outer.update(block.map { $0 ^ 0x5c })
+    }
+
+    /// The same keyed states, their later blocks compressed by `engine` (the states do not
+    /// depend on who compressed the key block: every engine computes the same function).
+    public func using(engine: (any SHA256BlockEngine)?) -> HMACSHA256 {
+        var copy = self
+        copy.inner.engine = engine
+        copy.outer.engine = engine
+        return copy
     }
 
     /// The 32-byte tag of `message`.
