@@ -144,8 +144,8 @@ final class JobRun: Sendable {
     func takeRequest(_ index: Int) -> ProviderRequest? {
         requests.withLock { requests in
             guard requests.indices.contains(index) else { return nil }
-            defer { requests[index] = nil }
-            return requests[index]
+            // Moved out, not copied and then released (a retain and a release per field).
+            return requests[index].take()
         }
     }
 
