@@ -103,7 +103,11 @@ final class JobRun: Sendable {
 
         mutating func add(_ plan: consuming PlannedRecipient) {
             keys.append(plan.msgID.map(DedupKey.init(msgID:)))
-            switch plan.state {
+            // The state is swapped out of the plan (a move), so its request is not copied
+            // field by field and then released with the plan.
+            var state = PlannedRecipient.State.expired
+            swap(&state, &plan.state)
+            switch consume state {
             case .ready(let request):
                 requests.append(request)
                 starts.append(.ready)
