@@ -199,3 +199,30 @@ struct EndsInNumberTests {
         #expect(EndpointURL.endsInNumber("127.1") && EndpointURL.endsInNumber("a.0xFF") && !EndpointURL.endsInNumber("push.example.com"))
     }
 }
+
+/// ``WebPushPolicy/normalizeHost(_:)`` skips the IP parse and the lower-casing when the bytes
+/// show neither can change anything; its answers must be the unconditional version's.
+@Suite("WebPushPolicy.normalizeHost fast paths")
+struct NormalizeHostTests {
+    static func reference(_ host: String) -> String {
+        if let address = IPAddress(host) { return address.description }
+        var name = host.lowercased()
+        while name.hasSuffix(".") { name.removeLast() }
+        return name
+    }
+
+    static let hosts = ["fcm.googleapis.com", "FCM.GoogleAPIs.com.", "1.2.3.4", "1.2.3.4.", "[1.2.3.4]", "[::1]", "::1", "fe80::1%eth0",
+                        "::ffff:192.0.2.1", "İstanbul.example", "a..", "", ".", "010.0.0.1", "127.1", "updates.push.services.mozilla.com",
+                        "x.notify.windows.com", "A", "0x7f.1", "1.2.3.4.5", "[2001:DB8::1]"]
+
+    @Test("same normalized host as the reference, and never a skipped IP address")
+    func matchesReference() {
+        for host in Self.hosts {
+            #expect(WebPushPolicy.normalizeHost(host) == Self.reference(host), "\(host)")
+            if IPAddress(host) != nil { #expect(WebPushPolicy.mayBeIPAddress(host), "\(host)") }
+        }
+        let policy = WebPushPolicy(extraAllowedHosts: [])
+        #expect(policy.allows(host: "fcm.googleapis.com") && policy.allows(host: "FCM.googleapis.com."))
+        #expect(!policy.allows(host: "1.2.3.4") && !policy.allows(host: "evil.example"))
+    }
+}

@@ -154,7 +154,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         }
         var request = base
         request.body = body
-        request.url = String(decoding: Self.splice(url, msgID: msgID, token: token, texts: texts), as: UTF8.self)
+        request.url = url == [.token] ? token : String(decoding: Self.splice(url, msgID: msgID, token: token, texts: texts), as: UTF8.self)
         switch target {
         case .webPush(let subscription): request.webPush = subscription
         case .huawei(let hmsToken): request.hmsToken = hmsToken
@@ -231,23 +231,34 @@ public struct PayloadTemplate: Sendable, Equatable {
     }
 
     static func splice(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> [UInt8] {
-        func value(_ part: Part) -> String {
-            switch part {
-            case .bytes: ""
-            case .msgID: msgID
-            case .token: token
-            case .text(let index): text(index, of: texts) ?? ""
-            }
-        }
         var count = 0
         for part in parts {
-            if case .bytes(let bytes) = part { count += bytes.count } else { count += value(part).utf8.count }
+            switch part {
+            case .bytes(let bytes): count &+= bytes.count
+            case .msgID: count &+= msgID.utf8.count
+            case .token: count &+= token.utf8.count
+            case .text(let index): count &+= text(index, of: texts)?.utf8.count ?? 0
+            }
         }
         var out: [UInt8] = []
         out.reserveCapacity(count)
         for part in parts {
-            if case .bytes(let bytes) = part { out.append(contentsOf: bytes) } else { out.append(contentsOf: value(part).utf8) }
+            switch part {
+            case .bytes(let bytes): out.append(contentsOf: bytes)
+            case .msgID: append(msgID, to: &out)
+            case .token: append(token, to: &out)
+            case .text(let index): if let value = text(index, of: texts) { append(value, to: &out) }
+            }
         }
         return out
+    }
+
+    /// The string's bytes read in place (`utf8.span`), as JSONWriter does: appending a
+    /// `String.UTF8View` goes through the generic sequence path.
+    private static func append(_ value: String, to out: inout [UInt8]) {
+        let utf8 = value.utf8.span
+        out.append(addingCapacity: utf8.count) { span in
+            for index in utf8.indices { span.append(utf8[index]) }
+        }
     }
 }
