@@ -126,8 +126,15 @@ public struct PayloadTemplate: Sendable, Equatable {
     /// every budget's measure).
     static func splicable(_ text: String?) -> Bool {
         guard let text, !text.isEmpty else { return false }
-        for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C { return false }
-        return true
+        // Read in place, branch-free (as JSONWriter's scan): iterating `String.UTF8View` costs
+        // ~35 instructions a byte.
+        let bytes = text.utf8.span
+        var special: UInt8 = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            special |= (byte < 0x20 ? 1 : 0) | (byte == 0x22 ? 1 : 0) | (byte == 0x5C ? 1 : 0)
+        }
+        return special == 0
     }
 
     /// The request for one recipient: `msgID` and `target`'s token spliced in, or nil when the
