@@ -1,5 +1,5 @@
 import Foundation
-import PushCore
+@testable import PushCore
 import Testing
 
 /// The one address classifier (DESIGN §15 "Web Push allow-list"), the IP parser under it, the
@@ -170,5 +170,59 @@ struct AddressClassifierTests {
     @Test("an empty entry is reported as empty (configuration skips them)")
     func emptyEntry() {
         #expect(WebPushPolicy.parseEntry("  ") == .failure(.empty))
+    }
+}
+
+/// ``EndpointURL/endsInNumber(_:)`` reads bytes in place; it must answer as the `split` and
+/// `lowercased` version it replaced (kept here as the reference).
+@Suite("EndpointURL.endsInNumber")
+struct EndsInNumberTests {
+    static func reference(_ host: String) -> Bool {
+        var name = Substring(host)
+        if name.hasSuffix(".") { name = name.dropLast() }
+        guard let last = name.split(separator: ".", omittingEmptySubsequences: false).last, !last.isEmpty else { return false }
+        if last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
+        let lower = last.lowercased()
+        return lower.hasPrefix("0x") && lower.dropFirst(2).utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66)
+        }
+    }
+
+    @Test("same answer as the reference on names, numbers, hex, dots and edge cases")
+    func matchesReference() {
+        let hosts = ["", ".", "..", "a", "a.", "a..", "1", "1.", "127.1", "2130706433", "0x7f000001", "0X7F.1", "0x", "0x.", "a.0x",
+                     "a.0xg", "a.0xAbC", "a.0Xabc.", "fcm.googleapis.com", "a.b.c9", "9.a", "a.09", "a.x0", "a.0x0x", "_.1", "a-1.2",
+                     "updates.push.services.mozilla.com", "a.0xff.", "a.1b", "a.-1", "0x7f.0x1"]
+        for host in hosts {
+            #expect(EndpointURL.endsInNumber(host) == Self.reference(host), "\(host)")
+        }
+        #expect(EndpointURL.endsInNumber("127.1") && EndpointURL.endsInNumber("a.0xFF") && !EndpointURL.endsInNumber("push.example.com"))
+    }
+}
+
+/// ``WebPushPolicy/normalizeHost(_:)`` skips the IP parse and the lower-casing when the bytes
+/// show neither can change anything; its answers must be the unconditional version's.
+@Suite("WebPushPolicy.normalizeHost fast paths")
+struct NormalizeHostTests {
+    static func reference(_ host: String) -> String {
+        if let address = IPAddress(host) { return address.description }
+        var name = host.lowercased()
+        while name.hasSuffix(".") { name.removeLast() }
+        return name
+    }
+
+    static let hosts = ["fcm.googleapis.com", "FCM.GoogleAPIs.com.", "1.2.3.4", "1.2.3.4.", "[1.2.3.4]", "[::1]", "::1", "fe80::1%eth0",
+                        "::ffff:192.0.2.1", "İstanbul.example", "a..", "", ".", "010.0.0.1", "127.1", "updates.push.services.mozilla.com",
+                        "x.notify.windows.com", "A", "0x7f.1", "1.2.3.4.5", "[2001:DB8::1]"]
+
+    @Test("same normalized host as the reference, and never a skipped IP address")
+    func matchesReference() {
+        for host in Self.hosts {
+            #expect(WebPushPolicy.normalizeHost(host) == Self.reference(host), "\(host)")
+            if IPAddress(host) != nil { #expect(WebPushPolicy.mayBeIPAddress(host), "\(host)") }
+        }
+        let policy = WebPushPolicy(extraAllowedHosts: [])
+        #expect(policy.allows(host: "fcm.googleapis.com") && policy.allows(host: "FCM.googleapis.com."))
+        #expect(!policy.allows(host: "1.2.3.4") && !policy.allows(host: "evil.example"))
     }
 }

@@ -91,3 +91,26 @@ struct Base64URLStrictnessTests {
         }
     }
 }
+
+/// ``Base64URL/decode(_:_:)`` on a `String` reads its bytes in place; it must answer exactly as
+/// the collection decoder (``Base64URL/decode(utf8:_:)``) on every input, valid or not.
+@Suite("Base64URL string decoding")
+struct Base64URLStringDecodeTests {
+    @Test("same result as the collection decoder, both strictnesses, on edge cases and generated inputs")
+    func matchesCollectionDecoder() {
+        var inputs = ["", "=", "==", "===", "A", "AA", "AAA", "AAAA", "AB==", "AB=", "ABC=", "ABC==", "AQ", "AR", "AQID", "A===", "+/+/",
+                      "-_-_", "a b", "é", "AAAA====", "QUJD", "QUI", "QUI=", "QQ", "QR", "QQ==", "QQ=", "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-J"]
+        var rng = SplitMix64(seed: 7)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=".utf8)
+        for _ in 0..<2000 {
+            let length = Int(rng.next() % 40)
+            inputs.append(String(decoding: (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }, as: UTF8.self))
+        }
+        for bytes in [[UInt8](), [0], [1, 2], [255, 254, 253], Array(0..<65)] { inputs.append(Base64URL.encode(bytes)) }
+        for input in inputs {
+            for strictness in [Base64URL.Strictness.strict, .lenient] {
+                #expect(Base64URL.decode(input, strictness) == Base64URL.decode(utf8: Array(input.utf8), strictness), "\(input)")
+            }
+        }
+    }
+}

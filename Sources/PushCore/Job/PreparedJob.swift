@@ -12,6 +12,14 @@ public struct RenderContext: Sendable {
     }
 }
 
+/// Which of a language's texts have placeholders (``PreparedJob/personalizedTexts(languageIndex:)``).
+public struct PersonalizedTexts: Sendable, Equatable {
+    public var title: Bool
+    public var subtitle: Bool
+    public var body: Bool
+    public init(title: Bool, subtitle: Bool, body: Bool) { self.title = title; self.subtitle = subtitle; self.body = body }
+}
+
 /// One recipient's outcome before any provider is contacted.
 public enum RecipientResolution: Sendable, Equatable {
     /// Ready for a payload builder.
@@ -51,6 +59,9 @@ public struct PreparedJob: Sendable {
     /// (`en-GB` for `en`) costs the selector a lower-casing and a walk down its prefixes.
     private let languageIndexByRequest: [String: Int]
     private let languages: [PreparedLanguage]
+    /// Per language: which texts have a placeholder (rendered per recipient), or nil when a
+    /// button title has one (the planner's payload templates then do not apply).
+    private let personalizedTexts: [PersonalizedTexts?]
     private let base: NotificationContent
 
     private struct PreparedAction: Sendable {
@@ -95,6 +106,11 @@ public struct PreparedJob: Sendable {
                                     url: language.url ?? fallback.url, imageURL: language.imageURL ?? fallback.imageURL,
                                     actions: actions)
         }
+        personalizedTexts = languages.map { language in
+            guard language.actions.allSatisfy(\.title.isConstant) else { return nil }
+            return PersonalizedTexts(title: !(language.title?.isConstant ?? true), subtitle: !(language.subtitle?.isConstant ?? true),
+                                     body: !(language.body?.isConstant ?? true))
+        }
 
         var ttl = job.ttlSeconds
         var expired = false
@@ -135,6 +151,35 @@ public struct PreparedJob: Sendable {
     /// The language tag (as written in the job) chosen for `recipient`.
     public func language(for recipient: Recipient) -> String {
         languages[languageIndex(for: recipient.language)].tag
+    }
+
+    /// The index of `recipient`'s language (``languageTag(at:)``, ``hasConstantTexts(languageIndex:)``).
+    public func languageIndex(for recipient: Recipient) -> Int {
+        languageIndex(for: recipient.language)
+    }
+
+    public func languageTag(at index: Int) -> String { languages[index].tag }
+
+    /// Which of language `languageIndex`'s texts differ per recipient; nil when a button title
+    /// does (every recipient's content then differs beyond its texts).
+    public func personalizedTexts(languageIndex: Int) -> PersonalizedTexts? { personalizedTexts[languageIndex] }
+
+    /// `recipient`'s title, subtitle and body in language `languageIndex`, rendered only where
+    /// `fields` says (nil elsewhere).
+    public func render(_ fields: PersonalizedTexts, for recipient: Recipient, languageIndex: Int)
+        -> (title: String?, subtitle: String?, body: String?) {
+        let language = languages[languageIndex]
+        let properties = recipient.properties
+        return (fields.title ? language.title?.render(properties) : nil, fields.subtitle ? language.subtitle?.render(properties) : nil,
+                fields.body ? language.body?.render(properties) : nil)
+    }
+
+    /// The content ``resolve(_:)`` gives a ready recipient, from its parts already computed
+    /// (`msgID` from ``msgID(for:)``, `target` validated by ``RecipientTargeting``).
+    public func content(for recipient: Recipient, msgID: String, languageIndex: Int, target: DeliveryTarget) -> NotificationContent {
+        var content = base
+        fill(&content, for: recipient, msgID: msgID, in: languages[languageIndex], target: target)
+        return content
     }
 
     private func languageIndex(for requested: String?) -> Int {

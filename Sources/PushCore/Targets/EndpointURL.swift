@@ -74,14 +74,28 @@ public struct EndpointURL: Sendable, Equatable {
     /// `0x` hexadecimal: WHATWG URL parsers and libcurl then read the whole host as an IPv4
     /// address (`127.1`, `2130706433`, `0x7f000001`), which a name comparison would not.
     static func endsInNumber(_ host: String) -> Bool {
-        var name = Substring(host)
-        if name.hasSuffix(".") { name = name.dropLast() }
-        guard let last = name.split(separator: ".", omittingEmptySubsequences: false).last, !last.isEmpty else { return false }
-        if last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
-        let lower = last.lowercased()
-        return lower.hasPrefix("0x") && lower.dropFirst(2).utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66)
+        // Bytes read in place: `split` + `lowercased` cost ≈ 12k instructions per Web Push
+        // recipient (callgrind, render). ASCII case folding only: a host that reaches here is
+        // ASCII (``isHostByte``), and no other character lower-cases to `x` or a hex digit.
+        let bytes = host.utf8.span
+        var end = bytes.count
+        if end > 0, bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        var start = end
+        while start > 0, bytes[start - 1] != UInt8(ascii: ".") { start -= 1 }
+        guard start < end else { return false }
+        var allDigits = true
+        for index in start..<end where !(bytes[index] >= 0x30 && bytes[index] <= 0x39) {
+            allDigits = false
+            break
         }
+        if allDigits { return true }
+        guard end - start >= 2, bytes[start] == UInt8(ascii: "0"), bytes[start + 1] | 0x20 == UInt8(ascii: "x") else { return false }
+        for index in (start + 2)..<end {
+            let byte = bytes[index]
+            let folded = byte | 0x20
+            guard (byte >= 0x30 && byte <= 0x39) || (folded >= 0x61 && folded <= 0x66) else { return false }
+        }
+        return true
     }
 
     static func isSchemeByte(_ byte: UInt8, first: Bool) -> Bool {

@@ -47,7 +47,7 @@ public struct WebPushPolicy: Sendable, Equatable {
     public func allows(host: String) -> Bool {
         let name = WebPushPolicy.normalizeHost(host)
         guard !name.isEmpty else { return false }
-        if IPAddress(name) != nil { return explicitHosts.contains(name) }
+        if WebPushPolicy.mayBeIPAddress(name), IPAddress(name) != nil { return explicitHosts.contains(name) }
         if exactHosts.contains(name) { return true }
         return suffixes.contains { name.hasSuffix($0) && name.utf8.count > $0.utf8.count }
     }
@@ -141,9 +141,30 @@ public struct WebPushPolicy: Sendable, Equatable {
     }
 
     /// A host as compared: lower case, no brackets, no trailing dots, IP literals canonical.
+    /// False when `text` cannot parse as an ``IPAddress``: no `:` (every IPv6 text has one)
+    /// nor `[`, and a byte other than a digit or `.` (IPv4 is only those). Read in place: the
+    /// allow-list asks twice per Web Push recipient, and a host name is the common case.
+    static func mayBeIPAddress(_ text: String) -> Bool {
+        let bytes = text.utf8.span
+        var onlyDigitsAndDots = true
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") { return true }
+            if !((byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: ".")) { onlyDigitsAndDots = false }
+        }
+        return onlyDigitsAndDots
+    }
+
+    /// ASCII with no upper-case letter: `lowercased()` would return it unchanged.
+    static func isLowercaseASCII(_ text: String) -> Bool {
+        let bytes = text.utf8.span
+        for index in bytes.indices where bytes[index] >= 0x80 || (bytes[index] >= 0x41 && bytes[index] <= 0x5A) { return false }
+        return true
+    }
+
     static func normalizeHost(_ host: String) -> String {
-        if let address = IPAddress(host) { return address.description }
-        var name = host.lowercased()
+        if mayBeIPAddress(host), let address = IPAddress(host) { return address.description }
+        var name = isLowercaseASCII(host) ? host : host.lowercased()
         while name.hasSuffix(".") { name.removeLast() }
         return name
     }

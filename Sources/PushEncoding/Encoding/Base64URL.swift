@@ -69,7 +69,43 @@ public enum Base64URL {
 
     /// The bytes `text` encodes, or nil when it is not base64url as `strictness` allows.
     public static func decode(_ text: String, _ strictness: Strictness) -> [UInt8]? {
-        decode(utf8: text.utf8, strictness)
+        // The same steps as ``decode(utf8:_:)``, on the string's bytes read in place and written
+        // through one reservation: the copy into an array and an `append` per byte cost ≈ 2.7k
+        // instructions per Web Push key, two keys per recipient (callgrind, render).
+        let chars = text.utf8.span
+        var count = chars.count
+        if strictness == .lenient, count > 0, chars[count - 1] == UInt8(ascii: "=") {
+            var padding = 0
+            while count > 0, chars[count - 1] == UInt8(ascii: "="), padding <= 2 {
+                count -= 1
+                padding += 1
+            }
+            guard padding <= 2, (count + padding) % 4 == 0 else { return nil }
+        }
+        guard count % 4 != 1 else { return nil }
+        let table = strictness == .strict ? strictTable : lenientTable
+        var output = [UInt8]()
+        var valid = true
+        // count characters carry count * 6 bits: exactly count * 3 / 4 whole bytes.
+        output.append(addingCapacity: count * 3 / 4) { out in
+            var accumulator: UInt32 = 0
+            var bits = 0
+            for index in 0..<count {
+                let value = table[Int(chars[index])]
+                guard value != 0xFF else {
+                    valid = false
+                    return
+                }
+                accumulator = accumulator << 6 | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                }
+            }
+            if accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
+        }
+        return valid ? output : nil
     }
 
     /// ``decode(_:_:)`` on UTF-8 code units (a slice of a larger buffer, e.g. one JWS part).

@@ -52,9 +52,57 @@ public struct JobPlanner: Sendable {
                       profile: profile, issuedAt: issuedAt))
             return
         }
+        // Recipients who share a language with constant texts and a target kind share one
+        // request, built once (``PayloadTemplate``); each gets its msgId and token spliced in.
+        var templates = TemplateCache(languageCount: job.content.languages.count)
         for recipient in job.recipients {
-            body(plan(recipient, tokenHash: TokenHash.of(recipient), resolution: prepared.resolve(recipient), profile: profile, issuedAt: issuedAt))
+            body(plan(recipient, prepared: prepared, templates: &templates, profile: profile, issuedAt: issuedAt))
         }
+    }
+
+    /// One recipient of a recipient list: ``PreparedJob/resolve(_:)`` step by step, so a ready
+    /// recipient whose texts are constant takes the template path.
+    private func plan(_ recipient: Recipient, prepared: PreparedJob, templates: inout TemplateCache, profile: AppProfile?,
+                      issuedAt: Int) -> PlannedRecipient {
+        let tokenHash = TokenHash.of(recipient)
+        let msgID = prepared.msgID(for: recipient)
+        if prepared.isExpired {
+            return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: msgID,
+                                    tokenHash: tokenHash, state: .expired)
+        }
+        let languageIndex = prepared.languageIndex(for: recipient)
+        let state: PlannedRecipient.State
+        switch RecipientTargeting.target(for: recipient, policy: webPushPolicy) {
+        case .failure(let rejection):
+            state = .rejected(reason: rejection.reason)
+        case .success(let target):
+            guard let profile else {
+                state = .rejected(reason: "no_credentials")
+                break
+            }
+            if let fields = prepared.personalizedTexts(languageIndex: languageIndex) {
+                let rendered = prepared.render(fields, for: recipient, languageIndex: languageIndex)
+                let texts = NotificationText(title: rendered.title, subtitle: rendered.subtitle, body: rendered.body)
+                if let request = templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex, make: {
+                    var personalized: PayloadTemplate.Texts = []
+                    if fields.title { personalized.insert(.title) }
+                    if fields.subtitle { personalized.insert(.subtitle) }
+                    if fields.body { personalized.insert(.body) }
+                    return PayloadTemplate.make(prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target),
+                                                personalized: personalized, target: target, profile: profile, issuedAtUnix: issuedAt)
+                }) {
+                    state = .ready(request)
+                    break
+                }
+            }
+            let content = prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target)
+            switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
+            case .success(let request): state = .ready(request)
+            case .failure(let error): state = .rejected(reason: error.reason)
+            }
+        }
+        return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: prepared.languageTag(at: languageIndex),
+                                msgID: msgID, tokenHash: tokenHash, state: state)
     }
 
     /// `resolution` is consumed: its content moves into the payload builder's argument instead of
@@ -84,6 +132,42 @@ public struct JobPlanner: Sendable {
         }
         return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: language, msgID: msgID,
                                 tokenHash: tokenHash, state: state)
+    }
+}
+
+/// The payload templates of one job's planning, by language and target kind, each built on first
+/// use (nil: that language and kind have none, and every such recipient is built in full).
+struct TemplateCache {
+    private enum Slot {
+        case unbuilt
+        case built(PayloadTemplate?)
+    }
+    private var slots: [Slot]
+    private static let kinds = 3 + Browser.allCases.count
+
+    init(languageCount: Int) {
+        slots = Array(repeating: .unbuilt, count: max(languageCount, 1) * Self.kinds)
+    }
+
+    static func kindIndex(_ target: DeliveryTarget) -> Int? {
+        switch target {
+        case .apns: 0
+        case .fcm: 1
+        case .huawei: 2
+        case .webPush(let subscription): 3 + (Browser.allCases.firstIndex(of: subscription.browser) ?? 0)
+        case .fcmAudience: nil
+        }
+    }
+
+    mutating func request(msgID: String, target: DeliveryTarget, texts: NotificationText, languageIndex: Int,
+                          make: () -> PayloadTemplate?) -> ProviderRequest? {
+        guard let kind = Self.kindIndex(target) else { return nil }
+        let index = languageIndex * Self.kinds + kind
+        guard slots.indices.contains(index) else { return nil }
+        if case .built(let template) = slots[index] { return template?.request(msgID: msgID, target: target, texts: texts) }
+        let template = make()
+        slots[index] = .built(template)
+        return template?.request(msgID: msgID, target: target, texts: texts)
     }
 }
 
