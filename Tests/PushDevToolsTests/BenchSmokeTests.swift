@@ -182,6 +182,50 @@ struct BenchSmokeTests {
         #expect(url.stderr.contains("--url expects"))
     }
 
+    @Test("bench e2e --compare-wrapper: two workers in one run, A and B, each one's window and the B/A ratio reported")
+    func tinyABRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-ab")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "800", "--job-size", "25", "--partitions", "8",
+            "--h2load-requests", "0", "--compare-wrapper", "/usr/bin/env BENCH_VARIANT=B", "--report", report, "--timeout", "150",
+        ], timeout: 240)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+        #expect(run.stdout.contains("A/B in one run") && run.stdout.contains("B/A"))
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let config = try #require(object["config"] as? [String: Any])
+        #expect(config["workers"] as? Int == 2, "--workers defaults to 2 when comparing")
+        let worker = try #require(object["worker"] as? [String: Any])
+        let perWorker = try #require(worker["perWorker"] as? [[String: Any]])
+        #expect(perWorker.map { $0["variant"] as? String } == ["A", "B"])
+        // Each worker counted its own results in the 10–90 % window; together about 80 % of them.
+        let counted = perWorker.compactMap { $0["windowNotifications"] as? Int }
+        #expect(counted.count == 2 && counted.allSatisfy { $0 > 0 }, "both workers took jobs: \(perWorker)")
+        #expect((560...800).contains(counted.reduce(0, +)), "window counts \(counted)")
+        for entry in perWorker { #expect(entry["windowCPUMicrosPerNotification"] is NSNumber && entry["windowIOThreadMicrosPerNotification"] is NSNumber) }
+        let comparison = try #require(object["comparison"] as? [String: Any])
+        #expect(comparison["wrapperB"] as? String == "/usr/bin/env BENCH_VARIANT=B")
+        #expect(comparison["wrapperA"] as? String == "")
+        for key in ["aCPUMicrosPerNotification", "bCPUMicrosPerNotification", "bToA", "ioThreadBToA", "restBToA"] {
+            #expect(comparison[key] is NSNumber, "comparison.\(key)")
+        }
+    }
+
+    @Test("bench e2e refuses an odd --workers with a comparison, a relative --compare-binary and a relative --compare-wrapper")
+    func compareRefusals() throws {
+        let odd = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--workers", "3", "--compare-wrapper", "/usr/bin/env A=1"], timeout: 30)
+        #expect(odd.status == 64)
+        #expect(odd.stderr.contains("even --workers"))
+        let binary = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--compare-binary", "pushworker"], timeout: 30)
+        #expect(binary.status == 64)
+        #expect(binary.stderr.contains("--compare-binary needs the absolute path"))
+        let wrapper = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--compare-wrapper", "env A=1"], timeout: 30)
+        #expect(wrapper.status == 64)
+        #expect(wrapper.stderr.contains("--compare-wrapper needs an absolute path"))
+    }
+
     @Test("bench e2e refuses a debug build unless allowed")
     func refusesDebug() throws {
         let run = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--notifications", "1"], timeout: 30)

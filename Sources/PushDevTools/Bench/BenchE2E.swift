@@ -34,6 +34,13 @@ package struct BenchE2E: Benchmark {
         /// under, e.g. `/usr/bin/valgrind --tool=callgrind` (docs/performance.md "Instruction
         /// counts of the whole worker"). Inside `taskset` when `--worker-cpus` is given.
         package var workerWrapper: [String] = []
+        /// `--compare-binary` / `--compare-wrapper`: every second worker (odd index) runs this
+        /// `pushworker` binary and/or under this wrapper instead — an A/B of two builds or two
+        /// settings in ONE run, the two variants sharing the same core, broker, Redis, sandbox
+        /// and minutes (``Comparison``; docs/performance.md "A/B in one run").
+        package var compareBinary: String?
+        package var compareWrapper: [String]?
+        package var isComparing: Bool { compareBinary != nil || compareWrapper != nil }
         package var sandboxThreads = 1
         package var sandboxArguments: [String] = []
         package var brokers: String?
@@ -238,7 +245,9 @@ package struct BenchE2E: Benchmark {
             env["PUSHWORKER_HTTP_ADDR"] = "127.0.0.1:\(port)"
             let log = folder.appendingPathComponent("worker-\(index).log")
             let child: ChildProcess
-            let command = options.workerWrapper + [ChildProcess.selfPath, "run"]
+            let isB = options.isComparing && index % 2 == 1
+            let command = (isB ? options.compareWrapper ?? options.workerWrapper : options.workerWrapper)
+                + [isB ? options.compareBinary ?? ChildProcess.selfPath : ChildProcess.selfPath, "run"]
             if let cpus = options.workerCPUs {
                 child = try ChildProcess("/usr/bin/taskset", ["-c", cpus] + command, log: log, environment: env)
             } else {
@@ -277,6 +286,13 @@ package struct BenchE2E: Benchmark {
         var resultDelays: [Double] = []
         resultDelays.reserveCapacity(options.notifications)
         var samples: [(count: Int, cpu: Double)] = []
+        // Per worker, at 10 % and 90 % of the results: CPU, I/O thread CPU and results counted
+        // by the worker itself (several workers: each one's steady-state cost).
+        var windowStart: [WorkerSnapshot]?, windowEnd: [WorkerSnapshot]?
+        let perWorkerWindow = options.workers > 1
+        let snapshotAll = { workers.map { WorkerSnapshot.take(pid: $0.child.process.processIdentifier, port: $0.port) } }
+        // A run too short for the window (both marks in one 100 ms sample) falls back on these.
+        let firstSnapshot = perWorkerWindow ? snapshotAll() : nil
         var lastSampleAt = Date.distantPast
         let deadline = Date().addingTimeInterval(options.timeout)
         let subscriptionPrefix = Array("s\(runID)-".utf8)
@@ -303,6 +319,10 @@ package struct BenchE2E: Benchmark {
             if Date().timeIntervalSince(lastSampleAt) >= 0.1 {
                 lastSampleAt = Date()
                 samples.append((distinct, workerPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +)))
+                if perWorkerWindow {
+                    if windowStart == nil, distinct >= options.notifications / 10 { windowStart = snapshotAll() }
+                    if windowEnd == nil, distinct >= options.notifications * 9 / 10 { windowEnd = snapshotAll() }
+                }
             }
             if Date().timeIntervalSince(lastProgress) >= 2 {
                 lastProgress = Date()
@@ -310,6 +330,10 @@ package struct BenchE2E: Benchmark {
             }
         }
         let finishedAt = Date()
+        var windowKind = "10 % to 90 % of the results"
+        if perWorkerWindow, WorkerSnapshot.counted(from: windowStart, to: windowEnd) < Double(max(1, options.notifications / 4)) {
+            (windowStart, windowEnd, windowKind) = (firstSnapshot, snapshotAll(), "whole run (too few samples for the 10-90 % window)")
+        }
         let roundTrips = Self.redisRoundTrips(workers.map(\.port)).map { $0 - (roundTripsAtStart ?? 0) }
         let workerCPU = workerPIDs.map { ProcessStats.cpuSeconds(pid: $0) ?? 0 }
         let workerHWM = workerPIDs.map { ProcessStats.memoryBytes(pid: $0) ?? 0 }
@@ -401,7 +425,15 @@ package struct BenchE2E: Benchmark {
                 "cpuWindow": steadyPerNotification == nil ? "whole run (too few samples for the 10-90 % window)" : "10 % to 90 % of the results",
                 "cpuMicrosPerNotificationInclStartup": distinct > 0 ? Self.round(totalCPU / Double(distinct) * 1e6, 2) : NSNull(),
                 "peakRSSBytes": peakRSS,
-                "perWorker": zip(workerCPU, workerHWM).map { ["cpuSeconds": Self.round($0.0, 3), "peakRSSBytes": $0.1] },
+                "perWorker": workerCPU.indices.map { index -> [String: Any] in
+                    var entry: [String: Any] = ["cpuSeconds": Self.round(workerCPU[index], 3), "peakRSSBytes": workerHWM[index]]
+                    if options.isComparing { entry["variant"] = index % 2 == 1 ? "B" : "A" }
+                    if let start = windowStart?[index], let end = windowEnd?[index] {
+                        entry.merge(end.window(since: start)) { _, new in new }
+                        entry["window"] = windowKind
+                    }
+                    return entry
+                },
                 "exitedEarly": !workersAlive,
                 "ioThreadCPUMicrosPerNotification": ioThreadPerNotification.map { Self.round($0, 2) } ?? NSNull(),
                 "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
@@ -434,8 +466,95 @@ package struct BenchE2E: Benchmark {
             ] as [String: Any],
             "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
         ].merging(references.reportMembers) { _, new in new }) { _, new in new }
+        if options.isComparing {
+            report["comparison"] = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.selfPath,
+                                              wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
+        }
         if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
         return (report, ok)
+    }
+
+    // MARK: - Per-worker windows and the A/B comparison
+
+    /// One worker at one moment: its CPU, its HTTP I/O thread's CPU, and the final results it
+    /// counted itself (`pushworker_notifications_total`, scraped from its `/metrics`).
+    struct WorkerSnapshot {
+        var cpuSeconds: Double?
+        var ioThreadSeconds: Double?
+        var notifications: Double?
+
+        static func take(pid: Int32, port: UInt16) -> WorkerSnapshot {
+            WorkerSnapshot(cpuSeconds: ProcessStats.cpuSeconds(pid: pid),
+                           ioThreadSeconds: ProcessStats.threadCPU(pid: pid).first { $0.name == "pw-http-io" }?.cpuSeconds,
+                           notifications: metricsText(port: port).map(notificationsTotal))
+        }
+
+        /// The sum of `pushworker_notifications_total` over its label sets.
+        static func notificationsTotal(_ metrics: String) -> Double {
+            metrics.split(separator: "\n").filter { $0.hasPrefix("pushworker_notifications_total{") || $0.hasPrefix("pushworker_notifications_total ") }
+                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        }
+
+        /// Results the workers counted between two sets of snapshots (0 when either is missing).
+        static func counted(from start: [WorkerSnapshot]?, to end: [WorkerSnapshot]?) -> Double {
+            guard let start, let end else { return 0 }
+            return zip(start, end).map { ($1.notifications ?? 0) - ($0.notifications ?? 0) }.reduce(0, +)
+        }
+
+        /// Report members for the window from `start` to this snapshot.
+        func window(since start: WorkerSnapshot) -> [String: Any] {
+            guard let cpu = cpuSeconds, let startCPU = start.cpuSeconds, let count = notifications, let startCount = start.notifications,
+                  count > startCount else { return ["windowNotifications": NSNull()] }
+            let results = count - startCount
+            var members: [String: Any] = ["windowNotifications": Int(results),
+                                          "windowCPUMicrosPerNotification": BenchE2E.round((cpu - startCPU) / results * 1e6, 2)]
+            if let io = ioThreadSeconds, let startIO = start.ioThreadSeconds {
+                members["windowIOThreadMicrosPerNotification"] = BenchE2E.round((io - startIO) / results * 1e6, 2)
+            }
+            return members
+        }
+    }
+
+    /// `--compare-binary` / `--compare-wrapper`: workers at even indexes are A, odd ones B, all
+    /// in one group on the same CPUs; each variant's CPU per notification is its workers' CPU
+    /// between 10 % and 90 % of the results ÷ the results they counted in that window. Both see
+    /// the same machine at the same moments, so `bToA` holds when this VM's speed drifts
+    /// (±50 % between sessions) — the way to tell a 5 % change from noise.
+    struct Comparison {
+        let start: [WorkerSnapshot]?, end: [WorkerSnapshot]?
+        let binaryB: String
+        let wrapperA: [String], wrapperB: [String]
+
+        /// (CPU µs, I/O thread µs) per notification of the workers with `parity`, nil without a window.
+        func figures(parity: Int) -> (cpu: Double, io: Double?)? {
+            guard let start, let end else { return nil }
+            var cpu = 0.0, io = 0.0, results = 0.0, ioKnown = true
+            for index in start.indices where index % 2 == parity && index < end.count {
+                guard let a = start[index].cpuSeconds, let b = end[index].cpuSeconds,
+                      let na = start[index].notifications, let nb = end[index].notifications else { return nil }
+                cpu += b - a
+                results += nb - na
+                if let ia = start[index].ioThreadSeconds, let ib = end[index].ioThreadSeconds { io += ib - ia } else { ioKnown = false }
+            }
+            guard results > 0 else { return nil }
+            return (cpu / results * 1e6, ioKnown ? io / results * 1e6 : nil)
+        }
+
+        var report: [String: Any] {
+            let a = figures(parity: 0), b = figures(parity: 1)
+            return [
+                "binaryA": ChildProcess.selfPath, "binaryB": binaryB,
+                "wrapperA": wrapperA.joined(separator: " "), "wrapperB": wrapperB.joined(separator: " "),
+                "aCPUMicrosPerNotification": a.map { BenchE2E.round($0.cpu, 2) } ?? NSNull(),
+                "bCPUMicrosPerNotification": b.map { BenchE2E.round($0.cpu, 2) } ?? NSNull(),
+                "aIOThreadMicrosPerNotification": a?.io.map { BenchE2E.round($0, 2) } ?? NSNull(),
+                "bIOThreadMicrosPerNotification": b?.io.map { BenchE2E.round($0, 2) } ?? NSNull(),
+                "bToA": BenchE2E.ratio(b?.cpu, a?.cpu),
+                "ioThreadBToA": BenchE2E.ratio(b?.io, a?.io),
+                "restBToA": BenchE2E.ratio(b.flatMap { f in f.io.map { f.cpu - $0 } }, a.flatMap { f in f.io.map { f.cpu - $0 } }),
+                "what": "even-index workers run A (this binary, --worker-wrapper), odd ones B (--compare-binary, --compare-wrapper), in one group on the same CPUs; CPU between 10 % and 90 % of the results ÷ the results each counted (pushworker_notifications_total)",
+            ]
+        }
     }
 
     // MARK: - Helpers

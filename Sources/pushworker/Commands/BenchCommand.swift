@@ -32,6 +32,11 @@ enum BenchCommand {
       --worker-wrapper CMD  run each worker under CMD (absolute path, then arguments), e.g.
                             "/usr/bin/valgrind --tool=callgrind" (profiling; timings are then
                             the wrapper's)
+      --compare-binary PATH run every second worker from this pushworker binary instead: an A/B
+                            of two builds in ONE run (same core, broker, Redis, sandbox, minutes);
+                            reports each variant's CPU µs/notification and B/A (--workers 2 by default)
+      --compare-wrapper CMD every second worker under CMD instead of --worker-wrapper (A/B of a
+                            setting, e.g. "/usr/bin/env MALLOC_ARENA_MAX=1")
       --sandbox-cpus LIST   pin the sandbox with `taskset -a -p -c LIST`
       --sandbox-threads N   sandbox event loops (default 1)
       --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
@@ -86,6 +91,7 @@ enum BenchCommand {
         run("e2e", arguments, usage: usage, values: [
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
             "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer", "cluster-replicas", "rounds", "worker-wrapper",
+            "compare-binary", "compare-wrapper",
         ], flags: ["backlog", "redis-cluster", "compare-standalone"], timeout: (600, 5...86_400), summary: e2eSummary) { parsed in
             var options = BenchE2E.Options()
             options.peers = parsed.allValues("peer")
@@ -95,7 +101,18 @@ enum BenchCommand {
             options.deadShare = try parsed.double("dead-share", default: 0.05)
             guard (0...1).contains(options.deadShare) else { throw PushCore.UsageError("--dead-share must be in 0...1") }
             if parsed.value("partitions") != nil { options.partitions = try parsed.integer("partitions", default: 4, in: 1...4096) }
-            options.workers = try parsed.integer("workers", default: 1, in: 1...16)
+            options.compareBinary = parsed.value("compare-binary")
+            if let binary = options.compareBinary, !binary.hasPrefix("/") || !FileManager.default.isExecutableFile(atPath: binary) {
+                throw PushCore.UsageError("--compare-binary needs the absolute path of an executable pushworker (got '\(binary)')")
+            }
+            options.compareWrapper = parsed.value("compare-wrapper").map { $0.split(separator: " ").map(String.init) }
+            if let tool = options.compareWrapper?.first, !tool.hasPrefix("/") {
+                throw PushCore.UsageError("--compare-wrapper needs an absolute path first (e.g. /usr/bin/env NAME=VALUE)")
+            }
+            options.workers = try parsed.integer("workers", default: options.isComparing ? 2 : 1, in: 1...16)
+            if options.isComparing && options.workers % 2 != 0 {
+                throw PushCore.UsageError("--compare-binary/--compare-wrapper need an even --workers (A and B alternate)")
+            }
             options.workerCPUs = parsed.value("worker-cpus")
             options.sandboxCPUs = parsed.value("sandbox-cpus")
             options.workerWrapper = parsed.value("worker-wrapper").map { $0.split(separator: " ").map(String.init) } ?? []
@@ -397,7 +414,17 @@ enum BenchCommand {
           plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
           worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
           ratio worker/h2load \(text(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"])) (target ≤ 2.0)
-          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))
+          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))\(comparisonLines(report))
+        """
+    }
+
+    /// The A/B lines of a `--compare-binary` / `--compare-wrapper` run ("" otherwise).
+    static func comparisonLines(_ report: [String: Any]) -> String {
+        guard let comparison = report["comparison"] as? [String: Any] else { return "" }
+        return """
+
+          A/B in one run     A \(text(comparison["aCPUMicrosPerNotification"])) µs/notification (I/O thread \(text(comparison["aIOThreadMicrosPerNotification"]))), B \(text(comparison["bCPUMicrosPerNotification"])) (I/O thread \(text(comparison["bIOThreadMicrosPerNotification"])))
+          B/A                \(text(comparison["bToA"])) (I/O thread \(text(comparison["ioThreadBToA"])), rest \(text(comparison["restBToA"])))
         """
     }
 }
