@@ -15,7 +15,7 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 FROM ${SWIFT_IMAGE} AS build
 # Headers and pkg-config files of the C libraries the Swift modules link (Package.swift
 # systemLibrary targets). Versions are bookworm's: librdkafka 2.0.2, OpenSSL 3.0, hiredis
-# 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75 — except libcurl, 8.14 from bookworm-backports
+# 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75, jemalloc 5.3 (the process's malloc) — except libcurl, 8.14 from bookworm-backports
 # (same ABI): 7.88.1 resets every HTTP/2 stream (docs/http-client.md). Versions are not pinned
 # (DL3008): bookworm keeps one version per package and security updates replace it.
 # hadolint ignore=DL3008
@@ -24,7 +24,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       pkg-config librdkafka-dev libcurl4-openssl-dev/bookworm-backports libcurl4/bookworm-backports \
-      libssl-dev libhiredis-dev libnghttp2-dev libmicrohttpd-dev \
+      libssl-dev libhiredis-dev libnghttp2-dev libmicrohttpd-dev libjemalloc-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Manifest first: dependency resolution is cached until Package.swift changes.
@@ -49,7 +49,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 RUN export DEBIAN_FRONTEND=noninteractive \
  && echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/backports.list \
  && apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4/bookworm-backports libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 ca-certificates \
+ && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4/bookworm-backports libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 65532 pushworker \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \

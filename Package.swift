@@ -23,12 +23,14 @@ let package = Package(
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        .systemLibrary(name: "CMalloc"), // glibc's malloc.h (allocator tuning at start-up)
         // C logic over those libraries, each with its own header (include/) and test target.
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
         .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
+        // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: cross-thread frees
+        // cost glibc's arenas 19.5 % of the worker's CPU (docs/performance.md "The allocator").
+        .target(name: "CPushAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).
         .target(name: "PushEncoding", swiftSettings: strict), // the one JSON parser/writer, base64url, RFC 3339, SplitMix64
@@ -46,7 +48,7 @@ let package = Package(
         // What runs in production: the worker and the tracking endpoint.
         .target(
             name: "PushWorker",
-            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CMalloc", "CPushBuildInfo"],
+            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
             swiftSettings: strict
         ),
         .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
@@ -67,7 +69,7 @@ let package = Package(
         // The executable: the one argument parser and the subcommands.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CMalloc"],
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
+        .testTarget(name: "CPushAllocatorTests", dependencies: ["CPushAllocator"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore", "PushEncoding"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),

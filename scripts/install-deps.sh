@@ -11,6 +11,7 @@ packages=(
   libhiredis-dev        # Redis client (0.14.1)
   libnghttp2-dev        # the sandbox's HTTP/2 server
   libmicrohttpd-dev     # metrics/health/events listener
+  libjemalloc-dev       # the process's malloc (CPushAllocator; docs/performance.md "The allocator")
   redis-server          # tests and demo start their own on a free loopback port
   redis-tools           # redis-cli: the test Redis Cluster is created with `redis-cli --cluster create`
   nghttp2-client        # h2load: the load reference for `pushworker bench`

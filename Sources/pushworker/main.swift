@@ -1,4 +1,3 @@
-import CMalloc
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,11 +8,8 @@ var allSignals = sigset_t()
 sigfillset(&allSignals)
 pthread_sigmask(SIG_UNBLOCK, &allSignals, nil)
 signal(SIGPIPE, SIG_IGN)
-// Allocations of 1 MiB and more (a 10 MB job, its copy, a DLQ copy) are mmap'd and given back
-// to the kernel when freed. glibc's default threshold adapts upwards after such a block is
-// freed, after which big jobs come from the heap and stay there once freed (with the periodic
-// `malloc_trim` of the worker, docs/operations.md "Memory", `pushworker chaos --drill
-// hostile-jobs`). Setting it also turns the adaptation off.
-_ = pw_malloc_set_mmap_threshold(1 << 20)
+// The allocator is jemalloc (CPushAllocator, linked into this executable): unused memory goes
+// back to the kernel ~2 s after it is freed, and an idle worker purges the rest (docs/operations.md
+// "Memory", `pushworker chaos --drill hostile-jobs`).
 
 exit(PushworkerCLI.main(Array(CommandLine.arguments.dropFirst())))

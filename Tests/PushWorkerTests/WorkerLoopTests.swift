@@ -53,6 +53,17 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(110))).contains("renew"))
     }
 
+    @Test("the heap is trimmed only while idle: nothing in flight, queued or unfinished")
+    func trimOnlyWhenIdle() {
+        var loop = WorkerLoop(settings: Self.settings())
+        #expect(!Self.words(loop.turn(Self.reading(100, inFlight: 1))).contains("trim"))
+        #expect(!Self.words(loop.turn(Self.reading(103, unclaimed: 5))).contains("trim"))
+        #expect(!Self.words(loop.turn(Self.reading(106, unfinished: 1))).contains("trim"))
+        #expect(Self.words(loop.turn(Self.reading(109))).contains("trim"))
+        #expect(!Self.words(loop.turn(Self.reading(110))).contains("trim"), "then every 2 s")
+        #expect(Self.words(loop.turn(Self.reading(111))).contains("trim"))
+    }
+
     @Test("poll size follows the room and the last job's size, between 1 and 64")
     func pollSize() {
         var loop = WorkerLoop(settings: Self.settings(maxInFlight: 2000))

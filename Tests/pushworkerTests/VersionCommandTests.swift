@@ -12,7 +12,7 @@ struct VersionCommandTests {
             #expect(result.status == 0)
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.first?.hasPrefix("pushworker \(BuildInfo.version) (commit ") == true)
-            for library in ["libcurl", "librdkafka", "openssl", "hiredis", "libmicrohttpd"] {
+            for library in ["libcurl", "librdkafka", "openssl", "hiredis", "libmicrohttpd", "jemalloc"] {
                 #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix(library + " ") }, "\(library) in \(lines)")
             }
         }
@@ -24,6 +24,7 @@ struct VersionCommandTests {
         let libraries = try #require(object["libraries"] as? [String: String])
         #expect(libraries["librdkafka"] == "2.0.2")
         #expect(libraries["libcurl"]?.hasPrefix("8.") == true)
+        #expect(libraries["jemalloc"]?.hasPrefix("5.") == true, "the binary's malloc is jemalloc's")
         #expect(try runCommand(BuiltProducts.pushworker, ["version", "extra"]).status == 64)
     }
 }

@@ -1,3 +1,4 @@
+import CPushAllocator
 import CPushBuildInfo
 import PushCrypto
 import PushHTTP
@@ -26,7 +27,16 @@ public enum BuildInfo {
             ("openssl", OpenSSLLibrary.version),
             ("hiredis", HiredisLibrary.version),
             ("libmicrohttpd", MicroHTTPDLibrary.version),
+            ("jemalloc", allocatorVersion),
         ]
+    }
+
+    /// The allocator's version (`5.3.0`: jemalloc's without its git suffix), "not in use" when
+    /// malloc is not jemalloc's.
+    static var allocatorVersion: String {
+        guard let text = pw_allocator_version() else { return "not in use" }
+        let version = String(cString: text)
+        return version.split(separator: "-").first.map(String.init) ?? version
     }
 
     /// `pushworker version`: `pushworker 0.3.0 (commit a1b2c3d4e5f6)` then one line per library.

@@ -1,4 +1,4 @@
-import CMalloc
+import CPushAllocator
 import Foundation
 import PushCore
 import PushHTTP
@@ -256,15 +256,12 @@ public final class Worker: Sendable {
         return 0
     }
 
-    /// How often free heap memory is handed back to the kernel (`trimHeap`).
-    static let trimIntervalSeconds = 2.0
-
-    /// Off the loop's thread: returns free memory of every malloc arena to the kernel. Without
-    /// it a burst (10 MB jobs, a 20,000-recipient job) left ~20 MiB in an arena a pool thread
-    /// had used, and RSS stepped up and stayed (`chaos --drill hostile-jobs`,
-    /// docs/reliability.md). A trim walks the arenas' free lists: well under a millisecond here.
+    /// Off the loop's thread, while idle (``WorkerLoop``): returns the allocator's unused pages
+    /// to the kernel at once (`pw_allocator_purge`). Without it a burst (10 MB jobs, a
+    /// 20,000-recipient job) could leave its memory resident until the next allocations let the
+    /// allocator's decay run (`chaos --drill hostile-jobs`, docs/reliability.md).
     private func trimHeap() {
-        redisProbe.async { _ = pw_malloc_trim() }
+        redisProbe.async { _ = pw_allocator_purge() }
     }
 
     /// Off the loop's thread: one PING at a time updates `redisHealthy` (for `/readyz`); when

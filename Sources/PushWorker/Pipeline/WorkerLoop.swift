@@ -199,7 +199,10 @@ struct WorkerLoop {
 
         if now - lastLag >= settings.lagIntervalSeconds { lastLag = now; actions.append(.reportLag) }
         if now - lastPing >= settings.redisPingIntervalSeconds { lastPing = now; actions.append(.pingRedis) }
-        if now - lastTrim >= settings.heapTrimIntervalSeconds { lastTrim = now; actions.append(.trimHeap) }
+        // Busy, the allocator returns unused pages by itself (jemalloc's decay, CPushAllocator);
+        // an idle worker gives back the rest at once, so RSS falls to its idle level after a burst.
+        let idle = reading.inFlight == 0 && reading.unclaimed == 0 && reading.unfinishedMessages == 0
+        if idle && now - lastTrim >= settings.heapTrimIntervalSeconds { lastTrim = now; actions.append(.trimHeap) }
         if let last = lastRenewal {
             if now - last >= settings.leaseRenewalSeconds { lastRenewal = now; actions.append(.renewLeases) }
         } else {
