@@ -15,9 +15,9 @@ struct WorkerLoopTests {
     }
 
     static func reading(_ now: Double, inFlight: Int = 0, unclaimed: Int = 0, unfinished: Int = 0, redis: Bool = true,
-                        stop: Bool = false, assignment: Set<TopicPartition> = [p0, p1, r0]) -> WorkerLoop.Reading {
+                        stop: Bool = false, assignment: Set<TopicPartition> = [p0, p1, r0], unfinishedRecipients: Int = 0) -> WorkerLoop.Reading {
         WorkerLoop.Reading(now: now, inFlight: inFlight, unclaimed: unclaimed, unfinishedMessages: unfinished,
-                           assignment: assignment, redisHealthy: redis, stopRequested: stop)
+                           assignment: assignment, redisHealthy: redis, stopRequested: stop, unfinishedRecipients: unfinishedRecipients)
     }
 
     /// Actions as short words, for readable expectations.
@@ -51,6 +51,21 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(102))) == ["claim 1000", "poll 1 50ms", "commit", "ping", "trim"])
         #expect(Self.words(loop.turn(Self.reading(105))) == ["claim 1000", "poll 1 50ms", "commit", "lag", "ping", "trim"])
         #expect(Self.words(loop.turn(Self.reading(110))).contains("renew"))
+    }
+
+    @Test("jobs whose results are not acknowledged yet hold back polling at 3 × the in-flight bound, like a saturation")
+    func unfinishedRecipients() {
+        var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
+        #expect(loop.settings.maxUnfinishedRecipients == 300)
+        // Below: nothing in flight, nothing queued, 299 recipients awaiting acknowledgement: poll.
+        #expect(Self.words(loop.turn(Self.reading(10, unfinished: 3, unfinishedRecipients: 299))).prefix(3) == ["claim 100", "poll 1 50ms", "commit"])
+        // At it: wait (woken by room, at most 20 ms), no poll, the claims and commits go on.
+        #expect(Self.words(loop.turn(Self.reading(11, unfinished: 3, unfinishedRecipients: 300))).prefix(3) == ["claim 100", "wait 20ms", "commit"])
+        // Lasting: every partition paused, polling goes on (rebalances); resumed once below.
+        let long = Self.words(loop.turn(Self.reading(16, unfinished: 3, unfinishedRecipients: 400)))
+        #expect(long.prefix(4) == ["claim 100", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms", "commit"])
+        #expect(Self.words(loop.turn(Self.reading(17, unfinished: 1, unfinishedRecipients: 50))).prefix(3)
+                == ["claim 100", "resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms"])
     }
 
     @Test("the heap is trimmed only while idle: nothing in flight, queued or unfinished")

@@ -58,6 +58,7 @@ public final class Metrics: Sendable {
         "pushworker_apns_certificate_held_total": ("counter", "iOS recipients rejected without a request: APNs refused their app's certificate (DESIGN §18).", []),
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
         "pushworker_claims_total": ("counter", "Claim verdicts: send, duplicate, wait (claimed by another processing), known_invalid.", ["verdict"]),
+        "pushworker_unfinished_recipients": ("gauge", "Recipients of jobs begun and not finished (not every result acknowledged by Kafka yet).", []),
         "pushworker_claims_queued": ("gauge", "Recipients of accepted jobs waiting for their claim.", []),
         "pushworker_claims_lost_total": ("counter", "Claims found taken over before their outcome was recorded (a lease ran out).", []),
         "pushworker_redis_record_skipped_total": ("counter", "Outcomes not recorded because Redis was away (written again when it is back).", []),

@@ -173,7 +173,10 @@ extension Worker {
 
     /// Every result of `run` was acknowledged: its offset may be committed.
     func finished(_ run: JobRun) {
-        activeRuns.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(run)) }
+        if activeRuns.withLock({ $0.removeValue(forKey: ObjectIdentifier(run)) != nil }) {
+            unfinishedRecipients.subtract(run.recipientCount, ordering: .relaxed)
+            room.signal() // the loop may be waiting for unfinished jobs to end (WorkerLoop back-pressure)
+        }
         offsets.finish(run.partition, offset: run.offset, generation: run.generation)
         let elapsed = Date().timeIntervalSince1970 - run.startedAt
         metrics.observe("pushworker_job_seconds", [], seconds: elapsed)

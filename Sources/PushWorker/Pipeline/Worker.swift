@@ -48,6 +48,8 @@ public final class Worker: Sendable {
     let localBackoff = Mutex<[String: Double]>([:])
     /// Processings not finished yet, for lease renewals, re-recording after a Redis loss, drain.
     let activeRuns = Mutex<[ObjectIdentifier: JobRun]>([:])
+    /// Recipients of the processings in `activeRuns` (back-pressure: ``WorkerLoop/Settings/unfinishedFactor``).
+    let unfinishedRecipients = Atomic<Int>(0)
     /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
     let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
     let redisProbing = Atomic<Bool>(false)
@@ -56,7 +58,8 @@ public final class Worker: Sendable {
     let lagQuerying = Atomic<Bool>(false)
     /// The consumer's assignment as the rebalance events left it (consumer thread).
     let assignment = Mutex<Set<TopicPartition>>([])
-    /// Wakes the consumer loop waiting out a short saturation when a recipient finishes.
+    /// Wakes the consumer loop waiting out a short saturation when a recipient is recorded or a
+    /// job finishes.
     let room = RoomSignal()
     /// A claim's lease: longer than a send can take (two attempts of the request timeout).
     let leaseMs: Int64
@@ -112,6 +115,7 @@ public final class Worker: Sendable {
         recorder = OutcomeRecorder(queue: finisher) { entries in box.worker?.record(entries) }
         box.worker = self
         metrics.gauge("pushworker_in_flight") { [weak self] in Double(self?.inFlight.load(ordering: .relaxed) ?? 0) }
+        metrics.gauge("pushworker_unfinished_recipients") { [weak self] in Double(self?.unfinishedRecipients.load(ordering: .relaxed) ?? 0) }
         metrics.gauge("pushworker_claims_queued") { [weak self] in Double(self?.claimQueue.withLock { $0.count } ?? 0) }
         let client = redis
         metrics.gauge("pushworker_redis_round_trips_total") { Double(client.roundTripCount) }
@@ -146,7 +150,8 @@ public final class Worker: Sendable {
                 now: now, inFlight: inFlight.load(ordering: .relaxed), unclaimed: claimQueue.withLock { $0.count },
                 unfinishedMessages: activeRuns.withLock { $0.count } + deadLettersInFlight.load(ordering: .relaxed),
                 assignment: assignment.withLock { $0 },
-                redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed))
+                redisHealthy: isRedisHealthy, stopRequested: stopRequested.load(ordering: .relaxed),
+                unfinishedRecipients: unfinishedRecipients.load(ordering: .relaxed))
             var actions = loop.turn(reading)
             var index = 0
             while index < actions.count {
@@ -165,7 +170,9 @@ public final class Worker: Sendable {
                     actions.insert(contentsOf: loop.polled(polled, now: Date().timeIntervalSince1970), at: index)
                 case .waitForRoom(let timeoutMs):
                     let target = configuration.maxInFlight - loop.settings.claimBatch
-                    room.wait(until: { inFlight.load(ordering: .relaxed) <= target }, timeout: .milliseconds(timeoutMs))
+                    let unfinishedBound = loop.settings.maxUnfinishedRecipients
+                    room.wait(until: { inFlight.load(ordering: .relaxed) <= target && unfinishedRecipients.load(ordering: .relaxed) < unfinishedBound },
+                              timeout: .milliseconds(timeoutMs))
                 case .commit: commit()
                 case .reportLag: reportLag()
                 case .pingRedis: pingRedis()
@@ -388,6 +395,7 @@ public final class Worker: Sendable {
                          generation: offsets.generation(of: partition) ?? -1, parts: consume parts,
                          owner: owner, retentionMs: retention, worker: self)
         activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
+        unfinishedRecipients.add(recipientCount, ordering: .relaxed)
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
         logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",
                                     "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])

@@ -29,6 +29,14 @@ struct WorkerLoop {
         /// per few recipients (80–89 round trips per 500-recipient job at 50 ms, against 31 at
         /// 0 ms: docs/performance.md). 1 claims whatever frees up. See ``claimBatch(maxInFlight:)``.
         var claimBatch = 1
+        /// Recipients of unfinished processings at which the loop takes no new job:
+        /// `unfinishedFactor` × `maxInFlight`. A processing holds its job until Kafka has
+        /// acknowledged its last result, so when acknowledgements lag (a slow broker, or the
+        /// burst of a backlog being enqueued) jobs would otherwise keep being taken and held:
+        /// 37 processings, +60 MB of RSS within a second at the start of `bench e2e`, against
+        /// 7–9 in steady state (docs/performance.md, eighth session).
+        var unfinishedFactor = 3
+        var maxUnfinishedRecipients: Int { unfinishedFactor * maxInFlight }
     }
 
     /// The claim batch for a worker bounded at `maxInFlight`: an eighth of it, 1…32 (1 for
@@ -49,6 +57,9 @@ struct WorkerLoop {
         /// (every partition paused), claims already queued are retried.
         var redisHealthy: Bool
         var stopRequested: Bool
+        /// Recipients of the processings begun and not finished (their last result not yet
+        /// acknowledged by Kafka).
+        var unfinishedRecipients = 0
     }
 
     /// A message a poll returned; `notBefore` decoded by the worker for retry-topic messages.
@@ -177,8 +188,10 @@ struct WorkerLoop {
         let waitingForBatch = claimRoom == 0 && room > 0 && reading.unclaimed > 0
 
         // Back-pressure. Queued recipients not claimed yet count as load too: polling more jobs
-        // while a job's recipients wait for room would only grow the queue.
+        // while a job's recipients wait for room would only grow the queue; so do processings
+        // whose results wait for Kafka's acknowledgement (``Settings/unfinishedFactor``).
         let saturated = reading.inFlight >= settings.maxInFlight || reading.unclaimed >= settings.maxInFlight
+            || reading.unfinishedRecipients >= settings.maxUnfinishedRecipients
         if saturated { saturatedSince = saturatedSince ?? now } else { saturatedSince = nil }
         let saturatedLong = saturatedSince.map { now - $0 >= settings.saturationPauseSeconds } ?? false
         var wanted = Set(delayed.map { $0.message.topicPartition })
