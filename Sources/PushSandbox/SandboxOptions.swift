@@ -45,6 +45,8 @@ public struct SandboxOptions: Sendable {
     public var errorShare: Double { get { faults.errorShare } set { faults.errorShare = newValue } }
     /// Delay of every provider answer, ms.
     public var latencyMilliseconds: Int { get { faults.latencyMilliseconds } set { faults.latencyMilliseconds = newValue } }
+    /// A further uniform 0…N ms of delay per provider answer.
+    public var latencyJitterMilliseconds: Int { get { faults.latencyJitterMilliseconds } set { faults.latencyJitterMilliseconds = newValue } }
 
     /// Whether `id` can name a generated credentials folder.
     public static func isValidAppID(_ id: String) -> Bool { SandboxCredentials.isValidAppID(id) }

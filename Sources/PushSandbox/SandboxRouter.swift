@@ -54,6 +54,14 @@ final class SandboxRouter {
 
     var latencyMilliseconds: Int { faults.latencyMilliseconds }
 
+    /// The delay of the next provider answer: `latencyMs`, plus a uniform draw in
+    /// 0…`latencyJitterMs` when that is set.
+    func nextLatencyMilliseconds() -> Int {
+        let jitter = faults.latencyJitterMilliseconds
+        guard jitter > 0 else { return faults.latencyMilliseconds }
+        return faults.latencyMilliseconds + Int(random.next() % UInt64(jitter + 1))
+    }
+
     /// Refreshes cached settings and flushes the record file; called by the event loop after each batch of events.
     func loopIterationEnded() {
         faults = state.faults

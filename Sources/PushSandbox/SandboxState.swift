@@ -17,6 +17,9 @@ struct SandboxFaults: Sendable, Equatable {
     var errorShare = 0.0
     /// Delay added to every provider response, in milliseconds. Default: 0.
     var latencyMilliseconds = 0
+    /// Each provider response waits a further uniform 0…this many ms (real providers' latency
+    /// varies: a constant one lets a client's streams fall into lock-step bursts). Default: 0.
+    var latencyJitterMilliseconds = 0
     /// APNs provider tokens whose `iat` is before this Unix time (s) are answered 403
     /// `ExpiredProviderToken`, as Apple does once a token is an hour old. Default: 0 (off).
     var expireProviderTokensIssuedBefore = 0.0
@@ -47,6 +50,7 @@ struct SandboxFaults: Sendable, Equatable {
         JSONWriter.object { w in
             w.member("unregisteredShare", unregisteredShare); w.member("throttleShare", throttleShare)
             w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
+            w.member("latencyJitterMs", latencyJitterMilliseconds)
             w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
             w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
             w.member("refuseCertificates", orNull: refuseCertificates)
@@ -88,6 +92,7 @@ struct SandboxFaults: Sendable, Equatable {
             case "errorShare": guard number <= 1 else { return nil }; faults.errorShare = number
             case "retryAfter": guard number <= 86400 else { return nil }; faults.retryAfterSeconds = Int(number)
             case "latencyMs": guard number <= 60000 else { return nil }; faults.latencyMilliseconds = Int(number)
+            case "latencyJitterMs": guard number <= 60000 else { return nil }; faults.latencyJitterMilliseconds = Int(number)
             case "expireProviderTokensIssuedBefore": faults.expireProviderTokensIssuedBefore = number
             case "hmsTokenLimit": guard number >= 1, number <= 1000 else { return nil }; faults.hmsTokenLimit = Int(number)
             default: return nil

@@ -162,7 +162,7 @@ final class EventLoop: @unchecked Sendable {
     /// Called by a connection when a request is complete.
     func dispatch(_ request: SandboxRequest, connection: HTTP2Connection, streamID: Int32) {
         let response = router.handle(request)
-        let latency = response.isProviderResponse ? router.latencyMilliseconds : 0
+        let latency = response.isProviderResponse ? router.nextLatencyMilliseconds() : 0
         if latency > 0 {
             let deadline = Self.now() + UInt64(latency) * 1_000_000
             delayed.append(DelayedResponse(deadline: deadline, connection: connection, streamID: streamID, response: response))

@@ -37,6 +37,7 @@ enum SandboxCommand {
       --retry-after S             Retry-After seconds of 429 answers (default 1)
       --error-share F             share of requests answered 500/503
       --latency-ms N              delay every provider answer by N ms
+      --latency-jitter-ms N       and by a further uniform 0...N ms each (real providers vary)
       --record FILE               append every accepted message as a JSON line
       --max-records N             accepted messages kept in memory (default 100000)
 
@@ -59,7 +60,7 @@ enum SandboxCommand {
         do {
             let parsed = try CommandArguments(arguments, valueOptions: [
                 "listen", "port-file", "threads", "cert", "key", "cert-out", "credentials-out", "app", "trust", "seed",
-                "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "record", "max-records",
+                "unregistered-share", "throttle-share", "retry-after", "error-share", "latency-ms", "latency-jitter-ms", "record", "max-records",
                 "inbox", "inbox-port-file", "inbox-max", "events-url", "msgid-keys", "require-client-cert",
             ], flagOptions: ["no-auth", "report-delivered"])
             if parsed.wantsHelp {
@@ -114,6 +115,7 @@ enum SandboxCommand {
         options.errorShare = try share(parsed, "error-share")
         options.retryAfterSeconds = try parsed.integer("retry-after", default: 1, in: 0...86400)
         options.latencyMilliseconds = try parsed.integer("latency-ms", default: 0, in: 0...60000)
+        options.latencyJitterMilliseconds = try parsed.integer("latency-jitter-ms", default: 0, in: 0...60000)
         options.recordPath = parsed.value("record")
         options.maximumRecords = try parsed.integer("max-records", default: 100_000, in: 0...100_000_000)
         try parseInbox(parsed, environment: environment, into: &options)
