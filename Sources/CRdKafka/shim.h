@@ -7,16 +7,22 @@
 /* rd_kafka_produceva with the fields PushKafka uses. Swift cannot build the anonymous union of
  * rd_kafka_vu_t conveniently, and rd_kafka_producev is variadic.
  * key may be NULL (no key). headers may be NULL; on success librdkafka owns them, on failure the
- * caller still does (rd_kafka_produceva contract). Key and value are copied (RD_KAFKA_MSG_F_COPY). */
-static inline rd_kafka_error_t *pw_rdk_produce(rd_kafka_t *rk, const char *topic,
+ * caller still does (rd_kafka_produceva contract). Key and value are copied (RD_KAFKA_MSG_F_COPY).
+ * partition: RD_KAFKA_PARTITION_UA (-1) lets the partitioner choose from the key. */
+static inline rd_kafka_error_t *pw_rdk_produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                                                const void *key, size_t key_len,
                                                const void *value, size_t value_len,
                                                rd_kafka_headers_t *headers, void *opaque) {
-        rd_kafka_vu_t vus[6];
+        rd_kafka_vu_t vus[7];
         size_t n = 0;
         vus[n].vtype = RD_KAFKA_VTYPE_TOPIC;
         vus[n].u.cstr = topic;
         n++;
+        if (partition != RD_KAFKA_PARTITION_UA) {
+                vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
+                vus[n].u.i32 = partition;
+                n++;
+        }
         if (key) {
                 vus[n].vtype = RD_KAFKA_VTYPE_KEY;
                 vus[n].u.mem.ptr = (void *)key;

@@ -34,9 +34,11 @@ public final class KafkaProducer: Sendable {
     /// Enqueues one record. `completion` runs exactly once: on the delivery-report thread after
     /// the broker acknowledged (or definitively failed) the record, or synchronously here if
     /// librdkafka refused it (unknown topic in a known cluster, queue full, closed producer).
-    public func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = [],
+    /// `partition`: this partition instead of the partitioner's choice for the key (the
+    /// benchmarks spread jobs evenly over the partitions: docs/performance.md).
+    public func produce(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = [],
                         completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) {
-        client.produce(topic: topic, key: key, value: value, headers: headers, completion: completion)
+        client.produce(topic: topic, partition: partition, key: key, value: value, headers: headers, completion: completion)
     }
 
     /// Produces one record and waits for its delivery report.

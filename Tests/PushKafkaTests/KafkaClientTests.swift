@@ -63,6 +63,30 @@ struct KafkaClientTests {
         producer.close(timeout: .seconds(1))
     }
 
+    @Test("a record produced to a given partition lands there, whatever its key; a partition that does not exist is refused")
+    func explicitPartition() throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("jobs", partitions: 4)
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
+        let reports = Mutex<[Result<KafkaDeliveryReport, KafkaError>]>([])
+        for i in 0..<12 {
+            producer.produce(topic: "jobs", partition: Int32(i % 4), key: Array("same key".utf8), value: Array("v\(i)".utf8)) { result in
+                reports.withLock { $0.append(result) }
+            }
+        }
+        try producer.flush(timeout: .seconds(10))
+        let delivered = reports.withLock { $0 }.compactMap { try? $0.get() }
+        #expect(delivered.count == 12)
+        #expect(Dictionary(grouping: delivered, by: \.partition).mapValues(\.count) == [0: 3, 1: 3, 2: 3, 3: 3])
+        // Partition 9 of a 4-partition topic: a delivery failure, not a crash or a silent success.
+        let failure = Mutex<Result<KafkaDeliveryReport, KafkaError>?>(nil)
+        producer.produce(topic: "jobs", partition: 9, key: nil, value: Array("x".utf8)) { result in failure.withLock { $0 = result } }
+        _ = try? producer.flush(timeout: .seconds(10))
+        let outcome = try #require(failure.withLock { $0 })
+        #expect((try? outcome.get()) == nil, "\(outcome)")
+        producer.close(timeout: .seconds(1))
+    }
+
     @Test("poll returns nil when nothing arrives within the timeout")
     func pollTimesOut() async throws {
         let cluster = try KafkaMockCluster()

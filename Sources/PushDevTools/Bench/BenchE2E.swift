@@ -80,7 +80,15 @@ package struct BenchE2E: Benchmark {
         self.sharedCluster = cluster
     }
 
-    /// Partitions per topic: the mock keeps ~5 MiB / 100k messages per partition, so size for the run.
+    /// Partitions per topic: the mock keeps ~5 MiB / 100k messages per partition, so size for the
+    /// run; with several workers, a multiple of their number, so each is assigned as many
+    /// (the jobs are spread over the partitions in turn: every worker gets the same share).
+    static func autoPartitions(notifications: Int, jobSize: Int, workers: Int) -> Int {
+        let sized = autoPartitions(notifications: notifications, jobSize: jobSize)
+        let multiple = max(1, workers)
+        return min(512 / multiple * multiple, (sized + multiple - 1) / multiple * multiple)
+    }
+
     static func autoPartitions(notifications: Int, jobSize: Int) -> Int {
         let budget = 3.5 * 1_048_576
         let resultBytes = Double(notifications) * 520
@@ -130,7 +138,7 @@ package struct BenchE2E: Benchmark {
         let scratch = try makeScratch(prefix: "pushworker-bench")
         defer { scratch.close() }
         let runID = scratch.runID, folder = scratch.folder
-        let partitions = options.partitions ?? Self.autoPartitions(notifications: options.notifications, jobSize: options.jobSize)
+        let partitions = options.partitions ?? Self.autoPartitions(notifications: options.notifications, jobSize: options.jobSize, workers: options.workers)
 
         // Services.
         var cluster: KafkaMockCluster?
@@ -228,7 +236,11 @@ package struct BenchE2E: Benchmark {
             step("enqueueing \(jobs.count) jobs (\(options.notifications) recipients, \(jobBytes / 1024) KiB)")
             for (index, job) in jobs.enumerated() {
                 enqueuedAtMs[index] = Self.nowMs()
-                producer.produce(topic: "push.jobs.v1", key: Array(job.id.utf8), value: job.json) { _ in }
+                // The in-process broker's topics are ours: the jobs go to its partitions in turn, so
+                // several workers get equal shares (a worker's cost per notification depends on its
+                // load under provider latency: an uneven share biased `--compare-*` runs).
+                let partition = cluster == nil ? nil : Int32(index % partitions)
+                producer.produce(topic: "push.jobs.v1", partition: partition, key: Array(job.id.utf8), value: job.json) { _ in }
             }
             try producer.flush(timeout: .seconds(120))
         }

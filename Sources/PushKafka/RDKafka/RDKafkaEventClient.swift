@@ -135,9 +135,9 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         }
     }
 
-    /// Produces one message; `completion` runs on the poll thread (or right here on a
-    /// synchronous failure).
-    func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader],
+    /// Produces one message (to `partition`, or where the partitioner puts its key when nil);
+    /// `completion` runs on the poll thread (or right here on a synchronous failure).
+    func produce(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader],
                  completion: @escaping @Sendable (Result<KafkaDeliveryReport, KafkaError>) -> Void) {
         guard handleGuard.enter() else {
             completion(.failure(KafkaError(code: KafkaError.destroyed, message: "producer is closed")))
@@ -163,11 +163,11 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         let failure: OpaquePointer? = value.withUnsafeBytes { valueBytes in
             if let key {
                 return key.withUnsafeBytes { keyBytes in
-                    pw_rdk_produce(handle, topic, keyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), keyBytes.count,
+                    pw_rdk_produce(handle, topic, partition ?? -1 /* RD_KAFKA_PARTITION_UA: the partitioner's choice */, keyBytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), keyBytes.count,
                                    valueBytes.baseAddress, valueBytes.count, hdrs, opaque)
                 }
             }
-            return pw_rdk_produce(handle, topic, nil, 0, valueBytes.baseAddress, valueBytes.count, hdrs, opaque)
+            return pw_rdk_produce(handle, topic, partition ?? -1, nil, 0, valueBytes.baseAddress, valueBytes.count, hdrs, opaque)
         }
         if let failure {
             // On failure librdkafka neither owns the headers nor will report the message.
