@@ -515,15 +515,19 @@ package struct BenchE2E: Benchmark {
 
         /// Report members for the window from `start` to this snapshot.
         func window(since start: WorkerSnapshot) -> [String: Any] {
-            guard let cpu = cpuSeconds, let startCPU = start.cpuSeconds, let count = notifications, let startCount = start.notifications,
-                  count > startCount else { return ["windowNotifications": NSNull()] }
-            let results = count - startCount
-            var members: [String: Any] = ["windowNotifications": Int(results),
-                                          "windowCPUMicrosPerNotification": BenchE2E.round((cpu - startCPU) / results * 1e6, 2)]
-            if let io = ioThreadSeconds, let startIO = start.ioThreadSeconds {
-                members["windowIOThreadMicrosPerNotification"] = BenchE2E.round((io - startIO) / results * 1e6, 2)
-            }
+            guard let delta = delta(since: start), delta.results > 0 else { return ["windowNotifications": NSNull()] }
+            var members: [String: Any] = ["windowNotifications": Int(delta.results),
+                                          "windowCPUMicrosPerNotification": BenchE2E.round(delta.cpu / delta.results * 1e6, 2)]
+            if let io = delta.io { members["windowIOThreadMicrosPerNotification"] = BenchE2E.round(io / delta.results * 1e6, 2) }
             return members
+        }
+
+        /// CPU seconds, I/O-thread seconds (nil if either snapshot lacks it) and results counted
+        /// from `start` to this snapshot; nil when the CPU or a count is missing.
+        func delta(since start: WorkerSnapshot) -> (cpu: Double, io: Double?, results: Double)? {
+            guard let cpu = cpuSeconds, let startCPU = start.cpuSeconds, let count = notifications, let startCount = start.notifications else { return nil }
+            let io = ioThreadSeconds.flatMap { end in start.ioThreadSeconds.map { end - $0 } }
+            return (cpu - startCPU, io, count - startCount)
         }
     }
 
@@ -540,16 +544,15 @@ package struct BenchE2E: Benchmark {
         /// (CPU µs, I/O thread µs) per notification of the workers with `parity`, nil without a window.
         func figures(parity: Int) -> (cpu: Double, io: Double?)? {
             guard let start, let end else { return nil }
-            var cpu = 0.0, io = 0.0, results = 0.0, ioKnown = true
+            var cpu = 0.0, io: Double? = 0, results = 0.0
             for index in start.indices where index % 2 == parity && index < end.count {
-                guard let a = start[index].cpuSeconds, let b = end[index].cpuSeconds,
-                      let na = start[index].notifications, let nb = end[index].notifications else { return nil }
-                cpu += b - a
-                results += nb - na
-                if let ia = start[index].ioThreadSeconds, let ib = end[index].ioThreadSeconds { io += ib - ia } else { ioKnown = false }
+                guard let delta = end[index].delta(since: start[index]) else { return nil }
+                cpu += delta.cpu
+                results += delta.results
+                io = io.flatMap { sum in delta.io.map { sum + $0 } }
             }
             guard results > 0 else { return nil }
-            return (cpu / results * 1e6, ioKnown ? io / results * 1e6 : nil)
+            return (cpu / results * 1e6, io.map { $0 / results * 1e6 })
         }
 
         var report: [String: Any] {
