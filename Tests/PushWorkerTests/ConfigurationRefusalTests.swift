@@ -64,6 +64,7 @@ struct ConfigurationRefusalTests {
         ("PUSHWORKER_HTTP_STREAMS", "0", "PUSHWORKER_HTTP_STREAMS must be a whole number in 1…1000"),
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10s", "PUSHWORKER_REQUEST_TIMEOUT_MS must be a whole number"),
         ("PUSHWORKER_CLAIM_LEASE_SECONDS", "15", "PUSHWORKER_CLAIM_LEASE_SECONDS (15 s) must be more than two request timeouts"),
+        ("PUSHWORKER_RECORD_DELAY_MS", "-5", "PUSHWORKER_RECORD_DELAY_MS must be a whole number in 0…1000"),
         ("PUSHWORKER_LOG_LEVEL", "loud", "PUSHWORKER_LOG_LEVEL must be one of"),
         ("PUSHWORKER_LOG_FORMAT", "xml", "PUSHWORKER_LOG_FORMAT must be json or text"),
         ("PUSHWORKER_CREDENTIALS_DIR", "/nonexistent/credentials", "PUSHWORKER_CREDENTIALS_DIR: /nonexistent/credentials is not a folder"),

@@ -42,6 +42,7 @@ struct ConfigurationTests {
         #expect(c.maxInFlight == 2000 && c.maxAttempts == 5 && c.shutdownGraceSeconds == 25)
         #expect(c.httpConnections == 2 && c.httpStreams == 100 && c.requestTimeoutMs == 10_000)
         #expect(c.logLevel == .info && c.logFormat == .json)
+        #expect(c.recordDelayMs == 10 && c.claimLeaseSeconds == 30)
         #expect(c.credentialsDir == nil && c.caFile == nil && c.webPushAllowedHosts.isEmpty && c.rdkafkaProperties.isEmpty)
     }
 
@@ -210,6 +211,23 @@ struct ConfigurationTests {
             #expect(consumer[producerOnly] == nil && producer[producerOnly] != nil, "\(producerOnly)")
         }
         #expect(consumer["group.id"] == "g")
+    }
+
+    @Test("the worker's producer lingers 50 ms unless PUSHWORKER_RDKAFKA_LINGER_MS says otherwise; the consumer never gets it")
+    func workerProducerLinger() throws {
+        let unset = try Self.load([:])
+        #expect(unset.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)["linger.ms"] == "50")
+        #expect(unset.kafkaProperties(for: .consumer)["linger.ms"] == nil)
+        let set = try Self.load(["PUSHWORKER_RDKAFKA_LINGER_MS": "5"])
+        #expect(set.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)["linger.ms"] == "5")
+    }
+
+    @Test("PUSHWORKER_RECORD_DELAY_MS is read, printed, and refused outside 0…1000")
+    func recordDelay() throws {
+        let c = try Self.load(["PUSHWORKER_RECORD_DELAY_MS": "0"])
+        #expect(c.recordDelayMs == 0)
+        #expect(c.redactedLines().contains("PUSHWORKER_RECORD_DELAY_MS=0"))
+        #expect(Self.problems(["PUSHWORKER_RECORD_DELAY_MS": "1001"]) == ["PUSHWORKER_RECORD_DELAY_MS must be a whole number in 0…1000, got '1001'"])
     }
 
     // MARK: - Redaction

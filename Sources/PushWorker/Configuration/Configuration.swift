@@ -53,6 +53,10 @@ public struct Configuration: Sendable {
     /// The longest a sent marker is kept (DESIGN §8 "Memory"; a job's `expiresAt` or `ttlSeconds`
     /// shortens it). Default 7 days.
     public var dedupMaxSeconds: Int = 604_800
+    /// How long outcomes gather before one Redis record round trip and their results' produce
+    /// (``OutcomeRecorder``). Longer: fewer, larger round trips and batches (CPU per
+    /// notification; docs/performance.md "Ninth session"), results later by as much. Default 10 ms.
+    public var recordDelayMs: Int = 10
     public var logLevel: LogLevel
     public var logFormat: LogFormat
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
@@ -94,6 +98,7 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
         ("PUSHWORKER_CLAIM_LEASE_SECONDS", "30", "how long a claim holds a recipient for its processing (> 2 request timeouts)"),
         ("PUSHWORKER_DEDUP_MAX_SECONDS", "604800", "longest a sent msgId is remembered (a job's expiresAt/ttlSeconds shortens it)"),
+        ("PUSHWORKER_RECORD_DELAY_MS", "10", "outcomes gather this long before one Redis record round trip and their results' produce"),
         ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical"),
         ("PUSHWORKER_LOG_FORMAT", "json", "json or text"),
         ("PUSHWORKER_CONFIG_FILE", nil, "optional JSON file of the same names (environment wins)"),
@@ -190,6 +195,7 @@ public struct Configuration: Sendable {
         configuration.saturationPauseMs = integer("PUSHWORKER_SATURATION_PAUSE_MS", 0...600_000)
         configuration.claimLeaseSeconds = integer("PUSHWORKER_CLAIM_LEASE_SECONDS", 2...3600)
         configuration.dedupMaxSeconds = integer("PUSHWORKER_DEDUP_MAX_SECONDS", 60...31_536_000)
+        configuration.recordDelayMs = integer("PUSHWORKER_RECORD_DELAY_MS", 0...1000)
         configuration.redisPassword = string("PUSHWORKER_REDIS_PASSWORD")
         if configuration.claimLeaseSeconds * 1000 <= 2 * configuration.requestTimeoutMs {
             problems.append("PUSHWORKER_CLAIM_LEASE_SECONDS (\(configuration.claimLeaseSeconds) s) must be more than two request timeouts (PUSHWORKER_REQUEST_TIMEOUT_MS \(configuration.requestTimeoutMs) ms): a claim must outlive its send")
@@ -298,6 +304,7 @@ public struct Configuration: Sendable {
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
             "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",
+            "PUSHWORKER_RECORD_DELAY_MS=\(recordDelayMs)",
             "PUSHWORKER_LOG_LEVEL=\(logLevel.rawValue)", "PUSHWORKER_LOG_FORMAT=\(logFormat.rawValue)",
         ]
         for (name, value) in rdkafkaProperties.sorted(by: { $0.key < $1.key }) {
@@ -354,6 +361,13 @@ public struct Configuration: Sendable {
 
     /// librdkafka properties for a client of this configuration.
     /// `defaults` are ours and yield to pass-through properties; `extra` overrides both.
+    /// Defaults of `pushworker run`'s producer, under any `PUSHWORKER_RDKAFKA_*`. Results are keyed
+    /// by subscription (spread over every partition): at librdkafka's 5 ms linger a partition's
+    /// batch held a message or two, each compressed and framed on its own; 50 ms makes them ~10 ×
+    /// larger (6–7 % less CPU per notification, docs/performance.md "Ninth session"), and results
+    /// reach the topic that much later.
+    public static let workerProducerDefaults = ["linger.ms": "50"]
+
     public func kafkaProperties(for kind: KafkaClientKind, defaults: [String: String] = [:],
                                 extra: [String: String] = [:]) -> [String: String] {
         var properties = ["bootstrap.servers": kafkaBrokers, "client.id": "pushworker"]

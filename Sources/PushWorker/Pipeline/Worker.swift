@@ -100,7 +100,7 @@ public final class Worker: Sendable {
 
         redis = try configuration.redisClient() // redis:// or redis+cluster://
         state = DeliveryStateStore(client: redis)
-        let producerProperties = configuration.kafkaProperties(for: .producer)
+        let producerProperties = configuration.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)
         kafkaProducer = try KafkaProducer(properties: producerProperties)
         producer = ReliableProducer(producer: kafkaProducer, dlqTopic: configuration.topicDLQ, metrics: metrics, logger: logger,
                                     deadLetterMaxBytes: Self.deadLetterMaxBytes(producerProperties))
@@ -112,7 +112,7 @@ public final class Worker: Sendable {
             topics: [configuration.topicJobs, configuration.topicRetry])
         let box = RecorderBox()
         recorderBox = box
-        recorder = OutcomeRecorder(queue: finisher) { entries in box.worker?.record(entries) }
+        recorder = OutcomeRecorder(queue: finisher, delay: .milliseconds(configuration.recordDelayMs)) { entries in box.worker?.record(entries) }
         box.worker = self
         metrics.gauge("pushworker_in_flight") { [weak self] in Double(self?.inFlight.load(ordering: .relaxed) ?? 0) }
         metrics.gauge("pushworker_unfinished_recipients") { [weak self] in Double(self?.unfinishedRecipients.load(ordering: .relaxed) ?? 0) }
