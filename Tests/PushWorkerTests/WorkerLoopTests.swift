@@ -120,7 +120,7 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(1.5, inFlight: 200, unclaimed: 50))) == ["claim 0", "wait 20ms", "commit"])
     }
 
-    @Test("the claim batch is an eighth of the in-flight bound, 1…32", arguments: [(1, 1), (8, 1), (15, 1), (16, 2), (50, 6), (200, 25), (256, 32), (5000, 32)])
+    @Test("the claim batch is an eighth of the in-flight bound, 1…256", arguments: [(1, 1), (8, 1), (15, 1), (16, 2), (50, 6), (200, 25), (256, 32), (2000, 250), (2048, 256), (5000, 256)])
     func claimBatchSize(maxInFlight: Int, batch: Int) {
         #expect(WorkerLoop.claimBatch(maxInFlight: maxInFlight) == batch)
     }

@@ -39,9 +39,11 @@ struct WorkerLoop {
         var maxUnfinishedRecipients: Int { unfinishedFactor * maxInFlight }
     }
 
-    /// The claim batch for a worker bounded at `maxInFlight`: an eighth of it, 1…32 (1 for
-    /// bounds below 16, so small bounds behave as before).
-    static func claimBatch(maxInFlight: Int) -> Int { max(1, min(32, maxInFlight / 8)) }
+    /// The claim batch for a worker bounded at `maxInFlight`: an eighth of it, 1…256 (1 for
+    /// bounds below 16, so small bounds behave as before; 250 at the default 2000). The cap was
+    /// 32: at 50 ms provider latency, with the bound reached, 250 took 0.95 × the CPU per
+    /// notification (the rest of the pipeline 0.89 ×; 0 ms level; docs/performance.md "Ninth session").
+    static func claimBatch(maxInFlight: Int) -> Int { max(1, min(256, maxInFlight / 8)) }
 
     /// What the worker read at the top of a turn.
     struct Reading: Equatable {
