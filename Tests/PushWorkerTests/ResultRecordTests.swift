@@ -27,8 +27,8 @@ struct ResultRecordTests {
                                   attempts: 1, latencyMs: 12.349, atUnixMs: 1_800_000_000_000)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(record.jsonBytes())) as? [String: Any])
         #expect(object["latencyMs"] as? Double == 12.3)
-        var infinite = record
-        infinite.latencyMs = .infinity
+        let infinite = ResultRecord(jobID: "j", appID: "a", campaignID: "c", subscriptionID: "s", platform: "ios", status: .sent,
+                                    attempts: 1, latencyMs: .infinity, atUnixMs: 1_800_000_000_000)
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(infinite.jsonBytes())) as? [String: Any])
         #expect(parsed["latencyMs"] is NSNull)
     }

@@ -6,9 +6,16 @@ import Synchronization
 import PushProviders
 
 /// One recipient ready to send (its plan stays in its ``JobRun``).
-struct SendItem: Sendable {
-    var index: Int
-    var request: ProviderRequest
+/// A class, immutable: send items are grouped, scheduled and submitted by copy, and a struct's
+/// copy retained every field of its request (docs/performance.md "Ninth session").
+final class SendItem: Sendable {
+    let index: Int
+    let request: ProviderRequest
+
+    init(index: Int, request: ProviderRequest) {
+        self.index = index
+        self.request = request
+    }
 }
 
 /// What happened to one recipient in this processing.

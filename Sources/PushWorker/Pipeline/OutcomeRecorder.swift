@@ -93,17 +93,19 @@ extension Worker {
         var records: [DeliveryStateStore.RecordEntry] = []
         var invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
         records.reserveCapacity(entries.count)
-        for entry in entries {
-            let run = entry.run
-            switch entry.outcome {
+        // Entries are read in place: a copy of one retains every string of its result (8 % of
+        // the finisher's samples went to copying them).
+        for position in entries.indices {
+            let run = entries[position].run, index = entries[position].index
+            switch entries[position].outcome {
             case .final(_, let token, let isSent):
-                if run.noteClaimReleased(entry.index) || isSent, let record = run.recordEntry(entry.index, sent: isSent) {
+                if run.noteClaimReleased(index) || isSent, let record = run.recordEntry(index, sent: isSent) {
                     records.append(record)
                 }
-                if isSent { run.noteSent(entry.index) }
+                if isSent { run.noteSent(index) }
                 if let token { invalid.append((token.appID, token.platform, token.tokenHash, token.invalidSinceMs)) }
             case .retry:
-                if run.noteClaimReleased(entry.index), let record = run.recordEntry(entry.index, sent: false) { records.append(record) }
+                if run.noteClaimReleased(index), let record = run.recordEntry(index, sent: false) { records.append(record) }
             }
         }
         if !records.isEmpty || !invalid.isEmpty {
@@ -126,9 +128,9 @@ extension Worker {
         }
         var released = 0
         var tally = ResultTally()
-        for entry in entries {
-            if entry.holdsSlot { released += 1 }
-            publish(entry, &tally)
+        for position in entries.indices {
+            if entries[position].holdsSlot { released += 1 }
+            publish(entries[position], &tally)
         }
         tally.flush(into: metrics)
         if released > 0 { releaseSlots(released) }
@@ -136,7 +138,7 @@ extension Worker {
 
     /// Produces one recipient's result (and token invalidation), or adds it to its processing's
     /// retry job.
-    private func publish(_ entry: OutcomeRecorder.Entry, _ tally: inout ResultTally) {
+    private func publish(_ entry: borrowing OutcomeRecorder.Entry, _ tally: inout ResultTally) {
         let run = entry.run
         switch entry.outcome {
         case .final(let result, let token, _):

@@ -11,9 +11,13 @@ extension Worker {
     /// Unix seconds) comes with the claim round trip; without it (a scheduled send coming due)
     /// the deadlines are read again, one round trip for the group.
     func dispatch(_ run: JobRun, _ items: [SendItem], now: Double, fleetBackoff: [String: Double]? = nil) {
-        var groups: [Platform: [SendItem]] = [:]
-        for item in items { groups[item.request.platform, default: []].append(item) }
-        let platforms = Array(groups.keys)
+        // The platforms in order of appearance; items are read in place (a copy of a SendItem
+        // retains every field of its request: 35 samples in 1,174 of the consumer thread went
+        // to copying them into a dictionary of groups). A job's claim batch is usually one platform.
+        var platforms: [Platform] = []
+        for position in items.indices where !platforms.contains(items[position].request.platform) {
+            platforms.append(items[position].request.platform)
+        }
         let appID = run.job.appID
         var deadlines: [Double] = platforms.map { localBackoffUntil(appID: appID, platform: $0) }
         if let fleetBackoff {
@@ -33,7 +37,7 @@ extension Worker {
             }
         }
         for (position, platform) in platforms.enumerated() {
-            let group = groups[platform] ?? []
+            let group = platforms.count == 1 ? items : items.filter { $0.request.platform == platform }
             if deadlines[position] > now {
                 schedule(run, group, due: deadlines[position])
                 continue
@@ -60,7 +64,7 @@ extension Worker {
                 // was a retain per field), and each completion captures the index alone. A run
                 // without credentials never gets here: its recipients were rejected in process().
                 guard let credentials = run.credentials else { continue }
-                for item in group.prefix(granted) { submit(run, item, credentials) }
+                for position in 0..<granted { submit(run, group[position], credentials) }
             }
         }
     }
