@@ -53,6 +53,16 @@ struct BenchSmokeTests {
         #expect(ratio["curlFloorToH2load"] is NSNumber)
         #expect(ratio["ioThreadToCurlFloor"] is NSNumber)
         #expect(worker["ioThreadCPUMicrosPerNotification"] is NSNumber)
+        // The rest of the worker, and the Web Push encryption on its own line (the mix has Web
+        // Push recipients, so the worker encrypted and timed some messages).
+        let rest = try #require(worker["restCPUMicrosPerNotification"] as? Double)
+        let io = try #require(worker["ioThreadCPUMicrosPerNotification"] as? Double)
+        let total = try #require(worker["cpuMicrosPerNotification"] as? Double)
+        #expect(abs(rest + io - total) < 0.05)
+        let perMessage = try #require(worker["webPushEncryptionCPUMicrosPerMessage"] as? Double)
+        let perNotification = try #require(worker["webPushEncryptionCPUMicrosPerNotification"] as? Double)
+        #expect(perMessage > 0 && perNotification > 0 && perNotification < perMessage)
+        #expect(ratio["restToCurlFloor"] is NSNumber && ratio["restExclWebPushEncryptionToCurlFloor"] is NSNumber)
         #expect(floor["mode"] as? String == "tuned")
         let plain = try #require(object["curlFloorPlain"] as? [String: Any])
         #expect(plain["mode"] as? String == "plain" && plain["succeeded"] as? Int == 200, "plain floor: \(plain["output"] ?? "")")

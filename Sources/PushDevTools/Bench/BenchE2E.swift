@@ -342,6 +342,8 @@ package struct BenchE2E: Benchmark {
             }
         }
         let finishedAt = Date()
+        // The workers' own counters, once every result is in (Web Push encryption).
+        let finalSnapshots = snapshotAll()
         var windowKind = "10 % to 90 % of the results"
         if perWorkerWindow, WorkerSnapshot.counted(from: windowStart, to: windowEnd) < Double(max(1, options.notifications / 4)) {
             (windowStart, windowEnd, windowKind) = (firstSnapshot, snapshotAll(), "whole run (too few samples for the 10-90 % window)")
@@ -408,6 +410,9 @@ package struct BenchE2E: Benchmark {
         // The worker's HTTP I/O thread (named by PushHTTP), whole run ÷ notifications.
         let ioThreadCPU = workerThreads.first { $0.name == "pw-http-io" }.map { $0.cpuSeconds }
         let ioThreadPerNotification = ioThreadCPU.flatMap { distinct > 0 && options.workers == 1 ? $0 / Double(distinct) * 1e6 : nil }
+        // Everything but the I/O thread, and of it the Web Push encryption (issue 14: on its own line).
+        let restPerNotification = ioThreadPerNotification.map { perNotification - $0 }
+        let encryption = WorkerSnapshot.webPushEncryption(finalSnapshots, results: distinct)
         let origin = options.backlog ? Int64(spawnedAt.timeIntervalSince1970 * 1000) : (enqueuedAtMs.first ?? 0)
         let buckets = Self.buckets(times, origin: origin, widthMs: 100)
         let ok = distinct == expected && workersAlive
@@ -448,6 +453,9 @@ package struct BenchE2E: Benchmark {
                 },
                 "exitedEarly": !workersAlive,
                 "ioThreadCPUMicrosPerNotification": ioThreadPerNotification.map { Self.round($0, 2) } ?? NSNull(),
+                "restCPUMicrosPerNotification": restPerNotification.map { Self.round($0, 2) } ?? NSNull(),
+                "webPushEncryptionCPUMicrosPerNotification": encryption.map { Self.round($0.perNotification, 2) } ?? NSNull(),
+                "webPushEncryptionCPUMicrosPerMessage": encryption?.perMessage.map { Self.round($0, 2) } ?? NSNull(),
                 "threadsOfFirstWorker": workerThreads.prefix(8).map { ["name": $0.name, "tid": Int($0.tid), "cpuSeconds": Self.round($0.cpuSeconds, 2)] as [String: Any] },
             ] as [String: Any],
             "resultDelayMs": ["p50": delayPercentile(0.5), "p99": delayPercentile(0.99), "max": sortedDelays.last ?? NSNull(),
@@ -471,7 +479,10 @@ package struct BenchE2E: Benchmark {
                              "what": options.brokers == nil ? "in-process Kafka mock broker + results reader" : "results reader"] as [String: Any],
             "ratio": references.ratios(perNotification, toH2load: "workerCPUPerNotificationToH2loadCPUPerRequest", toCurlFloor: "workerToCurlFloor")
                 .merging(["ioThreadToCurlFloor": Self.ratio(ioThreadPerNotification, references.curlFloorCPUPerRequest),
-                          "ioThreadToCurlFloorPlain": Self.ratio(ioThreadPerNotification, references.curlFloorPlainCPUPerRequest)]) { _, new in new },
+                          "ioThreadToCurlFloorPlain": Self.ratio(ioThreadPerNotification, references.curlFloorPlainCPUPerRequest),
+                          "restToCurlFloor": Self.ratio(restPerNotification, references.curlFloorCPUPerRequest),
+                          "restExclWebPushEncryptionToCurlFloor": Self.ratio(restPerNotification.map { $0 - (encryption?.perNotification ?? 0) },
+                                                                             references.curlFloorCPUPerRequest)]) { _, new in new },
             "targets": [
                 "maxCPURatio": 2.0, "maxPeakRSSBytes": 150_000_000,
                 "cpuRatioMet": ratio.map { $0 <= 2.0 } ?? NSNull(), "rssMet": peakRSS > 0 && peakRSS <= 150_000_000,
@@ -494,17 +505,37 @@ package struct BenchE2E: Benchmark {
         var cpuSeconds: Double?
         var ioThreadSeconds: Double?
         var notifications: Double?
+        /// `pushworker_webpush_encryption_cpu_seconds_total` and `pushworker_webpush_encryptions_total`.
+        var webPushEncryptionSeconds: Double? = nil
+        var webPushEncryptions: Double? = nil
 
         static func take(pid: Int32, port: UInt16) -> WorkerSnapshot {
-            WorkerSnapshot(cpuSeconds: ProcessStats.cpuSeconds(pid: pid),
-                           ioThreadSeconds: ProcessStats.threadCPU(pid: pid).first { $0.name == "pw-http-io" }?.cpuSeconds,
-                           notifications: metricsText(port: port).map(notificationsTotal))
+            let metrics = metricsText(port: port)
+            return WorkerSnapshot(cpuSeconds: ProcessStats.cpuSeconds(pid: pid),
+                                  ioThreadSeconds: ProcessStats.threadCPU(pid: pid).first { $0.name == "pw-http-io" }?.cpuSeconds,
+                                  notifications: metrics.map(notificationsTotal),
+                                  webPushEncryptionSeconds: metrics.map { total("pushworker_webpush_encryption_cpu_seconds_total", in: $0) },
+                                  webPushEncryptions: metrics.map { total("pushworker_webpush_encryptions_total", in: $0) })
         }
 
         /// The sum of `pushworker_notifications_total` over its label sets.
-        static func notificationsTotal(_ metrics: String) -> Double {
-            metrics.split(separator: "\n").filter { $0.hasPrefix("pushworker_notifications_total{") || $0.hasPrefix("pushworker_notifications_total ") }
+        static func notificationsTotal(_ metrics: String) -> Double { total("pushworker_notifications_total", in: metrics) }
+
+        /// The sum of metric `name` over its label sets (0 when absent).
+        static func total(_ name: String, in metrics: String) -> Double {
+            metrics.split(separator: "\n").filter { $0.hasPrefix(name + "{") || $0.hasPrefix(name + " ") }
                 .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        }
+
+        /// Web Push encryption over the whole run (like the I/O thread's figure): CPU µs per
+        /// notification (all of them) and per encrypted message; nil when no worker answered or
+        /// there were no results.
+        static func webPushEncryption(_ snapshots: [WorkerSnapshot], results: Int) -> (perNotification: Double, perMessage: Double?)? {
+            let answered = snapshots.filter { $0.webPushEncryptionSeconds != nil }
+            guard !answered.isEmpty, results > 0 else { return nil }
+            let seconds = answered.compactMap(\.webPushEncryptionSeconds).reduce(0, +)
+            let messages = answered.compactMap(\.webPushEncryptions).reduce(0, +)
+            return (seconds / Double(results) * 1e6, messages > 0 ? seconds / messages * 1e6 : nil)
         }
 
         /// Results the workers counted between two sets of snapshots (0 when either is missing).

@@ -39,6 +39,8 @@ public final class Metrics: Sendable {
         "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason.", ["platform", "status", "reason"]),
         "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency.", ["provider"]),
         "pushworker_provider_responses_total": ("counter", "Provider responses by provider and HTTP status.", ["provider", "status"]),
+        "pushworker_webpush_encryption_cpu_seconds_total": ("counter", "CPU seconds spent encrypting Web Push messages (RFC 8291: ECDH, HKDF, AES-GCM).", []),
+        "pushworker_webpush_encryptions_total": ("counter", "Web Push messages encrypted.", []),
         "pushworker_in_flight": ("gauge", "Recipients currently being delivered.", []),
         "pushworker_jobs_total": ("counter", "Jobs consumed, by outcome.", ["outcome"]),
         "pushworker_retries_total": ("counter", "Recipients handed to the retry topic.", []),

@@ -23,6 +23,8 @@ extension Metrics {
                 ("pushworker_jobs_total", [[("outcome", "accepted")], [("outcome", "dead_letter")]]),
                 ("pushworker_dlq_total", [[]]),
                 ("pushworker_retries_total", [[]]),
+                ("pushworker_webpush_encryption_cpu_seconds_total", [[]]),
+                ("pushworker_webpush_encryptions_total", [[]]),
                 ("pushworker_redis_errors_total", [[]]),
                 ("pushworker_kafka_errors_total", [[]]),
                 ("pushworker_token_refreshes_total", providers.map { [("provider", $0)] }),

@@ -34,6 +34,10 @@ public final class Deliverer: Sendable {
     /// Huawei Push Kit access tokens (DESIGN §17; `HMSDelivery.swift`).
     let hmsTokens: HMSTokenCache
     private let vapid: VAPIDCache
+    /// CPU seconds of the calling thread spent in Web Push encryption, and the messages
+    /// encrypted: `bench e2e` lists the encryption on its own line (issue 14).
+    private let webPushEncryptionSeconds: CounterSeries
+    private let webPushEncryptions: CounterSeries
     let clock: @Sendable () -> Double
     private let webPushGuard: WebPushAddressGuard?
     let gate: OriginGate?
@@ -67,6 +71,15 @@ public final class Deliverer: Sendable {
         fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
         hmsTokens = HMSTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         vapid = VAPIDCache(metrics: metrics)
+        webPushEncryptionSeconds = metrics.counterSeries("pushworker_webpush_encryption_cpu_seconds_total")
+        webPushEncryptions = metrics.counterSeries("pushworker_webpush_encryptions_total")
+    }
+
+    /// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in seconds.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// Delivers `request`; `completion` runs on the HTTP I/O thread and must be cheap.
@@ -203,8 +216,11 @@ public final class Deliverer: Sendable {
         do {
             let audience = try Self.origin(of: subscription.endpoint)
             let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
+            let cpuBefore = Self.threadCPUSeconds()
             let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
                                                      authSecret: subscription.auth)
+            webPushEncryptionSeconds.increment(by: max(0, Self.threadCPUSeconds() - cpuBefore))
+            webPushEncryptions.increment()
             send(request, authorization: authorization, body: body,
                  extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, connectPolicy: connectPolicy, attempt: attempt) { result in
                 completion(Self.finalizeAuth(result))

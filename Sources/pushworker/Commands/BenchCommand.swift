@@ -413,8 +413,11 @@ enum BenchCommand {
           libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
           plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
           worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
+          rest of the worker \(text(worker["restCPUMicrosPerNotification"])) µs/notification (decode, plan, msgId, payloads, Redis, results, Kafka)
+          Web Push encryption \(text(worker["webPushEncryptionCPUMicrosPerNotification"])) µs/notification, \(text(worker["webPushEncryptionCPUMicrosPerMessage"])) µs per Web Push message (part of the rest)
           ratio worker/h2load \(text(ratio["workerCPUPerNotificationToH2loadCPUPerRequest"])) (target ≤ 2.0)
-          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))\(comparisonLines(report))
+          ratio libcurl floor/h2load \(text(ratio["curlFloorToH2load"])), I/O thread/libcurl floor \(text(ratio["ioThreadToCurlFloor"])), worker/libcurl floor \(text(ratio["workerToCurlFloor"]))
+          ratio rest/libcurl floor \(text(ratio["restToCurlFloor"])), without Web Push encryption \(text(ratio["restExclWebPushEncryptionToCurlFloor"]))\(comparisonLines(report))
         """
     }
 
