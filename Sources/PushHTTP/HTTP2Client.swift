@@ -18,6 +18,7 @@ public final class HTTP2Client: Sendable {
     private let loop: CurlIOLoop
     private let thread: pthread_t
     private let joinState = Mutex(JoinState.notJoined)
+    private let wakeUps = Atomic<Int>(0)
     /// What ``prepare(_:)`` needs of the settings (a copy of them would retain every field).
     private let allowCleartextHTTP2: Bool
     private let requestTimeoutMS: Int
@@ -96,14 +97,36 @@ public final class HTTP2Client: Sendable {
 
     /// Queues a request ``prepare(_:)`` made (by this client); otherwise as ``submit(_:completion:)-(HTTPRequest,_)``.
     public func submit(_ request: PreparedHTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
-        let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request.prepared, completion: completion)) }
+        let onLoopThread = pthread_equal(pthread_self(), thread) != 0
+        let action = shared.state.withLock { $0.submit(HTTPSubmission(request: request.prepared, completion: completion), holdable: !onLoopThread) }
         switch action {
         case .wakeUp:
             // From a completion (the I/O thread): the loop starts it before it waits, no wake-up.
-            if pthread_equal(pthread_self(), thread) != 0 { loop.submittedOnLoopThread() } else { multi.wakeup() }
+            if onLoopThread { loop.submittedOnLoopThread() } else { wakeUp() }
         case .queued: break
         case .reject: completion(.failure(.shutdown))
         }
+    }
+
+    /// Submissions from other threads than the I/O thread queue without waking it until the
+    /// matching ``releaseWakeUps()`` (which wakes it once): a burst of sends — a claim batch —
+    /// leaves in one loop turn, so its streams go out together and, under provider latency,
+    /// their answers come back together (docs/http-client.md "Bursts"). Nests; always pair it.
+    /// The I/O thread's own submissions are never held, and a held queue waits at most until
+    /// the loop's next turn (≤ 1 s when idle), so a missing release delays but never loses work.
+    public func holdWakeUps() { shared.state.withLock { $0.holdWakeUps() } }
+
+    /// Ends one ``holdWakeUps()``; the last one wakes the I/O thread if a submission waits.
+    public func releaseWakeUps() {
+        if shared.state.withLock({ $0.releaseWakeUps() }) { wakeUp() }
+    }
+
+    /// Wake-ups sent to the I/O thread so far (tests: one per held burst).
+    var wakeUpsSent: Int { wakeUps.load(ordering: .relaxed) }
+
+    private func wakeUp() {
+        wakeUps.add(1, ordering: .relaxed)
+        multi.wakeup()
     }
 
     /// Sends `request` and waits for its outcome. Cancelling the task does not cancel the

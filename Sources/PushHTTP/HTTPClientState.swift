@@ -31,14 +31,42 @@ struct HTTPClientState: Sendable {
     private(set) var inFlight = 0
     /// A wake-up was sent and the I/O thread has not taken the queue since.
     private var wakeUpSent = false
+    /// Open ``holdWakeUps()`` calls: while any is open, a submission from another thread than
+    /// the I/O thread does not wake it; the last ``releaseWakeUps()`` does, once.
+    private(set) var holds = 0
+    /// A wake-up was due while held.
+    private var wakeUpHeld = false
 
-    mutating func submit(_ submission: HTTPSubmission) -> SubmitAction {
+    /// `holdable`: false for the I/O thread's own submissions (from a completion), which the
+    /// loop starts in the same turn whatever the holds.
+    mutating func submit(_ submission: HTTPSubmission, holdable: Bool = true) -> SubmitAction {
         guard phase == .running else { return .reject }
         pending.append(submission)
         inFlight += 1
         if wakeUpSent { return .queued }
+        if holdable && holds > 0 {
+            wakeUpHeld = true
+            return .queued
+        }
         wakeUpSent = true
         return .wakeUp
+    }
+
+    /// A submitting thread is about to queue a burst (a claim batch's sends): the I/O thread
+    /// is woken once, by the matching ``releaseWakeUps()``, and takes the burst in one turn —
+    /// its streams leave together instead of one loop turn (and one round of socket events)
+    /// per few requests. Nests.
+    mutating func holdWakeUps() { holds += 1 }
+
+    /// Ends one ``holdWakeUps()``; true when the caller must wake the I/O thread (the last hold
+    /// ended, a wake-up was held, and the queue is still waiting for it).
+    mutating func releaseWakeUps() -> Bool {
+        holds = max(0, holds - 1)
+        guard holds == 0, wakeUpHeld else { return false }
+        wakeUpHeld = false
+        guard !pending.isEmpty, !wakeUpSent, phase == .running else { return false }
+        wakeUpSent = true
+        return true
     }
 
     /// Starts draining; returns whether the I/O thread must be woken.
@@ -59,6 +87,7 @@ struct HTTPClientState: Sendable {
     mutating func takePending(into batch: inout [HTTPSubmission]) -> Phase {
         swap(&pending, &batch)
         wakeUpSent = false
+        wakeUpHeld = false
         return phase
     }
 

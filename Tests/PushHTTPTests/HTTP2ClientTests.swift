@@ -104,6 +104,39 @@ struct HTTP2ClientTests {
         #expect(client.inFlight == 0)
     }
 
+    @Test("held wake-ups: a burst submitted between holdWakeUps and releaseWakeUps wakes the I/O thread once, and every request completes")
+    func heldBurst() throws {
+        let server = try NghttpdServer()
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        // Warm: the connection is open, the loop idle in its wait.
+        let warm = DispatchSemaphore(value: 0)
+        client.submit(HTTPRequest(url: "\(server.origin)/missing/warm", timeout: .seconds(5))) { _ in warm.signal() }
+        warm.wait()
+        let before = client.wakeUpsSent
+        let group = DispatchGroup()
+        let answered = Mutex(0)
+        client.holdWakeUps()
+        client.holdWakeUps() // nested: only the outer release wakes
+        for i in 0..<50 {
+            group.enter()
+            client.submit(HTTPRequest(url: "\(server.origin)/missing/\(i)", timeout: .seconds(5))) { result in
+                if case .success(let response) = result, response.status == 404 { answered.withLock { $0 += 1 } }
+                group.leave()
+            }
+        }
+        #expect(client.wakeUpsSent == before, "no wake-up while held")
+        client.releaseWakeUps()
+        #expect(client.wakeUpsSent == before, "the inner release does not wake")
+        client.releaseWakeUps()
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(answered.withLock { $0 } == 50)
+        // The loop may also have taken part of the burst on a turn of its own (its idle wait is
+        // capped at 1 s); the release then had nothing left to wake it for.
+        #expect(client.wakeUpsSent - before <= 1)
+        #expect(client.inFlight == 0)
+    }
+
     @Test("200 concurrent requests are multiplexed on at most maxConnectionsPerHost connections", arguments: [1, 2])
     func multiplexing(maxConnections: Int) async throws {
         let server = try NghttpdServer() // at most 100 concurrent streams per connection

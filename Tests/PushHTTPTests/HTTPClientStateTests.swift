@@ -25,6 +25,67 @@ struct HTTPClientStateTests {
         #expect(state.inFlight == 1)
     }
 
+    @Test("held wake-ups: submissions queue silently, the last release asks for one wake-up; the I/O thread's own are never held")
+    func heldWakeUps() throws {
+        var state = HTTPClientState()
+        state.holdWakeUps()
+        state.holdWakeUps()
+        let r1 = state.submit(try submission())
+        #expect(r1 == .queued)
+        let r2 = state.submit(try submission())
+        #expect(r2 == .queued)
+        let r3 = state.releaseWakeUps()
+        #expect(!r3, "an inner release does not wake")
+        #expect(state.holds == 1)
+        let r4 = state.releaseWakeUps()
+        #expect(r4, "the last release wakes, once")
+        let r5 = state.submit(try submission())
+        #expect(r5 == .queued, "the wake-up is on its way")
+        var batch: [HTTPSubmission] = []
+        _ = state.takePending(into: &batch)
+        #expect(batch.count == 3)
+
+        // The queue was taken while held: nothing left to wake for.
+        state.holdWakeUps()
+        let r6 = state.submit(try submission())
+        #expect(r6 == .queued)
+        batch.removeAll()
+        _ = state.takePending(into: &batch)
+        let r7 = state.releaseWakeUps()
+        #expect(!r7)
+
+        // Nothing submitted while held: no wake-up; an unmatched release stays at zero.
+        state.holdWakeUps()
+        let r8 = state.releaseWakeUps()
+        #expect(!r8)
+        let r9 = state.releaseWakeUps()
+        #expect(!r9)
+        #expect(state.holds == 0)
+        let r10 = state.submit(try submission())
+        #expect(r10 == .wakeUp)
+
+        // The I/O thread's own submission (from a completion) is never held.
+        batch.removeAll()
+        _ = state.takePending(into: &batch)
+        state.holdWakeUps()
+        let r11 = state.submit(try submission(), holdable: false)
+        #expect(r11 == .wakeUp)
+        let r12 = state.releaseWakeUps()
+        #expect(!r12)
+    }
+
+    @Test("a held wake-up is dropped when shutdown begins (the shutdown wakes the loop itself)")
+    func heldThenShutdown() throws {
+        var state = HTTPClientState()
+        state.holdWakeUps()
+        let r13 = state.submit(try submission())
+        #expect(r13 == .queued)
+        let began = state.beginShutdown(deadline: .now + .seconds(1))
+        #expect(began)
+        let r14 = state.releaseWakeUps()
+        #expect(!r14)
+    }
+
     @Test("after shutdown begins, submits are rejected and queued work is still handed over")
     func shutdownRejects() throws {
         var state = HTTPClientState()

@@ -542,6 +542,10 @@ public final class Worker: Sendable {
             metrics.increment("pushworker_claims_total", [("verdict", verdict)], by: Double(count))
         }
         if counts.send > 0 { inFlight.add(counts.send, ordering: .relaxed) }
+        // The batch's sends leave in one I/O-loop turn (HTTP2Client.holdWakeUps): with Web Push
+        // encryption or FCM among them, they were picked up a few at a time as they were made.
+        http.holdWakeUps()
+        defer { http.releaseWakeUps() }
         for (_, group) in sends { dispatch(group.run, group.items, now: now, fleetBackoff: fleetBackoff) }
     }
 
