@@ -42,7 +42,7 @@ struct ConfigurationTests {
         #expect(c.maxInFlight == 2000 && c.maxAttempts == 5 && c.shutdownGraceSeconds == 25)
         #expect(c.httpConnections == 2 && c.httpStreams == 100 && c.requestTimeoutMs == 10_000)
         #expect(c.logLevel == .info && c.logFormat == .json)
-        #expect(c.recordDelayMs == 10 && c.claimLeaseSeconds == 30)
+        #expect(c.recordDelayMs == 25 && c.claimLeaseSeconds == 30)
         #expect(c.credentialsDir == nil && c.caFile == nil && c.webPushAllowedHosts.isEmpty && c.rdkafkaProperties.isEmpty)
     }
 

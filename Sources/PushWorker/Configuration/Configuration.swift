@@ -55,8 +55,8 @@ public struct Configuration: Sendable {
     public var dedupMaxSeconds: Int = 604_800
     /// How long outcomes gather before one Redis record round trip and their results' produce
     /// (``OutcomeRecorder``). Longer: fewer, larger round trips and batches (CPU per
-    /// notification; docs/performance.md "Ninth session"), results later by as much. Default 10 ms.
-    public var recordDelayMs: Int = 10
+    /// notification; docs/performance.md "Ninth session"), results later by as much. Default 25 ms.
+    public var recordDelayMs: Int = 25
     public var logLevel: LogLevel
     public var logFormat: LogFormat
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
@@ -98,7 +98,7 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
         ("PUSHWORKER_CLAIM_LEASE_SECONDS", "30", "how long a claim holds a recipient for its processing (> 2 request timeouts)"),
         ("PUSHWORKER_DEDUP_MAX_SECONDS", "604800", "longest a sent msgId is remembered (a job's expiresAt/ttlSeconds shortens it)"),
-        ("PUSHWORKER_RECORD_DELAY_MS", "10", "outcomes gather this long before one Redis record round trip and their results' produce"),
+        ("PUSHWORKER_RECORD_DELAY_MS", "25", "outcomes gather this long before one Redis record round trip and their results' produce"),
         ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical"),
         ("PUSHWORKER_LOG_FORMAT", "json", "json or text"),
         ("PUSHWORKER_CONFIG_FILE", nil, "optional JSON file of the same names (environment wins)"),

@@ -26,7 +26,7 @@ final class OutcomeRecorder: Sendable {
         var holdsSlot: Bool
     }
 
-    /// How long outcomes gather before one record round trip (the worker: `PUSHWORKER_RECORD_DELAY_MS`, 10 ms).
+    /// How long outcomes gather before one record round trip (the worker: `PUSHWORKER_RECORD_DELAY_MS`, 25 ms).
     let delay: DispatchTimeInterval
     /// A batch this large is flushed at once.
     let batchLimit: Int
