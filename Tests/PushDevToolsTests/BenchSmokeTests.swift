@@ -63,6 +63,12 @@ struct BenchSmokeTests {
         let perNotification = try #require(worker["webPushEncryptionCPUMicrosPerNotification"] as? Double)
         #expect(perMessage > 0 && perNotification > 0 && perNotification < perMessage)
         #expect(ratio["restToCurlFloor"] is NSNumber && ratio["restExclWebPushEncryptionToCurlFloor"] is NSNumber)
+        // The report grades itself against issue 14's bounds, from the same run's ratios.
+        let targets = try #require(object["targets"] as? [String: Any])
+        let workerToFloor = try #require(ratio["workerToCurlFloor"] as? Double)
+        let workerMet = try #require(targets["workerToCurlFloorMet"] as? Bool)
+        #expect(workerMet == (workerToFloor <= 1.4) || abs(workerToFloor - 1.4) <= 0.005, "rounded \(workerToFloor)")
+        #expect(targets["ioThreadToCurlFloorMet"] is Bool && targets["restToCurlFloorMet"] is Bool)
         #expect(floor["mode"] as? String == "tuned")
         let plain = try #require(object["curlFloorPlain"] as? [String: Any])
         #expect(plain["mode"] as? String == "plain" && plain["succeeded"] as? Int == 200, "plain floor: \(plain["output"] ?? "")")
