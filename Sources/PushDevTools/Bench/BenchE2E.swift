@@ -608,7 +608,6 @@ package struct BenchE2E: Benchmark {
 
     static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    /// `a ÷ b` rounded to 2 digits for a report, JSON null when either is missing or b is 0.
     /// The report's `targets`: issue 14's bounds against the tuned libcurl floor (worker ≤ 1.4 ×,
     /// its I/O thread ≤ 1.1 ×, the rest of the worker ≤ 0.4 ×, same run, same sandbox and
     /// connections × streams; docs/performance.md), peak RSS ≤ 150 MB, and the earlier
@@ -627,11 +626,13 @@ package struct BenchE2E: Benchmark {
         ]
     }
 
+    /// `a ÷ b` unrounded, nil when either is missing or b is 0.
     static func exactRatio(_ a: Double?, _ b: Double?) -> Double? {
         guard let a, let b, b > 0 else { return nil }
         return a / b
     }
 
+    /// `a ÷ b` rounded to 2 digits for a report, JSON null when either is missing or b is 0.
     static func ratio(_ a: Double?, _ b: Double?) -> Any {
         guard let a, let b, b > 0 else { return NSNull() }
         return round(a / b, 2)
