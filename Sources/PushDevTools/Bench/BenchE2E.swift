@@ -634,8 +634,7 @@ package struct BenchE2E: Benchmark {
 
     /// `a ÷ b` rounded to 2 digits for a report, JSON null when either is missing or b is 0.
     static func ratio(_ a: Double?, _ b: Double?) -> Any {
-        guard let a, let b, b > 0 else { return NSNull() }
-        return round(a / b, 2)
+        exactRatio(a, b).map { round($0, 2) } ?? NSNull()
     }
 
     static func round(_ value: Double, _ digits: Int) -> Double {
