@@ -40,6 +40,7 @@ struct ClientCertificateTests {
         let client = try HTTP2Client(configuration: configuration)
         defer { client.shutdown(drainTimeout: .seconds(1)) }
 
+        let started = ContinuousClock.now
         // One after another: the same easy handle serves A, then no certificate, then B.
         let sequential = [a, nil, b, nil, a, b].map { $0 as ClientCertificate? }
         var seen: [Seen] = []
@@ -67,7 +68,13 @@ struct ClientCertificateTests {
             identityOfConnection[item.connection] = identity
         }
         #expect(Set(identityOfConnection.values) == [a.id, b.id, "none"])
-        #expect(identityOfConnection.count == 3, "connections: \(identityOfConnection)")
+        // libcurl closes a connection idle for CURLOPT_MAXAGE_CONN (118 s by default) and the
+        // next request opens another: inside the whole suite this test has waited 144–157 s for
+        // the cooperative pool, and then one identity legitimately had two connections. The
+        // "kept its first connection" half only holds when no connection can have aged out.
+        if ContinuousClock.now - started < .seconds(110) {
+            #expect(identityOfConnection.count == 3, "connections: \(identityOfConnection)")
+        }
     }
 
     @Test("a certificate from another CA fails the TLS handshake; no certificate still connects")
