@@ -40,3 +40,18 @@ int pw_allocator_read_ssize(const char *name, long *value) {
     if (error == 0) *value = (long)read;
     return error;
 }
+
+int pw_allocator_thread_counters(unsigned long long *allocated, unsigned long long *deallocated) {
+    uint64_t in = 0, out = 0;
+    size_t size = sizeof in;
+    *allocated = 0;
+    *deallocated = 0;
+    int error = mallctl("thread.allocated", &in, &size, NULL, 0);
+    if (error != 0) return error;
+    size = sizeof out;
+    error = mallctl("thread.deallocated", &out, &size, NULL, 0);
+    if (error != 0) return error;
+    *allocated = in;
+    *deallocated = out;
+    return 0;
+}

@@ -36,6 +36,21 @@ struct AllocatorTests {
         #expect(after + (48 << 20) <= held, "resident \(held) → \(after) after the purge")
     }
 
+    @Test("the thread counters see what this thread keeps live: a 1 MiB block, then its freeing")
+    func threadCounters() throws {
+        var allocated: UInt64 = 0, deallocated: UInt64 = 0
+        #expect(pw_allocator_thread_counters(&allocated, &deallocated) == 0)
+        let before = Int64(bitPattern: allocated &- deallocated)
+        let block = try #require(malloc(1 << 20))
+        #expect(pw_allocator_thread_counters(&allocated, &deallocated) == 0)
+        let holding = Int64(bitPattern: allocated &- deallocated)
+        free(block)
+        #expect(pw_allocator_thread_counters(&allocated, &deallocated) == 0)
+        let after = Int64(bitPattern: allocated &- deallocated)
+        #expect(holding - before >= 1 << 20, "live \(before) → \(holding)")
+        #expect(holding - after >= 1 << 20, "live \(holding) → \(after) after free")
+    }
+
     /// An `ssize_t` option of jemalloc's.
     static func ssize(_ name: String) -> Int? {
         var value = 0

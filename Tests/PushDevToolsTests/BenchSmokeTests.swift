@@ -248,4 +248,26 @@ struct BenchSmokeTests {
         #expect(run.status == 64)
         #expect(run.stderr.contains("DEBUG build"))
     }
+
+    @Test("bench decode reports the decode CPU and what a held job keeps live beside its message's size")
+    func decode() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-decode")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "decode", "--allow-debug", "--quiet", "--recipients", "200", "--jobs", "5", "--rounds", "1", "--report", report,
+        ], timeout: 120)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("held job"))
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let decode = try #require(object["decode"] as? [String: Any])
+        #expect((decode["cpuMicrosPerRecipient"] as? Double ?? 0) > 0)
+        let held = try #require(object["held"] as? [String: Any])
+        let perRecipient = try #require(held["bytesPerRecipient"] as? Double)
+        let message = try #require(held["messageBytesPerRecipient"] as? Double)
+        #expect(perRecipient > message, "a held job keeps at least its recipients' fields")
+        let refused = try runCommand(BuiltProducts.pushworker, ["bench", "decode", "--recipients", "0", "--allow-debug"], timeout: 30)
+        #expect(refused.status == 64)
+    }
 }

@@ -11,6 +11,7 @@ enum BenchCommand {
     usage: pushworker bench e2e [options]
            pushworker bench http [options]   (see `pushworker bench http --help`)
            pushworker bench redis [options]  (see `pushworker bench redis --help`)
+           pushworker bench decode [options] (see `pushworker bench decode --help`)
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
@@ -72,6 +73,7 @@ enum BenchCommand {
         case "e2e": return e2e(rest)
         case "http": return http(rest)
         case "redis": return redis(rest)
+        case "decode": return decode(rest)
         case "events": return BenchEventsCommand.main(rest)
         default:
             printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
@@ -309,6 +311,68 @@ enum BenchCommand {
         }
         print(redisSummary(report))
         return ExitCode.ok
+    }
+
+    static let decodeUsage = """
+    usage: pushworker bench decode [options]
+
+    A fan-out job's decoding alone, in this process, on one thread: bench e2e's campaign jobs
+    (same generator and mix, Web Push subscriptions as the sandbox issues them). Reports the
+    thread's CPU µs per recipient over --rounds passes over --jobs messages (each decoded job
+    freed at once), and the bytes a decoded job keeps live while it is held (jemalloc's
+    per-thread counters around decoding a fresh copy of each of --jobs messages into jobs kept
+    together, the copies dropped: a job that still references its message counts the message)
+    beside the message's size.
+    Build with `swift build -c release` first.
+
+    options:
+      --recipients N        recipients per job (default 500)
+      --jobs N              jobs decoded and held (default 40)
+      --rounds N            passes over the jobs for the CPU figure (default 20)
+      --mix ios:W,android:W,web:W   platform weights (default ios:50,android:35,web:15)
+      --report FILE         JSON report (default bench-decode-report.json)
+      --allow-debug         run on a debug build (figures are meaningless; for tests)
+      --quiet               no progress on stderr
+    """
+
+    static func decode(_ arguments: [String]) -> Int32 {
+        var code: Int32 = 0
+        guard let parsed = CommandSupport.parse(arguments, usage: decodeUsage, values: ["recipients", "jobs", "rounds", "mix", "report"],
+                                                flags: ["allow-debug", "quiet"], exitCode: &code) else { return code }
+        var options = BenchDecode.Options()
+        do {
+            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+            options.recipients = try parsed.integer("recipients", default: 500, in: 1...100_000)
+            options.jobs = try parsed.integer("jobs", default: 40, in: 1...10_000)
+            options.rounds = try parsed.integer("rounds", default: 20, in: 1...100_000)
+            if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
+            options.report = parsed.value("report") ?? options.report
+            options.quiet = parsed.flag("quiet")
+        } catch {
+            printError("error: \(error)\n\n\(decodeUsage)")
+            return ExitCode.usage
+        }
+        guard allowBuild(parsed, command: "decode") else { return ExitCode.usage }
+        let report: [String: Any]
+        do {
+            report = try BenchDecode(options: options, isDebugBuild: isDebugBuild).run()
+            try BenchReport.writeJSON(report, to: options.report)
+        } catch {
+            printError("bench failed: \(error)")
+            return ExitCode.software
+        }
+        print(decodeSummary(report))
+        return ExitCode.ok
+    }
+
+    static func decodeSummary(_ report: [String: Any]) -> String {
+        func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
+        let config = dict("config"), decode = dict("decode"), held = dict("held")
+        return """
+        pushworker bench decode (\(text(report["build"])) build, \(text(config["jobs"])) jobs of \(text(config["recipientsPerJob"])) recipients, \(text(config["mix"])))
+          decode             \(text(decode["cpuMicrosPerRecipient"])) µs CPU/recipient (\(text(decode["cpuMicrosPerJob"])) µs/job)
+          held job           \(text(held["bytesPerRecipient"])) bytes/recipient (\(text(held["bytesPerJob"])) bytes/job), message \(text(held["messageBytesPerRecipient"])) bytes/recipient, held/message \(text(held["heldToMessage"]))
+        """
     }
 
     static func redisSummary(_ report: [String: Any]) -> String {
