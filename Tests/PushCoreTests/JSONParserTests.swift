@@ -145,6 +145,42 @@ struct JSONParserTests {
         #expect(try JSONParser.parse("0." + String(repeating: "0", count: 5000) + "1") != .null)
     }
 
+    @Test("element ranges of the root's array member: each element's bytes exactly, whitespace outside")
+    func elementRanges() throws {
+        let text = #"{ "a": [1], "recipients" : [ {"x": [2, 3]} ,"é\n",  4 , [ ] , {"recipients": [5]} ], "b": {"recipients": [6]} }"#
+        let bytes = Array(text.utf8)
+        let parsed = try JSONParser.parse(bytes, elementRangesOf: "recipients")
+        #expect(parsed.value == (try JSONParser.parse(bytes)))
+        let elements = parsed.elementRanges.map { String(decoding: bytes[$0], as: UTF8.self) }
+        #expect(elements == [#"{"x": [2, 3]}"#, #""é\n""#, "4", "[ ]", #"{"recipients": [5]}"#])
+        // Each range parses alone to the element of the tree.
+        let tree = try #require(parsed.value["recipients"]?.arrayValue)
+        #expect(try parsed.elementRanges.map { try JSONParser.parse(Array(bytes[$0])) } == tree)
+    }
+
+    @Test("no element ranges when the member is missing, not an array, empty or not at the root", arguments: [
+        #"{"a": 1}"#, #"{"recipients": {"0": 1}}"#, #"{"recipients": []}"#, #"{"b": {"recipients": [1, 2]}}"#,
+        #"[{"recipients": [1]}]"#, #""recipients""#,
+    ])
+    func noElementRanges(text: String) throws {
+        let parsed = try JSONParser.parse(Array(text.utf8), elementRangesOf: "recipients")
+        #expect(parsed.elementRanges.isEmpty)
+        #expect(parsed.value == (try JSONParser.parse(text)))
+    }
+
+    @Test("with element ranges a document is refused exactly as without", arguments: [
+        #"{"recipients": [1,]}"#, #"{"recipients": [{"a": 1, "a": 2}]}"#, #"{"recipients": [1], "recipients": [2]}"#,
+        #"{"recipients": ["\ud800"]}"#, #"{"recipients": [1] } x"#, #"{"recipients": [[[[1]]]]}"#,
+    ])
+    func elementRangesRefuse(text: String) {
+        var plain: JSONParseError?
+        do { _ = try JSONParser.parse(Array(text.utf8), maxDepth: 3) } catch { plain = error }
+        var ranged: JSONParseError?
+        do { _ = try JSONParser.parse(Array(text.utf8), elementRangesOf: "recipients", maxDepth: 3) } catch { ranged = error }
+        #expect(plain != nil)
+        #expect(ranged == plain)
+    }
+
     @Test("serializing a parsed value and parsing it again gives the same value")
     func roundTrip() throws {
         let text = #"{"s":"q\"\\\n\t\u0001é😀","n":[0,-1.50,1e3,12345678901234567890],"b":[true,false,null],"o":{}}"#

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import PushCore
+@testable import PushCore
 import PushEncoding
 
 @Suite("Job decoding")
@@ -312,6 +312,39 @@ struct JobDecoderTests {
         // Batching: only recipients replaced.
         let batch = try JobDecoder.decode(job.encoded(recipients: [job.recipients[1]]))
         #expect(batch.attempt == 0 && batch.notBefore == nil && batch.recipients.count == 1)
+    }
+
+    @Test("a job decoded from bytes keeps each recipient's bytes, not its tree: same job, same document, same retry bytes")
+    func recipientBytes() throws {
+        // Whitespace, escapes, member order and unknown members as upstream may send them.
+        let text = """
+        {"schemaVersion": 1, "jobId": "j1", "appId": "app_demo", "campaignId": "c1",
+         "recipients" : [ {"userId": "u1", "subscriptionId": "s1", "platform": "ios", "token": "\(JobFixtures.apnsToken)", "x-extra": [1, {"y": null}]} ,
+           {"subscriptionId": "s\\u00e92", "platform": "android", "token": "\(JobFixtures.fcmToken)", "properties": {"n": 1.50, "name": "Ay\\u015fe"}},
+           {"subscriptionId": "s3", "platform": "web", "subscription": {"endpoint": "https://fcm.googleapis.com/wp/x", "keys": {"p256dh": "\(JobFixtures.p256dh)", "auth": "\(JobFixtures.auth)"}}}
+         ],
+         "content": {"defaultLanguage": "en", "languages": {"en": {"title": "Hello", "body": "World"}}}, "data": {"k": "v"}}
+        """
+        let bytes = Array(text.utf8)
+        let fromBytes = try JobDecoder.decode(bytes)
+        let fromTree = try JobDecoder.decode(JSONParser.parse(bytes))
+        #expect(fromBytes == fromTree)
+        for recipient in fromBytes.recipients {
+            guard case .bytes(let slice) = recipient.sourceStorage else { Issue.record("\(recipient.subscriptionID) keeps a tree"); continue }
+            #expect(try JSONParser.parse(Array(slice)) == recipient.source)
+        }
+        #expect(fromBytes.recipients.map(\.subscriptionID) == ["s1", "sé2", "s3"])
+        #expect(fromBytes.recipients[1].properties == ["n": "1.50", "name": "Ayşe"])
+        // The job holds no recipient trees: its head has `recipients` empty, in place.
+        #expect(fromBytes.head.objectValue?.keys == ["schemaVersion", "jobId", "appId", "campaignId", "recipients", "content", "data"])
+        #expect(fromBytes.head["recipients"] == .array([]))
+        // The document as received, and retry bytes equal to those of the tree path.
+        #expect(fromBytes.document == (try JSONParser.parse(bytes)))
+        let subset = [fromBytes.recipients[2], fromBytes.recipients[0]]
+        #expect(fromBytes.encoded(recipients: subset, attempt: 1) == fromTree.encoded(recipients: [fromTree.recipients[2], fromTree.recipients[0]], attempt: 1))
+        let retry = try JobDecoder.decode(fromBytes.encoded(recipients: subset, attempt: 1))
+        #expect(retry.recipients == subset)
+        #expect(retry.recipients[1].source?["x-extra"] == (try JSONParser.parse(#"[1, {"y": null}]"#)))
     }
 
     @Test("recipients built in code are encoded from their properties")

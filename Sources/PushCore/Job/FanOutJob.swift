@@ -35,8 +35,11 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var attempt: Int
     /// Retry jobs: not to be attempted before this instant.
     public internal(set) var notBefore: Date?
-    /// The document as received (re-emitted by ``encoded(recipients:attempt:notBefore:)``).
-    public internal(set) var document: JSONValue
+    /// The document as received with `recipients` an empty array in its place: what
+    /// ``encoded(recipients:attempt:notBefore:)`` writes back around the recipients. The
+    /// recipients' own JSON stays with each ``Recipient`` (``Recipient/source``), as bytes of the
+    /// message when decoded from bytes: a held job keeps no tree of its recipients.
+    var head: JSONValue
     /// An FCM topic or condition instead of `recipients` (DESIGN §19); `recipients` is then
     /// empty and the audience is the job's one recipient (``FCMAudience/recipient``).
     public internal(set) var audience: FCMAudience? = nil
@@ -45,13 +48,31 @@ public struct FanOutJob: Sendable, Equatable {
     /// audience of an audience job.
     public var plannedCount: Int { audience == nil ? recipients.count : 1 }
 
+    /// This job without its recipient list (an audience job's audience stays): what a worker
+    /// keeps once each recipient's plan holds its own ``Recipient``. ``encoded(recipients:attempt:notBefore:)``
+    /// writes the same bytes for the same recipients; ``plannedCount`` and ``document`` no longer
+    /// count or show the dropped list.
+    package var withoutRecipients: FanOutJob {
+        var job = self
+        job.recipients = []
+        return job
+    }
+
+    /// The document as received (its recipients parsed again from their bytes; for the CLI,
+    /// not the worker's path).
+    public var document: JSONValue {
+        guard audience == nil, case .object(var root) = head, root["recipients"] != nil else { return head }
+        root["recipients"] = .array(recipients.map(\.json))
+        return .object(root)
+    }
+
     /// The JSON of this job with `recipients` replaced and, when given, `attempt` and
     /// `notBefore` (RFC 3339 UTC) set: how a retry job for a subset of recipients is published,
     /// and how `enqueue --batch` splits a job. Every other member is written back as received.
     /// An audience job (DESIGN §19) keeps its `audience` and gets no `recipients` whatever
     /// `recipients` holds (its one recipient is the audience).
     public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil) -> [UInt8] {
-        var root = document.objectValue ?? JSONObject()
+        var root = head.objectValue ?? JSONObject()
         if audience == nil { root["recipients"] = .array(recipients.map(\.json)) }
         if let attempt { root["attempt"] = .number(JSONNumber(attempt)) }
         if let notBefore {
@@ -103,6 +124,23 @@ public struct LocalizedContent: Sendable, Equatable {
 /// One entry of `recipients` (DESIGN §3). Decoded leniently: a problem here never fails the job,
 /// it rejects only this recipient when it is resolved (``RecipientTargeting``).
 public struct Recipient: Sendable, Equatable {
+    /// Where the recipient's JSON as received is kept.
+    enum Source: Sendable {
+        /// The bytes of the message it came in: a slice sharing the message's one buffer,
+        /// parsed again only when a retry job or the CLI writes it out.
+        case bytes(ArraySlice<UInt8>)
+        /// The tree, for a job decoded from a document (the CLI) or a recipient given one.
+        case tree(JSONValue)
+
+        var value: JSONValue? {
+            switch self {
+            case .tree(let value): value
+            // The bytes parsed once already (as part of the job), so this parse succeeds.
+            case .bytes(let bytes): try? JSONParser.parse(Array(bytes))
+            }
+        }
+    }
+
     /// A browser push subscription as sent (keys still base64url text).
     public struct Subscription: Sendable, Equatable {
         public var endpoint: String?
@@ -131,7 +169,11 @@ public struct Recipient: Sendable, Equatable {
     /// When the token was (re-)registered (DESIGN §15 Re-registration); nil when absent or unreadable.
     public var tokenUpdatedAt: Date?
     /// The recipient's JSON as received, written back verbatim in retry jobs.
-    public var source: JSONValue?
+    public var source: JSONValue? {
+        get { sourceStorage?.value }
+        set { sourceStorage = newValue.map(Source.tree) }
+    }
+    var sourceStorage: Source?
 
     public init(userID: String? = nil, subscriptionID: String, platformName: String?, token: String? = nil,
                 language: String? = nil, browser: String? = nil, subscription: Subscription? = nil,
@@ -139,7 +181,24 @@ public struct Recipient: Sendable, Equatable {
         self.userID = userID; self.subscriptionID = subscriptionID; self.platformName = platformName
         self.platform = platformName.flatMap(Self.platform(named:))
         self.token = token; self.language = language; self.browser = browser; self.subscription = subscription
-        self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.source = source
+        self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.sourceStorage = source.map(Source.tree)
+    }
+
+    /// The decoder's: the recipient's JSON kept as `sourceStorage`.
+    init(userID: String?, subscriptionID: String, platformName: String?, token: String?, language: String?, browser: String?,
+         subscription: Subscription?, properties: [String: String], tokenUpdatedAt: Date?, sourceStorage: Source) {
+        self.userID = userID; self.subscriptionID = subscriptionID; self.platformName = platformName
+        self.platform = platformName.flatMap(Self.platform(named:))
+        self.token = token; self.language = language; self.browser = browser; self.subscription = subscription
+        self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.sourceStorage = sourceStorage
+    }
+
+    /// Equal fields and an equal ``source`` (as JSON: bytes and a tree of the same value are equal).
+    public static func == (lhs: Recipient, rhs: Recipient) -> Bool {
+        lhs.userID == rhs.userID && lhs.subscriptionID == rhs.subscriptionID && lhs.platformName == rhs.platformName
+            && lhs.platform == rhs.platform && lhs.token == rhs.token && lhs.language == rhs.language
+            && lhs.browser == rhs.browser && lhs.subscription == rhs.subscription && lhs.properties == rhs.properties
+            && lhs.tokenUpdatedAt == rhs.tokenUpdatedAt && lhs.source == rhs.source
     }
 
     /// The platform `name` means, case-insensitively. A name already lower case (the usual

@@ -21,16 +21,24 @@ public enum JobDecoder {
     public static let maxActions = 3
 
     public static func decode(_ bytes: [UInt8], maxBytes: Int = JSONParser.defaultMaxBytes) throws(JobValidationError) -> FanOutJob {
-        let document: JSONValue
+        let parsed: (value: JSONValue, elementRanges: [Range<Int>])
         do {
-            document = try JSONParser.parse(bytes, maxBytes: maxBytes)
+            parsed = try JSONParser.parse(bytes, elementRangesOf: JobField.recipients.rawValue, maxBytes: maxBytes)
         } catch {
             throw JobValidationError(path: "$", reason: "invalid JSON: \(error)")
         }
-        return try decode(document)
+        // Each recipient keeps its bytes of the message (one buffer shared by all), not its tree:
+        // a held 500-recipient job was ≈ 5 × its message (docs/performance.md "Tenth session").
+        return try decode(parsed.value, recipientBytes: parsed.elementRanges.isEmpty ? nil : (bytes, parsed.elementRanges))
     }
 
     public static func decode(_ document: JSONValue) throws(JobValidationError) -> FanOutJob {
+        try decode(document, recipientBytes: nil)
+    }
+
+    /// `recipientBytes`: the message and the byte range of each element of its `recipients`,
+    /// kept as each recipient's ``Recipient/source`` instead of the element's tree.
+    static func decode(_ document: JSONValue, recipientBytes: (message: [UInt8], ranges: [Range<Int>])?) throws(JobValidationError) -> FanOutJob {
         guard case .object(let rootObject) = document else {
             throw JobValidationError(path: "$", reason: "expected an object, got \(document.typeName)")
         }
@@ -101,21 +109,27 @@ public enum JobDecoder {
         var recipients: [Recipient] = []
         if !hasAudience, let recipientValues = root.required(.recipients, { root.array($0) }) {
             recipients.reserveCapacity(recipientValues.count)
+            let message = recipientBytes?.message ?? []
+            let ranges = recipientBytes?.ranges.count == recipientValues.count ? recipientBytes?.ranges ?? [] : []
             for (position, value) in recipientValues.enumerated() {
                 guard case .object(let object) = value else {
                     problems.add(path: "$.recipients[\(position)]", reason: "expected an object, got \(value.typeName)")
                     continue
                 }
-                recipients.append(decodeRecipient(object, source: value))
+                recipients.append(decodeRecipient(object, source: ranges.isEmpty ? .tree(value) : .bytes(message[ranges[position]])))
             }
         }
+        // The job keeps its document without the recipients' trees (`recipients` an empty array
+        // in its place, so a retry job writes its members back in the order received).
+        var head = rootObject
+        if !hasAudience, head[JobField.recipients.rawValue] != nil { head[JobField.recipients.rawValue] = .array([]) }
 
         guard problems.isEmpty, let jobID, let appID, let campaignID, let content, let version else { throw problems.error() }
         var job = FanOutJob(schemaVersion: version, jobID: jobID, appID: appID, campaignID: campaignID, variant: variant,
                          createdAt: createdAt, expiresAt: expiresAt, priority: priority, ttlSeconds: ttlSeconds,
                          collapseID: collapseID, throttlePerMinute: throttlePerMinute, content: content, data: data,
                          ios: ios, android: android, web: web, recipients: recipients, attempt: attempt,
-                         notBefore: notBefore, document: document)
+                         notBefore: notBefore, head: .object(head))
         job.audience = audience
         return job
     }
@@ -364,7 +378,7 @@ public enum JobDecoder {
     /// Lenient: wrong types count as absent, nothing throws. One pass over the members, each
     /// read into its field at once; the first member of a name counts, as `object[name]` reads
     /// it (the parser refuses duplicates, a document built in code may have them).
-    static func decodeRecipient(_ object: JSONObject, source: JSONValue) -> Recipient {
+    static func decodeRecipient(_ object: JSONObject, source: Recipient.Source) -> Recipient {
         var userID: String?, subscriptionID: String?, platformName: String?, token: String?
         var language: String?, browser: String?, subscription: Recipient.Subscription?
         var properties: [String: String] = [:]
@@ -403,7 +417,7 @@ public enum JobDecoder {
         }
         return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
                          language: language, browser: browser, subscription: subscription, properties: properties,
-                         tokenUpdatedAt: tokenUpdatedAt, source: source)
+                         tokenUpdatedAt: tokenUpdatedAt, sourceStorage: source)
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.

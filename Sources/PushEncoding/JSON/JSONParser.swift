@@ -49,6 +49,22 @@ public enum JSONParser {
         return value
     }
 
+    /// Parses `bytes` as ``parse(_:maxDepth:maxBytes:)`` does and, when the document is an
+    /// object whose member `key` is an array, also returns the byte range of each of that
+    /// array's elements (in order, without the whitespace around them; empty otherwise). A fan-out
+    /// job keeps its recipients as such ranges of the message instead of their parsed trees.
+    public static func parse(_ bytes: [UInt8], elementRangesOf key: String, maxDepth: Int = defaultMaxDepth,
+                             maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> (value: JSONValue, elementRanges: [Range<Int>]) {
+        guard bytes.count <= maxBytes else { throw JSONParseError(.tooLarge, at: maxBytes) }
+        var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
+        reader.rangedKey = key
+        reader.skipWhitespace()
+        let value = try reader.parseValue(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw JSONParseError(.trailingData, at: reader.index) }
+        return (value, reader.elementRanges)
+    }
+
     /// Parses a string's UTF-8 (convenience for tests and CLI input).
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth,
                              maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> JSONValue {
@@ -76,6 +92,10 @@ private struct JSONReader {
     /// 8-member reservation held by a 2-member object for the job's life (≈ 240 bytes per
     /// recipient of peak RSS, `render` of 20,000 recipients; docs/performance.md "Sixth session").
     private var objectSizeHints: [Int]
+    /// The member of the root object whose array elements' byte ranges are recorded in
+    /// ``elementRanges`` (``JSONParser/parse(_:elementRangesOf:maxDepth:maxBytes:)``).
+    var rangedKey: String?
+    var elementRanges: [Range<Int>] = []
 
     init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
@@ -169,7 +189,12 @@ private struct JSONReader {
             guard try peek() == ASCII.colon else { throw JSONParseError(.unexpectedByte, at: index) }
             index += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth)
+            let value: JSONValue
+            if depth == 1, let rangedKey, key == rangedKey, try peek() == ASCII.openBracket {
+                value = try parseArray(depth: depth + 1, recordingRanges: true)
+            } else {
+                value = try parseValue(depth: depth)
+            }
             members.append((key: key, value: value))
             skipWhitespace()
             switch try peek() {
@@ -183,7 +208,9 @@ private struct JSONReader {
         }
     }
 
-    mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+    /// `recordingRanges`: each element's byte range goes to ``elementRanges`` (the root's
+    /// ``rangedKey`` member; duplicate keys are refused, so there is at most one such array).
+    mutating func parseArray(depth: Int, recordingRanges: Bool = false) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: index) }
         index += 1
         skipWhitespace()
@@ -194,7 +221,9 @@ private struct JSONReader {
         var elements: [JSONValue] = []
         while true {
             skipWhitespace()
+            let start = index
             let element = try parseValue(depth: depth)
+            if recordingRanges { elementRanges.append(start..<index) }
             elements.append(element)
             skipWhitespace()
             switch try peek() {

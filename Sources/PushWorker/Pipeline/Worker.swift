@@ -391,7 +391,8 @@ public final class Worker: Sendable {
             maximumSeconds: configuration.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, configuration.dedupMaxSeconds))
         let owner = "\(ownerPrefix)-\(processings.add(1, ordering: .relaxed).newValue)"
         let recipientCount = parts.count
-        let run = JobRun(job: job, credentials: appCredentials, partition: partition, offset: message.offset,
+        // The run keeps the job without its recipient list: each plan holds its recipient.
+        let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: partition, offset: message.offset,
                          generation: offsets.generation(of: partition) ?? -1, parts: consume parts,
                          owner: owner, retentionMs: retention, worker: self)
         activeRuns.withLock { $0[ObjectIdentifier(run)] = run }
