@@ -300,16 +300,25 @@ enum BenchCommand {
             printError("error: \(error)\n\n\(redisUsage)")
             return ExitCode.usage
         }
-        guard allowBuild(parsed, command: "redis") else { return ExitCode.usage }
+        return runInProcess(parsed, command: "redis", report: options.report, summary: redisSummary) {
+            try BenchRedis(options: options, isDebugBuild: isDebugBuild).run()
+        }
+    }
+
+    /// The tail of the benches that run in this process (`redis`, `decode`): the build check,
+    /// the run, the JSON report, the summary on stdout.
+    static func runInProcess(_ parsed: CommandArguments, command: String, report path: String,
+                             summary: ([String: Any]) -> String, _ run: () throws -> [String: Any]) -> Int32 {
+        guard allowBuild(parsed, command: command) else { return ExitCode.usage }
         let report: [String: Any]
         do {
-            report = try BenchRedis(options: options, isDebugBuild: isDebugBuild).run()
-            try BenchReport.writeJSON(report, to: options.report)
+            report = try run()
+            try BenchReport.writeJSON(report, to: path)
         } catch {
             printError("bench failed: \(error)")
             return ExitCode.software
         }
-        print(redisSummary(report))
+        print(summary(report))
         return ExitCode.ok
     }
 
@@ -352,17 +361,9 @@ enum BenchCommand {
             printError("error: \(error)\n\n\(decodeUsage)")
             return ExitCode.usage
         }
-        guard allowBuild(parsed, command: "decode") else { return ExitCode.usage }
-        let report: [String: Any]
-        do {
-            report = try BenchDecode(options: options, isDebugBuild: isDebugBuild).run()
-            try BenchReport.writeJSON(report, to: options.report)
-        } catch {
-            printError("bench failed: \(error)")
-            return ExitCode.software
+        return runInProcess(parsed, command: "decode", report: options.report, summary: decodeSummary) {
+            try BenchDecode(options: options, isDebugBuild: isDebugBuild).run()
         }
-        print(decodeSummary(report))
-        return ExitCode.ok
     }
 
     static func decodeSummary(_ report: [String: Any]) -> String {
