@@ -125,7 +125,8 @@ public struct LocalizedContent: Sendable, Equatable {
 /// it rejects only this recipient when it is resolved (``RecipientTargeting``).
 public struct Recipient: Sendable, Equatable {
     /// Where the recipient's JSON as received is kept.
-    enum Source: Sendable {
+    /// Equal when the JSON is: bytes and a tree of the same value are equal.
+    enum Source: Sendable, Equatable {
         /// The bytes of the message it came in: a slice sharing the message's one buffer,
         /// parsed again only when a retry job or the CLI writes it out.
         case bytes(ArraySlice<UInt8>)
@@ -139,6 +140,8 @@ public struct Recipient: Sendable, Equatable {
             case .bytes(let bytes): try? JSONParser.parse(Array(bytes))
             }
         }
+
+        static func == (lhs: Source, rhs: Source) -> Bool { lhs.value == rhs.value }
     }
 
     /// A browser push subscription as sent (keys still base64url text).
@@ -191,14 +194,6 @@ public struct Recipient: Sendable, Equatable {
         self.platform = platformName.flatMap(Self.platform(named:))
         self.token = token; self.language = language; self.browser = browser; self.subscription = subscription
         self.properties = properties; self.tokenUpdatedAt = tokenUpdatedAt; self.sourceStorage = sourceStorage
-    }
-
-    /// Equal fields and an equal ``source`` (as JSON: bytes and a tree of the same value are equal).
-    public static func == (lhs: Recipient, rhs: Recipient) -> Bool {
-        lhs.userID == rhs.userID && lhs.subscriptionID == rhs.subscriptionID && lhs.platformName == rhs.platformName
-            && lhs.platform == rhs.platform && lhs.token == rhs.token && lhs.language == rhs.language
-            && lhs.browser == rhs.browser && lhs.subscription == rhs.subscription && lhs.properties == rhs.properties
-            && lhs.tokenUpdatedAt == rhs.tokenUpdatedAt && lhs.source == rhs.source
     }
 
     /// The platform `name` means, case-insensitively. A name already lower case (the usual

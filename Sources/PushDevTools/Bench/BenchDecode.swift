@@ -2,9 +2,6 @@ import Foundation
 import PushCore
 import PushSandbox
 import PushWorker
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `pushworker bench decode`: a fan-out job's decoding alone, in this process, on one thread —
 /// the bench e2e campaign's jobs (same generator, same mix, realistic Web Push subscriptions).
@@ -67,11 +64,11 @@ package struct BenchDecode {
         let liveBytes = liveBefore.flatMap { before in liveAfter.map { Double($0 - before) } }
 
         // CPU per recipient.
-        let cpuStart = Self.threadCPUSeconds()
+        let cpuStart = ThreadCPUClock.seconds()
         for _ in 0..<options.rounds {
             for message in messages { _ = try JobDecoder.decode(message) }
         }
-        let cpuSeconds = Self.threadCPUSeconds() - cpuStart
+        let cpuSeconds = ThreadCPUClock.seconds() - cpuStart
         let decoded = Double(recipients * options.rounds)
 
         func round(_ value: Double, _ places: Double = 100) -> Double { (value * places).rounded() / places }
@@ -88,11 +85,5 @@ package struct BenchDecode {
                        "cpuMicrosPerJob": round(cpuSeconds * 1e6 / Double(options.jobs * options.rounds), 10)],
             "held": heldReport,
         ]
-    }
-
-    static func threadCPUSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

@@ -40,13 +40,7 @@ public enum JSONParser {
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth,
                              maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> JSONValue {
-        guard bytes.count <= maxBytes else { throw JSONParseError(.tooLarge, at: maxBytes) }
-        var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
-        reader.skipWhitespace()
-        let value = try reader.parseValue(depth: 0)
-        reader.skipWhitespace()
-        guard reader.index == bytes.count else { throw JSONParseError(.trailingData, at: reader.index) }
-        return value
+        try parseDocument(bytes, rangedKey: nil, maxDepth: maxDepth, maxBytes: maxBytes).value
     }
 
     /// Parses `bytes` as ``parse(_:maxDepth:maxBytes:)`` does and, when the document is an
@@ -55,9 +49,15 @@ public enum JSONParser {
     /// job keeps its recipients as such ranges of the message instead of their parsed trees.
     public static func parse(_ bytes: [UInt8], elementRangesOf key: String, maxDepth: Int = defaultMaxDepth,
                              maxBytes: Int = defaultMaxBytes) throws(JSONParseError) -> (value: JSONValue, elementRanges: [Range<Int>]) {
+        try parseDocument(bytes, rangedKey: key, maxDepth: maxDepth, maxBytes: maxBytes)
+    }
+
+    /// One document, whitespace around it allowed, nothing after it.
+    private static func parseDocument(_ bytes: [UInt8], rangedKey: String?, maxDepth: Int,
+                                      maxBytes: Int) throws(JSONParseError) -> (value: JSONValue, elementRanges: [Range<Int>]) {
         guard bytes.count <= maxBytes else { throw JSONParseError(.tooLarge, at: maxBytes) }
         var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
-        reader.rangedKey = key
+        reader.rangedKey = rangedKey
         reader.skipWhitespace()
         let value = try reader.parseValue(depth: 0)
         reader.skipWhitespace()

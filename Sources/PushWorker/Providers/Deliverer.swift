@@ -75,12 +75,6 @@ public final class Deliverer: Sendable {
         webPushEncryptions = metrics.counterSeries("pushworker_webpush_encryptions_total")
     }
 
-    /// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in seconds.
-    static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 
     /// Delivers `request`; `completion` runs on the HTTP I/O thread and must be cheap.
     public func deliver(_ request: ProviderRequest, credentials: AppCredentials, completion: @escaping Completion) {
@@ -216,10 +210,10 @@ public final class Deliverer: Sendable {
         do {
             let audience = try Self.origin(of: subscription.endpoint)
             let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
-            let cpuBefore = Self.threadCPUSeconds()
+            let cpuBefore = ThreadCPUClock.seconds()
             let body = try WebPushEncryption.encrypt(plaintext: request.body, userAgentPublicKey: subscription.p256dh,
                                                      authSecret: subscription.auth)
-            webPushEncryptionSeconds.increment(by: max(0, Self.threadCPUSeconds() - cpuBefore))
+            webPushEncryptionSeconds.increment(by: max(0, ThreadCPUClock.seconds() - cpuBefore))
             webPushEncryptions.increment()
             send(request, authorization: authorization, body: body,
                  extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, connectPolicy: connectPolicy, attempt: attempt) { result in
