@@ -17,6 +17,10 @@ public final class ConnectProxy: Sendable {
     /// The `host:port` of every CONNECT received so far, in order.
     public var connects: [String] { state.targets.withLock { $0 } }
 
+    /// From now on, every chunk the origin sends through an open tunnel reaches the client
+    /// `milliseconds` later (0: at once): a slow answer on an established connection.
+    public func delayAnswers(milliseconds: Int) { state.answerDelayMS.store(milliseconds, ordering: .relaxed) }
+
     public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket failed") }
@@ -51,6 +55,7 @@ final class ConnectProxyState: Sendable {
     let listener: Int32
     let targets = Mutex<[String]>([])
     let stopped = Atomic<Bool>(false)
+    let answerDelayMS = Atomic<Int>(0)
 
     init(listener: Int32) { self.listener = listener }
 
@@ -116,6 +121,8 @@ final class ConnectProxyState: Sendable {
                 let from = entry.fd, to = index == 0 ? b : a
                 let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
                 if count <= 0 { return }
+                let delay = answerDelayMS.load(ordering: .relaxed)
+                if from == b && delay > 0 { usleep(useconds_t(delay * 1000)) }
                 var offset = 0
                 while offset < count {
                     let written = buffer.withUnsafeBytes { bytes -> Int in

@@ -15,8 +15,14 @@ import Glibc
 /// A request submitted from a completion (on this thread) needs no wake-up: the loop notices
 /// (`submittedOnLoopThread`) and starts it in the same turn, before it waits.
 ///
+/// Request and connect timeouts are the loop's (``TransferDeadlines``), not libcurl's timers:
+/// each turn takes what came due, removes those transfers and completes them with `.timeout`
+/// (a connect deadline only if the transfer has not started sending), and the wait never
+/// sleeps past the next deadline.
+///
 /// Thread safety: `run()` is called once, on the I/O thread, and is the only code touching
-/// the mutable stored properties (`free`, `active`, `batch`, `done`, `submittedHere`), apart
+/// the mutable stored properties (`free`, `active`, `batch`, `done`, `submittedHere`,
+/// `deadlines`, `due`, `nextTicket`), apart
 /// from `submittedOnLoopThread()`, which only the I/O thread calls. `shared` is a Mutex;
 /// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex;
 /// `handlesCreated` is atomic.
@@ -38,6 +44,10 @@ final class CurlIOLoop: @unchecked Sendable {
     private var batch: [HTTPSubmission] = []
     private var done: [(HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>)] = []
     private var submittedHere = false
+    private var deadlines: TransferDeadlines<CurlTransfer>
+    private var due: [(item: CurlTransfer, kind: TransferDeadlines<CurlTransfer>.Kind)] = []
+    /// The next transfer's ticket (0 is "none").
+    private var nextTicket: UInt64 = 1
     private let maxFreeHandles: Int
     /// Client certificates seen so far (each raises the connection limits once).
     private var clientIdentities: Set<String> = []
@@ -47,6 +57,7 @@ final class CurlIOLoop: @unchecked Sendable {
         self.shared = shared
         self.settings = settings
         self.maxFreeHandles = maxFreeHandles
+        deadlines = TransferDeadlines(connectTimeoutMS: settings.connectTimeoutMS)
     }
 
     /// A completion running on this thread queued a request without waking the loop.
@@ -56,10 +67,14 @@ final class CurlIOLoop: @unchecked Sendable {
         let events = multi.events
         while true {
             let phase = shared.state.withLock { $0.takePending(into: &batch) }
-            for submission in batch { start(submission) }
-            batch.removeAll(keepingCapacity: true)
+            if !batch.isEmpty {
+                let nowMS = pw_curl_events_now_ms()
+                for submission in batch { start(submission, nowMS: nowMS) }
+                batch.removeAll(keepingCapacity: true)
+            }
             pw_curl_events_run_timer(events)
             collectFinished()
+            expireDue()
             deliver()
             if submittedHere {
                 submittedHere = false
@@ -72,17 +87,21 @@ final class CurlIOLoop: @unchecked Sendable {
                 if active.isEmpty || now >= deadline { break }
                 waitMS = Int32(min(1000, (deadline - now).wholeMilliseconds))
             }
+            if let untilDeadline = deadlines.millisecondsUntilNext(nowMS: pw_curl_events_now_ms(), isLive: Self.isLive) {
+                waitMS = Int32(min(Int64(waitMS), untilDeadline))
+            }
             _ = pw_curl_events_wait(events, waitMS)
             corkedConnections.store(Int(pw_curl_events_corked_count(events)), ordering: .relaxed)
             corkFlushes.store(Int(pw_curl_events_flush_count(events)), ordering: .relaxed)
             collectFinished()
+            expireDue()
             deliver()
         }
         stopAll()
         finished.withLock { $0 = true }
     }
 
-    private func start(_ submission: HTTPSubmission) {
+    private func start(_ submission: HTTPSubmission, nowMS: Int64) {
         let transfer: CurlTransfer
         if let reused = free.popLast() {
             transfer = reused
@@ -95,8 +114,13 @@ final class CurlIOLoop: @unchecked Sendable {
             }
             handlesCreated.add(1, ordering: .relaxed)
         }
-        if let error = transfer.configure(submission.request, completion: submission.completion) {
+        transfer.ticket = nextTicket
+        nextTicket += 1
+        let timeoutMS = submission.request.timeoutMS
+        let keptHere = deadlines.add(transfer, ticket: transfer.ticket, nowMS: nowMS, timeoutMS: timeoutMS)
+        if let error = transfer.configure(submission.request, completion: submission.completion, libcurlTimeoutMS: keptHere ? 0 : timeoutMS) {
             // Not recycled: a half-configured handle must not carry options into another request.
+            transfer.ticket = 0
             done.append((submission.completion, .failure(error)))
             return
         }
@@ -105,6 +129,7 @@ final class CurlIOLoop: @unchecked Sendable {
         }
         let code = curl_multi_add_handle(multi.handle, transfer.handle)
         guard code == CURLM_OK else {
+            transfer.ticket = 0
             let completion = transfer.abandon()
             let message = String(cString: curl_multi_strerror(code))
             done.append((completion, .failure(.other(code: Int(code.rawValue), message: "curl_multi_add_handle: \(message)"))))
@@ -127,9 +152,30 @@ final class CurlIOLoop: @unchecked Sendable {
             // Unretained: `active` holds the reference, checked before it is trusted.
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(privateData).takeUnretainedValue()
             guard removeActive(transfer) else { continue }
+            transfer.ticket = 0
             done.append(transfer.finish(code))
             recycle(transfer)
         }
+    }
+
+    /// An entry of ``TransferDeadlines`` counts while its transfer still runs under its ticket.
+    private static func isLive(_ transfer: CurlTransfer, _ ticket: UInt64) -> Bool { transfer.ticket == ticket }
+
+    /// Ends the transfers whose request deadline passed, and those whose connect deadline
+    /// passed before they started sending, with `.timeout` (as libcurl's own timers would:
+    /// removing the handle resets an HTTP/2 stream, or drops a connection still being set up).
+    private func expireDue() {
+        deadlines.takeDue(nowMS: pw_curl_events_now_ms(), isLive: Self.isLive, into: &due)
+        guard !due.isEmpty else { return }
+        for (transfer, kind) in due {
+            if kind == .connect && transfer.hasStartedSending { continue }
+            _ = curl_multi_remove_handle(multi.handle, transfer.handle)
+            guard removeActive(transfer) else { continue }
+            transfer.ticket = 0
+            done.append(transfer.timedOut())
+            recycle(transfer)
+        }
+        due.removeAll(keepingCapacity: true)
     }
 
     /// Removes `transfer` from `active` (swapping the last one into its place); false if it

@@ -30,12 +30,12 @@ typealias HTTPCompletion = @Sendable (Result<HTTPResponse, HTTPTransportError>) 
 /// Reused from the I/O loop's free list.
 ///
 /// The options every transfer of the client shares (callbacks, protocols, TLS verification,
-/// CA bundle, timeouts, keepalive, proxy, size limit, and the pointers to this object) are set
-/// once, in `init`. `configure` sets only what a request changes, and each only when it differs
-/// from what the handle's previous transfer left: URL (only the path when the origin is the
-/// previous one's), HTTP version (h2c or TLS), timeout, method and body, headers, client
-/// certificate. Method options stay on an easy handle from one
-/// transfer to the next (`CURLOPT_NOBODY` turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST`
+/// CA bundle, keepalive, proxy, size limit, and the pointers to this object) are set once, in
+/// `init`. `configure` sets only what a request changes, and each only when it differs from
+/// what the handle's previous transfer left: URL (only the path when the origin is the
+/// previous one's), HTTP version (h2c or TLS), method and body, headers, client certificate
+/// (and a timeout, only for a request the I/O loop's ``TransferDeadlines`` cannot keep).
+/// Method options stay on an easy handle from one transfer to the next (`CURLOPT_NOBODY` turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST`
 /// overrides any method), so `configure` undoes what the previous request set. A handle
 /// whose `configure` failed is not reused (the I/O loop drops it), so no half-applied request
 /// leaks into the next one.
@@ -47,6 +47,9 @@ final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     /// The position of this transfer in the I/O loop's `active` array while it runs.
     var activeIndex = -1
+    /// The I/O loop's ticket for the running transfer (0: none), matched against its
+    /// ``TransferDeadlines`` entries.
+    var ticket: UInt64 = 0
     private let settings: TransferSettings
     /// Kept alive while the easy handle may use its event callbacks (cork, socket close).
     private let multi: CurlMulti
@@ -72,7 +75,9 @@ final class CurlTransfer {
 
     /// What the previous request left set on the handle (a fresh handle: GET, TLS unset).
     private var cleartextSet: Bool?
-    private var timeoutSet = -1
+    /// `CURLOPT_TIMEOUT_MS` as set (0, libcurl's default: none; the I/O loop keeps the
+    /// deadlines, ``TransferDeadlines``).
+    private var timeoutSet = 0
     private var noBodySet = false
     private var postFieldsSet = false
     private var postFieldSizeSet = -1
@@ -139,7 +144,8 @@ final class CurlTransfer {
             try check(pw_curl_easy_setopt_blob(handle, CURLOPT_CAINFO_BLOB, &blob), CURLOPT_CAINFO_BLOB)
         }
         try set(CURLOPT_PIPEWAIT, 1)
-        try set(CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMS)
+        // No CURLOPT_CONNECTTIMEOUT_MS / CURLOPT_TIMEOUT_MS: the I/O loop keeps both deadlines
+        // (TransferDeadlines), which spares libcurl two timers per transfer.
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_TCP_KEEPIDLE, settings.keepAliveSeconds)
         try set(CURLOPT_TCP_KEEPINTVL, settings.keepAliveSeconds)
@@ -165,8 +171,9 @@ final class CurlTransfer {
     }
 
     /// Prepares the handle for `request`. On failure the error is returned, the completion is
-    /// not stored, and the handle must not be reused.
-    func configure(_ request: CurlPreparedRequest, completion: @escaping HTTPCompletion) -> HTTPTransportError? {
+    /// not stored, and the handle must not be reused. `libcurlTimeoutMS`: the request timeout
+    /// libcurl enforces (0: none, the I/O loop keeps it).
+    func configure(_ request: CurlPreparedRequest, completion: @escaping HTTPCompletion, libcurlTimeoutMS: Int = 0) -> HTTPTransportError? {
         // `finish` and `abandon` left the response buffers empty.
         errorBuffer[0] = 0
         bodyOverflowed = false
@@ -176,7 +183,7 @@ final class CurlTransfer {
         refusedAddress = nil
         current = request
         do {
-            try apply(request)
+            try apply(request, libcurlTimeoutMS: libcurlTimeoutMS)
         } catch {
             current = nil
             return error
@@ -186,16 +193,16 @@ final class CurlTransfer {
     }
 
     /// Sets the per-request options that differ from the handle's previous transfer.
-    private func apply(_ request: CurlPreparedRequest) throws(HTTPTransportError) {
+    private func apply(_ request: CurlPreparedRequest, libcurlTimeoutMS: Int) throws(HTTPTransportError) {
         try setURL(request)
         let cleartext = request.cleartext
         if cleartextSet != cleartext {
             try set(CURLOPT_HTTP_VERSION, Int(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS))
             cleartextSet = cleartext
         }
-        if timeoutSet != request.timeoutMS {
-            try set(CURLOPT_TIMEOUT_MS, request.timeoutMS)
-            timeoutSet = request.timeoutMS
+        if timeoutSet != libcurlTimeoutMS {
+            try set(CURLOPT_TIMEOUT_MS, libcurlTimeoutMS)
+            timeoutSet = libcurlTimeoutMS
         }
 
         switch request.method {
@@ -423,6 +430,20 @@ final class CurlTransfer {
             httpVersion: Self.httpVersion(curlValue: version), totalSeconds: total, connectionsOpened: connects
         )
         return (completion, .success(response))
+    }
+
+    /// The transfer has begun sending its request (libcurl's `TIMER_PRETRANSFER`, set at least
+    /// 1 µs after the start once the connection — and a stream on it — is ready): past what the
+    /// connect timeout bounds.
+    var hasStartedSending: Bool {
+        var microseconds: curl_off_t = 0
+        return pw_curl_easy_getinfo_off(handle, CURLINFO_PRETRANSFER_TIME_T, &microseconds) == CURLE_OK && microseconds > 0
+    }
+
+    /// Ends a transfer whose deadline passed (``TransferDeadlines``); the handle has left the
+    /// multi handle.
+    func timedOut() -> (HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>) {
+        (abandon(), .failure(.timeout))
     }
 
     /// Ends a transfer that will not complete (shutdown); the handle has left the multi handle.
