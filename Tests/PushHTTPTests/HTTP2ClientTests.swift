@@ -4,18 +4,6 @@ import PushTestSupport
 import Synchronization
 import Testing
 
-private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
-    var configuration = HTTPClientConfiguration()
-    configuration.caFile = caFile
-    adjust(&configuration)
-    return configuration
-}
-
-private func elapsed(since start: ContinuousClock.Instant) -> Double {
-    let d = ContinuousClock.now - start
-    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
 @Suite("HTTP2Client against nghttpd over TLS", .serialized)
 struct HTTP2ClientTests {
     @Test("GET returns the file over HTTP/2 with lower-cased headers")

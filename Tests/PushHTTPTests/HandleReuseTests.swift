@@ -337,9 +337,3 @@ struct RequestBuildingTests {
     }
 }
 
-private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
-    var configuration = HTTPClientConfiguration()
-    configuration.caFile = caFile
-    adjust(&configuration)
-    return configuration
-}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import PushHTTP
 import PushTestSupport
 import Testing
@@ -128,35 +129,40 @@ struct TransferDeadlinesTests {
     }
 }
 
-private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
-    var configuration = HTTPClientConfiguration()
-    configuration.caFile = caFile
-    adjust(&configuration)
-    return configuration
-}
-
-private func seconds(since start: ContinuousClock.Instant) -> Double {
-    let d = ContinuousClock.now - start
-    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+/// Submits `requests` at once and waits (≤ 30 s) for every completion; each completion's time
+/// since the submit is read on the I/O thread, so a busy cooperative pool (the full suite) cannot
+/// stretch it.
+private func timedSends(_ client: HTTP2Client, _ requests: [HTTPRequest]) -> [(result: Result<HTTPResponse, HTTPTransportError>, seconds: Double)?] {
+    let answers = Mutex<[(result: Result<HTTPResponse, HTTPTransportError>, seconds: Double)?]>(Array(repeating: nil, count: requests.count))
+    let group = DispatchGroup()
+    let start = ContinuousClock.now
+    for (index, request) in requests.enumerated() {
+        group.enter()
+        client.submit(request) { result in
+            let took = elapsed(since: start)
+            answers.withLock { $0[index] = (result, took) }
+            group.leave()
+        }
+    }
+    _ = group.wait(timeout: .now() + 30)
+    return answers.withLock { $0 }
 }
 
 @Suite("HTTP2Client timeouts, kept by the I/O loop", .serialized)
 struct LoopTimeoutTests {
     @Test("a TLS handshake that never finishes ends in .timeout at the connect timeout, not the request timeout")
-    func connectTimeout() async throws {
+    func connectTimeout() throws {
         let silent = try SilentListener()
         let client = try HTTP2Client(configuration: configuration(caFile: nil) { $0.connectTimeout = .milliseconds(300) })
         defer { client.shutdown(drainTimeout: .seconds(1)) }
-        let start = ContinuousClock.now
-        let result = await client.send(HTTPRequest(url: "https://127.0.0.1:\(silent.port)/", timeout: .seconds(20)))
-        #expect(result.failure == .timeout)
-        let took = seconds(since: start)
-        #expect(took >= 0.28 && took < 3, "took \(took) s")
+        let answer = try #require(timedSends(client, [HTTPRequest(url: "https://127.0.0.1:\(silent.port)/", timeout: .seconds(20))])[0])
+        #expect(answer.result.failure == .timeout)
+        #expect(answer.seconds >= 0.28 && answer.seconds < 3, "took \(answer.seconds) s")
         #expect(client.inFlight == 0)
     }
 
     @Test("an answer slower than the connect timeout on an established connection still arrives")
-    func slowAnswerPastConnectDeadline() async throws {
+    func slowAnswerPastConnectDeadline() throws {
         let server = try NghttpdServer()
         let proxy = try ConnectProxy()
         let client = try HTTP2Client(configuration: configuration(caFile: server.caFile) {
@@ -164,59 +170,52 @@ struct LoopTimeoutTests {
             $0.connectTimeout = .milliseconds(300)
         })
         defer { client.shutdown(drainTimeout: .seconds(1)) }
-        #expect(try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get().status == 200)
+        let warm = try #require(timedSends(client, [HTTPRequest(url: server.origin + "/hello.txt")])[0])
+        #expect(try warm.result.get().status == 200)
         proxy.delayAnswers(milliseconds: 800)
-        let start = ContinuousClock.now
-        let response = try await client.send(HTTPRequest(url: server.origin + "/hello.txt", timeout: .seconds(10))).get()
-        let took = seconds(since: start)
+        let slow = try #require(timedSends(client, [HTTPRequest(url: server.origin + "/hello.txt", timeout: .seconds(10))])[0])
+        let response = try slow.result.get()
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == NghttpdServer.helloBody)
-        #expect(took >= 0.75, "took \(took) s: the answer was held 0.8 s")
+        #expect(slow.seconds >= 0.75, "took \(slow.seconds) s: the answer was held 0.8 s")
         #expect(proxy.connects.count == 1, "one tunnel, reused")
     }
 
     @Test("a slow answer on an established connection ends in .timeout at the request timeout; the client goes on")
-    func requestTimeoutOnOpenConnection() async throws {
+    func requestTimeoutOnOpenConnection() throws {
         let server = try NghttpdServer()
         let proxy = try ConnectProxy()
         let client = try HTTP2Client(configuration: configuration(caFile: server.caFile) { $0.proxy = proxy.url })
         defer { client.shutdown(drainTimeout: .seconds(1)) }
-        #expect(try await client.send(HTTPRequest(url: server.origin + "/hello.txt")).get().status == 200)
+        let warm = try #require(timedSends(client, [HTTPRequest(url: server.origin + "/hello.txt")])[0])
+        #expect(try warm.result.get().status == 200)
         proxy.delayAnswers(milliseconds: 1500)
-        let start = ContinuousClock.now
-        let result = await client.send(HTTPRequest(url: server.origin + "/hello.txt", timeout: .milliseconds(400)))
-        let took = seconds(since: start)
-        #expect(result.failure == .timeout)
-        #expect(took >= 0.38 && took < 1.4, "took \(took) s")
+        let slow = try #require(timedSends(client, [HTTPRequest(url: server.origin + "/hello.txt", timeout: .milliseconds(400))])[0])
+        #expect(slow.result.failure == .timeout)
+        #expect(slow.seconds >= 0.38 && slow.seconds < 1.4, "took \(slow.seconds) s")
         proxy.delayAnswers(milliseconds: 0)
-        let after = try await client.send(HTTPRequest(url: server.origin + "/hello.txt", timeout: .seconds(10))).get()
-        #expect(after.status == 200)
-        #expect(String(decoding: after.body, as: UTF8.self) == NghttpdServer.helloBody)
+        let after = try #require(timedSends(client, [HTTPRequest(url: server.origin + "/hello.txt", timeout: .seconds(10))])[0])
+        let response = try after.result.get()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == NghttpdServer.helloBody)
         #expect(client.inFlight == 0)
     }
 
     @Test("requests with more distinct timeouts than the loop keeps each still end at their own timeout")
-    func manyDistinctTimeouts() async throws {
+    func manyDistinctTimeouts() throws {
         let silent = try SilentListener()
         let client = try HTTP2Client(configuration: configuration(caFile: nil) { $0.connectTimeout = .seconds(30) })
         defer { client.shutdown(drainTimeout: .seconds(1)) }
         let timeouts = (0..<(TransferDeadlines<AnyObject>.maxRequestQueues + 3)).map { 300 + 100 * $0 }
-        let start = ContinuousClock.now
-        let results = await withTaskGroup(of: (Int, Result<HTTPResponse, HTTPTransportError>, Double).self) { group in
-            for timeout in timeouts {
-                group.addTask {
-                    let result = await client.send(HTTPRequest(url: "https://127.0.0.1:\(silent.port)/\(timeout)", timeout: .milliseconds(timeout)))
-                    return (timeout, result, seconds(since: start))
-                }
+        let answers = timedSends(client, timeouts.map { HTTPRequest(url: "https://127.0.0.1:\(silent.port)/\($0)", timeout: .milliseconds($0)) })
+        for (timeout, answer) in zip(timeouts, answers) {
+            guard let answer else {
+                Issue.record("timeout \(timeout) ms: no completion within 30 s")
+                continue
             }
-            var all: [(Int, Result<HTTPResponse, HTTPTransportError>, Double)] = []
-            for await result in group { all.append(result) }
-            return all
-        }
-        #expect(results.count == timeouts.count)
-        for (timeout, result, took) in results {
-            #expect(result.failure == .timeout, "timeout \(timeout) ms: \(result)")
-            #expect(took >= Double(timeout) / 1000 - 0.02 && took < Double(timeout) / 1000 + 2, "timeout \(timeout) ms took \(took) s")
+            #expect(answer.result.failure == .timeout, "timeout \(timeout) ms: \(answer.result)")
+            let seconds = Double(timeout) / 1000
+            #expect(answer.seconds >= seconds - 0.02 && answer.seconds < seconds + 2, "timeout \(timeout) ms took \(answer.seconds) s")
         }
     }
 }

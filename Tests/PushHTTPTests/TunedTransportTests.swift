@@ -3,13 +3,6 @@ import Foundation
 import PushTestSupport
 import Testing
 
-private func configuration(caFile: String?, _ adjust: (inout HTTPClientConfiguration) -> Void = { _ in }) -> HTTPClientConfiguration {
-    var configuration = HTTPClientConfiguration()
-    configuration.caFile = caFile
-    adjust(&configuration)
-    return configuration
-}
-
 private func milliseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }
