@@ -22,10 +22,9 @@ import Glibc
 ///
 /// Thread safety: `run()` is called once, on the I/O thread, and is the only code touching
 /// the mutable stored properties (`free`, `active`, `batch`, `done`, `submittedHere`,
-/// `deadlines`, `due`, `nextTicket`), apart
-/// from `submittedOnLoopThread()`, which only the I/O thread calls. `shared` is a Mutex;
-/// `multi` is used from other threads only through `wakeup()`; `finished` is a Mutex;
-/// `handlesCreated` is atomic.
+/// `deadlines`, `due`, `nextTicket`), apart from `submittedOnLoopThread()`, which only the
+/// I/O thread calls. `shared` is a Mutex; `multi` is used from other threads only through
+/// `wakeup()`; `finished` is a Mutex; `handlesCreated` is atomic.
 final class CurlIOLoop: @unchecked Sendable {
     let multi: CurlMulti
     let shared: HTTPClientShared

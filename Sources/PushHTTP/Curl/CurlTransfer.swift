@@ -35,8 +35,9 @@ typealias HTTPCompletion = @Sendable (Result<HTTPResponse, HTTPTransportError>) 
 /// what the handle's previous transfer left: URL (only the path when the origin is the
 /// previous one's), HTTP version (h2c or TLS), method and body, headers, client certificate
 /// (and a timeout, only for a request the I/O loop's ``TransferDeadlines`` cannot keep).
-/// Method options stay on an easy handle from one transfer to the next (`CURLOPT_NOBODY` turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST`
-/// overrides any method), so `configure` undoes what the previous request set. A handle
+/// Method options stay on an easy handle from one transfer to the next (`CURLOPT_NOBODY`
+/// turns a later POST into HEAD, `CURLOPT_CUSTOMREQUEST` overrides any method), so
+/// `configure` undoes what the previous request set. A handle
 /// whose `configure` failed is not reused (the I/O loop drops it), so no half-applied request
 /// leaks into the next one.
 ///
@@ -432,9 +433,9 @@ final class CurlTransfer {
         return (completion, .success(response))
     }
 
-    /// The transfer has begun sending its request (libcurl's `TIMER_PRETRANSFER`, set at least
-    /// 1 µs after the start once the connection — and a stream on it — is ready): past what the
-    /// connect timeout bounds.
+    /// The transfer has sent its request head and is about to transfer (libcurl's
+    /// `TIMER_PRETRANSFER`: reset by each transfer's `Curl_pretransfer`, set — at least 1 µs —
+    /// once a connection and a stream on it were ready): past what the connect timeout bounds.
     var hasStartedSending: Bool {
         var microseconds: curl_off_t = 0
         return pw_curl_easy_getinfo_off(handle, CURLINFO_PRETRANSFER_TIME_T, &microseconds) == CURLE_OK && microseconds > 0
