@@ -138,6 +138,8 @@ struct CurlMappingTests {
 
     @Test("durations become whole milliseconds, never 0", arguments: [
         (Duration.seconds(15), 15_000), (.milliseconds(300), 300), (.microseconds(1), 1), (.zero, 1), (.nanoseconds(1_500_000), 2),
+        (.seconds(-5), 1), (.seconds(Int64.max), Int(Int32.max)), (.seconds(2_147_483), 2_147_483_000),
+        (.seconds(2_147_484), Int(Int32.max)), (.seconds(-Int64.max), 1),
     ])
     func milliseconds(duration: Duration, expected: Int) {
         #expect(duration.wholeMilliseconds == expected)

@@ -575,10 +575,18 @@ private let curlWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int
 
 extension Duration {
     /// Whole milliseconds, rounded up so that a tiny positive duration is not 0 ("none"
-    /// for libcurl timeouts); negative durations count as 1 ms.
+    /// for libcurl timeouts); negative durations count as 1 ms, and any duration longer than
+    /// ``maxTimeoutMilliseconds`` as that (no overflow: libcurl takes a `long`, and the I/O
+    /// loop adds it to a monotonic clock).
     var wholeMilliseconds: Int {
         let (seconds, attoseconds) = components
+        let limit = Int64(Self.maxTimeoutMilliseconds)
+        guard seconds >= 0 else { return 1 }
+        guard seconds <= limit / 1000 else { return Self.maxTimeoutMilliseconds }
         let ms = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int(max(ms, 1))
+        return Int(min(max(ms, 1), limit))
     }
+
+    /// The longest timeout kept (2³¹ − 1 ms, ≈ 24.8 days: a 32-bit `long` holds it too).
+    static var maxTimeoutMilliseconds: Int { Int(Int32.max) }
 }
