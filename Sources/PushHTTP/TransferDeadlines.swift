@@ -31,21 +31,7 @@ struct TransferDeadlines<Item: AnyObject> {
     private struct Queue {
         let timeoutMS: Int
         let kind: Kind
-        var entries: [Entry] = []
-        var head = 0
-
-        var front: Entry? { head < entries.count ? entries[head] : nil }
-
-        mutating func popFront() {
-            head += 1
-            if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024 && head * 2 >= entries.count {
-                entries.removeFirst(head)
-                head = 0
-            }
-        }
+        var entries = FIFOQueue<Entry>()
     }
 
     /// At most this many distinct request timeouts get a queue; a request with yet another one
@@ -63,7 +49,7 @@ struct TransferDeadlines<Item: AnyObject> {
     }
 
     /// Entries held (tests: stale ones leave at the front).
-    var count: Int { requests.reduce(connect.entries.count - connect.head) { $0 + $1.entries.count - $1.head } }
+    var count: Int { requests.reduce(connect.entries.count) { $0 + $1.entries.count } }
 
     /// Records a transfer started at `nowMS` (monotonic milliseconds) with the request timeout
     /// `timeoutMS` (≤ 0: none). False when the request timeout has no queue (more distinct
@@ -105,18 +91,18 @@ struct TransferDeadlines<Item: AnyObject> {
     }
 
     private static func take(_ queue: inout Queue, nowMS: Int64, isLive: (Item, UInt64) -> Bool, into due: inout [(item: Item, kind: Kind)]) {
-        while let entry = queue.front {
+        while let entry = queue.entries.first {
             let live = isLive(entry.item, entry.ticket)
             if live && entry.deadlineMS > nowMS { return }
-            queue.popFront()
+            queue.entries.popFirst()
             if live { due.append((entry.item, queue.kind)) }
         }
     }
 
     private static func frontDeadline(_ queue: inout Queue, isLive: (Item, UInt64) -> Bool) -> Int64? {
-        while let entry = queue.front {
+        while let entry = queue.entries.first {
             if isLive(entry.item, entry.ticket) { return entry.deadlineMS }
-            queue.popFront()
+            queue.entries.popFirst()
         }
         return nil
     }

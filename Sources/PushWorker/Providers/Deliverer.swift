@@ -373,25 +373,11 @@ final class OriginGate: Sendable {
     fileprivate struct LaneState {
         var active = 0
         var draining = false
-        var waiting: [Start?] = []
-        var head = 0
+        var waiting = FIFOQueue<Start>()
 
-        var hasWaiting: Bool { head < waiting.count }
+        var hasWaiting: Bool { !waiting.isEmpty }
 
-        mutating func pop() -> Start? {
-            guard head < waiting.count else { return nil }
-            let next = waiting[head]
-            waiting[head] = nil
-            head += 1
-            if head == waiting.count {
-                waiting.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024 && head * 2 >= waiting.count {
-                waiting.removeFirst(head)
-                head = 0
-            }
-            return next
-        }
+        mutating func pop() -> Start? { waiting.popFirst() }
 
         /// Claims a slot and the next start if there is room and one waits.
         mutating func takeIfRoom(limit: Int) -> Start? {
