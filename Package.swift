@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),

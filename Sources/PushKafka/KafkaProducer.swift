@@ -41,6 +41,15 @@ public final class KafkaProducer: Sendable {
         client.produce(topic: topic, partition: partition, key: key, value: value, headers: headers, completion: completion)
     }
 
+    /// Enqueues one record whose outcome goes to `handler`, which many records share: each
+    /// record only retains it, where ``produce(topic:partition:key:value:headers:completion:)``
+    /// keeps a closure (and the caller its bytes) per record. `handler` runs exactly once per
+    /// record, as that method's completion does; a failed record comes back with a copy of what
+    /// was produced (read from its delivery report), so nothing needs to be kept to retry it.
+    public func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, handler: KafkaDeliveryHandler) {
+        client.produce(topic: topic, key: key, value: value, handler: handler)
+    }
+
     /// Produces one record and waits for its delivery report.
     public func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = []) async throws(KafkaError) -> KafkaDeliveryReport {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<KafkaDeliveryReport, KafkaError>, Never>) in

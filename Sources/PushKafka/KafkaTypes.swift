@@ -125,3 +125,38 @@ public enum KafkaRebalanceEvent: Sendable, Equatable {
     /// already own them, so commits for them will fail; in-flight work will be redelivered.
     case lost([TopicPartition])
 }
+
+/// A record as produced: what a failed delivery hands back (``KafkaDelivery/failed(_:_:)``).
+public struct KafkaRecord: Sendable, Equatable {
+    public var topic: String
+    public var key: [UInt8]?
+    public var value: [UInt8]
+    public var headers: [KafkaHeader]
+
+    public init(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = []) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.headers = headers
+    }
+}
+
+/// The outcome of one record produced with a ``KafkaDeliveryHandler``.
+public enum KafkaDelivery: Sendable, Equatable {
+    /// The broker acknowledged it.
+    case delivered
+    /// It failed for good within librdkafka's retries (or was refused at once); the record is a
+    /// copy of what was produced.
+    case failed(KafkaError, KafkaRecord)
+}
+
+/// Receives the outcomes of many produced records (``KafkaProducer/produce(topic:key:value:handler:)``),
+/// on the delivery-report thread: it must be cheap. One handler serves any number of records, so
+/// the per-record path allocates nothing of its own.
+public final class KafkaDeliveryHandler: Sendable {
+    let body: @Sendable (KafkaDelivery) -> Void
+
+    public init(_ body: @escaping @Sendable (KafkaDelivery) -> Void) {
+        self.body = body
+    }
+}

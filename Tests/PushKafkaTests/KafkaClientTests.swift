@@ -63,6 +63,68 @@ struct KafkaClientTests {
         producer.close(timeout: .seconds(1))
     }
 
+    @Test("records sharing one delivery handler are each reported once, and land with their key and value")
+    func sharedHandlerProduce() async throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("results", partitions: 3)
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
+        let outcomes = Mutex<[KafkaDelivery]>([])
+        let handler = KafkaDeliveryHandler { delivery in outcomes.withLock { $0.append(delivery) } }
+        for i in 0..<50 {
+            let key = Array("k\(i)".utf8), value = Array("v\(i)".utf8)
+            key.withUnsafeBytes { key in
+                value.withUnsafeBytes { value in producer.produce(topic: "results", key: key, value: value, handler: handler) }
+            }
+        }
+        // No key at all, and an empty value.
+        producer.produce(topic: "results", key: nil, value: UnsafeRawBufferPointer(start: nil, count: 0), handler: handler)
+        try producer.flush(timeout: .seconds(10))
+        #expect(outcomes.withLock { $0 } == Array(repeating: .delivered, count: 51))
+        producer.close(timeout: .seconds(1))
+
+        let consumer = try KafkaConsumer(properties: consumerProperties(cluster.bootstrapServers, group: unique("g")), topics: ["results"])
+        let (messages, errors) = await onThread { consume(consumer, count: 51) }
+        #expect(errors.isEmpty, "\(errors)")
+        #expect(Set(messages.map { "\($0.key.map { String(decoding: $0, as: UTF8.self) } ?? "nil")=\(String(decoding: $0.value, as: UTF8.self))" })
+                == Set((0..<50).map { "k\($0)=v\($0)" } + ["nil="]))
+        await onThread { consumer.close() }
+    }
+
+    @Test("a record that fails under a shared handler comes back with its topic, key and value, once: refused at once or failed later")
+    func sharedHandlerFailures() async throws {
+        let port = freeLoopbackPort()
+        KafkaLogging.setLogHandler { _, _, _ in }
+        defer { KafkaLogging.resetLogHandler() }
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": "127.0.0.1:\(port)", "message.max.bytes": "1000"])
+        let outcomes = Mutex<[KafkaDelivery]>([])
+        let handler = KafkaDeliveryHandler { delivery in outcomes.withLock { $0.append(delivery) } }
+        let large = [UInt8](repeating: 0x61, count: 2000)
+        // Too large: refused before it is queued (MSG_SIZE_TOO_LARGE), reported right here.
+        Array("big".utf8).withUnsafeBytes { key in
+            large.withUnsafeBytes { value in producer.produce(topic: "jobs", key: key, value: value, handler: handler) }
+        }
+        let refused = outcomes.withLock { $0 }
+        try #require(refused.count == 1)
+        guard case .failed(let error, let record) = refused[0] else { Issue.record("\(refused)"); return }
+        #expect(error.code == 10)
+        #expect(record == KafkaRecord(topic: "jobs", key: Array("big".utf8), value: large))
+        // Queued for a broker that never answers: failed when the producer closes, read back
+        // from the delivery report.
+        Array("k".utf8).withUnsafeBytes { key in
+            Array("v".utf8).withUnsafeBytes { value in producer.produce(topic: "jobs", key: key, value: value, handler: handler) }
+        }
+        await onThread { producer.close(timeout: .milliseconds(200)) }
+        let all = outcomes.withLock { $0 }
+        try #require(all.count == 2)
+        guard case .failed(_, let queued) = all[1] else { Issue.record("\(all)"); return }
+        #expect(queued == KafkaRecord(topic: "jobs", key: Array("k".utf8), value: Array("v".utf8)))
+        // After close: refused at once, with its copy.
+        producer.produce(topic: "jobs", key: nil, value: UnsafeRawBufferPointer(start: nil, count: 0), handler: handler)
+        let last = outcomes.withLock { $0 }
+        try #require(last.count == 3)
+        #expect(last[2] == .failed(KafkaError(code: KafkaError.destroyed, message: "producer is closed"), KafkaRecord(topic: "jobs", key: nil, value: [])))
+    }
+
     @Test("a record produced to a given partition lands there, whatever its key; a partition that does not exist is refused")
     func explicitPartition() throws {
         let cluster = try KafkaMockCluster()

@@ -25,6 +25,12 @@ public struct JSONWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empties the buffer, keeping its capacity, to write another document.
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = false
+    }
+
     // MARK: Structure
 
     public mutating func beginObject() {

@@ -20,6 +20,9 @@ package final class RDKafkaEventClient: @unchecked Sendable {
     private let errors = Mutex<[KafkaError]>([])
     private let name: String
 
+    /// What an empty key points at (librdkafka reads none of it).
+    nonisolated(unsafe) private static let emptyKey: UnsafeMutablePointer<UInt8> = .allocate(capacity: 1)
+
     /// Errors kept for `drainErrors` (oldest dropped beyond this).
     static let maxKeptErrors = 100
 
@@ -81,7 +84,7 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         switch rd_kafka_event_type(event) {
         case RD_KAFKA_EVENT_DR:
             while let message = rd_kafka_event_message_next(event) {
-                deliver(message.pointee)
+                deliver(message)
             }
         case RD_KAFKA_EVENT_LOG:
             var facility: UnsafePointer<CChar>?
@@ -105,19 +108,52 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         }
     }
 
-    private func deliver(_ message: rd_kafka_message_t) {
+    private func deliver(_ report: UnsafePointer<rd_kafka_message_t>) {
+        let message = report.pointee
         guard let opaque = message._private else { return }
-        let box = Unmanaged<DeliveryBox>.fromOpaque(opaque).takeRetainedValue()
+        let target = Unmanaged<AnyObject>.fromOpaque(opaque).takeRetainedValue()
+        if let handler = target as? KafkaDeliveryHandler {
+            // Shared by many messages: nothing was kept per message, so a failed one is read
+            // back from its report (valid until the event is destroyed) for the caller to retry.
+            if message.err == RD_KAFKA_RESP_ERR_NO_ERROR { return handler.body(.delivered) }
+            handler.body(.failed(deliveryError(message.err), Self.record(of: report)))
+            return
+        }
+        guard let box = target as? DeliveryBox else { return }
         if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
             let topic = message.rkt.flatMap { rd_kafka_topic_name($0) }.map { String(cString: $0) } ?? ""
             box.completion(.success(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset)))
         } else {
-            var error = RDKafkaErrors.error(message.err, "delivery failed")
-            if message.err == RD_KAFKA_RESP_ERR__FATAL {
-                error = RDKafkaErrors.fromErrorReport(handle: handle, code: message.err.rawValue, reason: error.message)
-            }
-            box.completion(.failure(error))
+            box.completion(.failure(deliveryError(message.err)))
         }
+    }
+
+    private func deliveryError(_ code: rd_kafka_resp_err_t) -> KafkaError {
+        let error = RDKafkaErrors.error(code, "delivery failed")
+        guard code == RD_KAFKA_RESP_ERR__FATAL else { return error }
+        return RDKafkaErrors.fromErrorReport(handle: handle, code: code.rawValue, reason: error.message)
+    }
+
+    /// What a delivery report says was produced: topic, key, value and headers, copied.
+    static func record(of report: UnsafePointer<rd_kafka_message_t>) -> KafkaRecord {
+        let message = report.pointee
+        let topic = message.rkt.flatMap { rd_kafka_topic_name($0) }.map { String(cString: $0) } ?? ""
+        let key = message.key.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.key_len)) }
+        let value = message.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: message.len)) } ?? []
+        var headers: [KafkaHeader] = []
+        var list: OpaquePointer?
+        if rd_kafka_message_headers(report, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+            var index = 0
+            var name: UnsafePointer<CChar>?
+            var bytes: UnsafeRawPointer?
+            var size = 0
+            while rd_kafka_header_get_all(list, index, &name, &bytes, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                headers.append(KafkaHeader(name: name.map { String(cString: $0) } ?? "",
+                                           value: bytes.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: size)) }))
+                index += 1
+            }
+        }
+        return KafkaRecord(topic: topic, key: key, value: value, headers: headers)
     }
 
     func record(_ error: KafkaError) {
@@ -174,6 +210,29 @@ package final class RDKafkaEventClient: @unchecked Sendable {
             if let hdrs { rd_kafka_headers_destroy(hdrs) }
             Unmanaged<DeliveryBox>.fromOpaque(opaque).release()
             completion(.failure(RDKafkaErrors.consume(failure, "produce to \(topic)")))
+        }
+    }
+
+    /// Produces one message whose outcome goes to `handler`, shared by many messages: the
+    /// message only retains it (no allocation here beyond librdkafka's copy of key and value).
+    /// A refused message reaches `handler` right here, as a failure with its copy.
+    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, handler: KafkaDeliveryHandler) {
+        guard handleGuard.enter() else {
+            handler.body(.failed(KafkaError(code: KafkaError.destroyed, message: "producer is closed"),
+                                 KafkaRecord(topic: topic, key: key.map { [UInt8]($0) }, value: [UInt8](value), headers: [])))
+            return
+        }
+        defer { handleGuard.leave() }
+        let opaque = Unmanaged.passRetained(handler).toOpaque()
+        // Key and value are copied by librdkafka (RD_KAFKA_MSG_F_COPY) before this returns.
+        // An empty key needs a non-NULL pointer: NULL means no key.
+        let keyPointer: UnsafeRawPointer? = key.map { $0.baseAddress ?? UnsafeRawPointer(Self.emptyKey) } ?? nil
+        let failure = pw_rdk_produce(handle, topic, -1 /* RD_KAFKA_PARTITION_UA: the partitioner's choice */,
+                                     keyPointer, key?.count ?? 0, value.baseAddress, value.count, nil, opaque)
+        if let failure {
+            Unmanaged<KafkaDeliveryHandler>.fromOpaque(opaque).release()
+            handler.body(.failed(RDKafkaErrors.consume(failure, "produce to \(topic)"),
+                                 KafkaRecord(topic: topic, key: key.map { [UInt8]($0) }, value: [UInt8](value), headers: [])))
         }
     }
 

@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import PushCore
+import PushKafka
+import PushEncoding
 import PushRedis
 import Synchronization
 import PushProviders
@@ -128,9 +130,10 @@ extension Worker {
         }
         var released = 0
         var tally = ResultTally()
+        var output = ResultOutput()
         for position in entries.indices {
             if entries[position].holdsSlot { released += 1 }
-            publish(entries[position], &tally)
+            publish(entries[position], &tally, &output)
         }
         tally.flush(into: metrics)
         if released > 0 { releaseSlots(released) }
@@ -138,7 +141,7 @@ extension Worker {
 
     /// Produces one recipient's result (and token invalidation), or adds it to its processing's
     /// retry job.
-    private func publish(_ entry: borrowing OutcomeRecorder.Entry, _ tally: inout ResultTally) {
+    private func publish(_ entry: borrowing OutcomeRecorder.Entry, _ tally: inout ResultTally, _ output: inout ResultOutput) {
         let run = entry.run
         switch entry.outcome {
         case .final(let result, let token, _):
@@ -146,13 +149,22 @@ extension Worker {
             // From the outcome (the provider's answer, for a send) to its result going out.
             tally.delays.append(max(0, Date().timeIntervalSince1970 - Double(result.atUnixMs) / 1000))
             var produced = 1
-            producer.produceReliably(topic: configuration.topicResults, key: Array(result.subscriptionID.utf8), value: result.jsonBytes()) {
-                run.acknowledged()
+            let acknowledgement = output.acknowledgement(for: run, producer: producer)
+            output.writer.reset()
+            result.writeJSON(into: &output.writer)
+            output.writer.bytes.withUnsafeBytes { value in
+                Self.withUTF8(result.subscriptionID) { key in
+                    producer.produceReliably(topic: configuration.topicResults, key: key, value: value, acknowledgement: acknowledgement)
+                }
             }
             if let token {
                 produced += 1
-                producer.produceReliably(topic: configuration.topicTokens, key: Array(token.subscriptionID.utf8), value: Array(token.json().utf8)) {
-                    run.acknowledged()
+                var json = token.json()
+                json.withUTF8 { value in
+                    Self.withUTF8(token.subscriptionID) { key in
+                        producer.produceReliably(topic: configuration.topicTokens, key: UnsafeRawBufferPointer(key),
+                                                 value: UnsafeRawBufferPointer(value), acknowledgement: acknowledgement)
+                    }
                 }
             }
             run.published(producedMessages: produced, status: result.status)
@@ -160,6 +172,12 @@ extension Worker {
             metrics.increment("pushworker_retries_total")
             run.deferToRetry(recipient, attempts: attempts, delay: delay)
         }
+    }
+
+    /// `text`'s UTF-8 bytes in place (a copy only for a string not stored contiguously).
+    static func withUTF8<R>(_ text: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        return Array(text.utf8).withUnsafeBytes(body)
     }
 
     /// The retry job of one processing: its recipients to retry, the most attempts and the
@@ -195,6 +213,24 @@ extension Worker {
         var tally = ResultTally()
         tally.count(result)
         tally.flush(into: metrics)
+    }
+}
+
+/// What one recorded batch's results are produced with: one JSON buffer, written again for each
+/// result, and one acknowledgement handler per run (consecutive results mostly share a run), so a
+/// result costs no allocation of its own on the way to librdkafka (docs/performance.md "Twelfth
+/// session").
+struct ResultOutput {
+    var writer = JSONWriter(capacity: 512)
+    private var run: JobRun?
+    private var handler: KafkaDeliveryHandler?
+
+    mutating func acknowledgement(for run: JobRun, producer: ReliableProducer) -> KafkaDeliveryHandler {
+        if let handler, self.run === run { return handler }
+        let made = producer.acknowledgement { run.acknowledged() }
+        self.run = run
+        handler = made
+        return made
     }
 }
 

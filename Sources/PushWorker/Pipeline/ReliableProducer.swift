@@ -52,25 +52,51 @@ final class ReliableProducer: Sendable {
                          acked: @escaping @Sendable () -> Void) {
         producer.produce(topic: topic, key: key, value: value, headers: headers) { [self] result in
             switch result {
-            case .success:
+            case .success: acked()
+            case .failure(let error): failed(KafkaRecord(topic: topic, key: key, value: value, headers: headers), error, acked: acked)
+            }
+        }
+    }
+
+    /// The same guarantee for one of many messages sharing `acknowledgement`
+    /// (``acknowledgement(_:)``): nothing is kept per message (a failed one comes back from its
+    /// delivery report), so the results path allocates nothing here per result.
+    func produceReliably(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer,
+                         acknowledgement: KafkaDeliveryHandler) {
+        producer.produce(topic: topic, key: key, value: value, handler: acknowledgement)
+    }
+
+    /// A handler for ``produceReliably(topic:key:value:acknowledgement:)``: `acked` runs once per
+    /// message, after Kafka acknowledged it or after its permanent failure was dealt with.
+    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> KafkaDeliveryHandler {
+        KafkaDeliveryHandler { [self] delivery in
+            switch delivery {
+            case .delivered: acked()
+            case .failed(let error, let record): failed(record, error, acked: acked)
+            }
+        }
+    }
+
+    /// A message that failed for good within librdkafka's retries: dead-lettered when no retry
+    /// can cure it, produced again after a pause otherwise.
+    private func failed(_ record: KafkaRecord, _ error: KafkaError, acked: @escaping @Sendable () -> Void) {
+        let topic = record.topic
+        if Self.isPermanent(error) {
+            metrics.increment("pushworker_kafka_produce_failures_total", [("topic", Self.topicLabel(topic, dlq: dlqTopic)), ("error", error.name)])
+            logger.error("produce failed permanently: not retried", [
+                "kafka.topic": topic, "kafka.error": error.description, "kafka.value_bytes": "\(record.value.count)",
+                "action": topic == dlqTopic ? "given up" : "copied to the dead-letter topic",
+            ])
+            if topic == dlqTopic {
                 acked()
-            case .failure(let error) where Self.isPermanent(error):
-                metrics.increment("pushworker_kafka_produce_failures_total", [("topic", Self.topicLabel(topic, dlq: dlqTopic)), ("error", error.name)])
-                logger.error("produce failed permanently: not retried", [
-                    "kafka.topic": topic, "kafka.error": error.description, "kafka.value_bytes": "\(value.count)",
-                    "action": topic == dlqTopic ? "given up" : "copied to the dead-letter topic",
-                ])
-                if topic == dlqTopic {
-                    acked()
-                } else {
-                    deadLetter(topic: topic, key: key, value: value, headers: headers, error: error, acked: acked)
-                }
-            case .failure(let error):
-                metrics.increment("pushworker_kafka_errors_total")
-                logger.warning("produce failed, retrying", ["kafka.topic": topic, "kafka.error": error.description])
-                retryQueue.asyncAfter(deadline: .now() + 1) { [self] in
-                    produceReliably(topic: topic, key: key, value: value, headers: headers, acked: acked)
-                }
+            } else {
+                deadLetter(topic: topic, key: record.key, value: record.value, headers: record.headers, error: error, acked: acked)
+            }
+        } else {
+            metrics.increment("pushworker_kafka_errors_total")
+            logger.warning("produce failed, retrying", ["kafka.topic": topic, "kafka.error": error.description])
+            retryQueue.asyncAfter(deadline: .now() + 1) { [self] in
+                produceReliably(topic: topic, key: record.key, value: record.value, headers: record.headers, acked: acked)
             }
         }
     }

@@ -35,6 +35,12 @@ public final class ResultRecord: Sendable {
     /// numbers and the timestamp formatted into the buffer.
     public func jsonBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 384)
+        writeJSON(into: &writer)
+        return writer.bytes
+    }
+
+    /// ``jsonBytes()`` appended to `writer` (the finisher reuses one buffer for every result).
+    public func writeJSON(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.member(.schemaVersion, 1)
         writer.member(.jobId, jobID)
@@ -54,7 +60,6 @@ public final class ResultRecord: Sendable {
         if let latencyMs { writer.raw { Self.appendTenths(latencyMs, to: &$0) } } else { writer.null() }
         writer.key(.at); writer.timestamp(unixMillis: atUnixMs)
         writer.endObject()
-        return writer.bytes
     }
 }
 
