@@ -85,7 +85,7 @@ extension Worker {
 
     private func submit(_ run: JobRun, _ item: SendItem, _ credentials: AppCredentials) {
         let index = item.index
-        deliverer.deliver(item.request, credentials: credentials) { attempt in
+        deliverer.deliver(item, credentials: credentials) { attempt in
             run.complete(index, run.outcome(of: attempt, index: index), holdsSlot: true)
         }
     }

@@ -78,19 +78,27 @@ public final class Deliverer: Sendable {
 
     /// Delivers `request`; `completion` runs on the HTTP I/O thread and must be cheap.
     public func deliver(_ request: ProviderRequest, credentials: AppCredentials, completion: @escaping Completion) {
-        deliver(request, credentials: credentials, attempt: 1, completion: completion)
+        deliver(SendItem(index: 0, request: request), credentials: credentials, attempt: 1, completion: completion)
     }
 
-    private func deliver(_ request: ProviderRequest, credentials: AppCredentials, attempt: Int, completion: @escaping Completion) {
+    /// The worker's path: the completions that may send `item` again (after an expired token)
+    /// keep the item, one reference, instead of a copy of its request (seven references to
+    /// retain and release per send).
+    func deliver(_ item: SendItem, credentials: AppCredentials, completion: @escaping Completion) {
+        deliver(item, credentials: credentials, attempt: 1, completion: completion)
+    }
+
+    private func deliver(_ item: SendItem, credentials: AppCredentials, attempt: Int, completion: @escaping Completion) {
         let now = clock()
+        let request = item.request
         switch request.platform {
         case .ios:
             if credentials.apns == nil, let certificate = credentials.apnsCertificate {
-                return deliverWithCertificate(request, certificate: certificate, appID: credentials.appID, attempt: attempt,
+                return deliverWithCertificate(item, certificate: certificate, appID: credentials.appID, attempt: attempt,
                                               completion: completion)
             }
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
-            deliverWithToken(request, apns: apns, appID: credentials.appID, now: now, attempt: attempt, completion: completion)
+            deliverWithToken(item, apns: apns, appID: credentials.appID, now: now, attempt: attempt, completion: completion)
         case .android:
             guard let fcm = credentials.fcm else { return completion(Self.noCredentials(attempt)) }
             fcmTokens.withToken(fcm, now: now) { [self] token in
@@ -101,10 +109,10 @@ public final class Deliverer: Sendable {
                         : .rejected(reason: "auth_error")
                     completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: 0, attempts: attempt, detail: error.reason))
                 case .success(let accessToken):
-                    send(request, authorization: "Bearer " + accessToken, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+                    send(item.request, authorization: "Bearer " + accessToken, body: item.request.body, extraHeaders: [], attempt: attempt) { [self] result in
                         if case .authExpired = result.outcome, attempt == 1 {
                             fcmTokens.invalidate(fcm, token: accessToken)
-                            deliver(request, credentials: credentials, attempt: attempt + 1, completion: completion)
+                            deliver(item, credentials: credentials, attempt: attempt + 1, completion: completion)
                         } else {
                             completion(Self.finalizeAuth(result))
                         }
@@ -116,7 +124,7 @@ public final class Deliverer: Sendable {
                 return completion(Self.noCredentials(attempt))
             }
             guard let webPushGuard else {
-                return sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                return sendWebPush(item.request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
                                    completion: completion)
             }
             // The same parser as the allow-list's (EndpointURL), so the guard checks the host that was allowed.
@@ -130,7 +138,7 @@ public final class Deliverer: Sendable {
             webPushGuard.check(host: host) { [self] verdict in
                 switch verdict {
                 case .allowed:
-                    sendWebPush(request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
+                    sendWebPush(item.request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
                                 connectPolicy: connectPolicy, completion: completion)
                 case .refused(let address):
                     logger.warning("Web Push endpoint refused: private or loopback address", [
@@ -154,7 +162,7 @@ public final class Deliverer: Sendable {
     /// APNs token auth: the provider JWT in `authorization`, refreshed once after an
     /// expired-token answer. Its completion keeps only what that retry needs (the request, the
     /// APNs key and the JWT), not the app's whole credentials.
-    private func deliverWithToken(_ request: ProviderRequest, apns: AppCredentials.APNS, appID: String, now: Double, attempt: Int,
+    private func deliverWithToken(_ item: SendItem, apns: AppCredentials.APNS, appID: String, now: Double, attempt: Int,
                                   completion: @escaping Completion) {
         let token: APNSTokenCache.Token
         do { token = try apnsTokens.current(for: apns, now: now) } catch {
@@ -162,9 +170,9 @@ public final class Deliverer: Sendable {
             return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
         }
         let jwt = token.jwt
-        send(request, authorization: token.authorization, body: request.body, extraHeaders: [], attempt: attempt) { [self] result in
+        send(item.request, authorization: token.authorization, body: item.request.body, extraHeaders: [], attempt: attempt) { [self] result in
             if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
-                deliverWithToken(request, apns: apns, appID: appID, now: clock(), attempt: attempt + 1, completion: completion)
+                deliverWithToken(item, apns: apns, appID: appID, now: clock(), attempt: attempt + 1, completion: completion)
             } else {
                 completion(Self.finalizeAuth(result))
             }
@@ -173,14 +181,14 @@ public final class Deliverer: Sendable {
 
     /// APNs certificate auth (DESIGN §18): the TLS client certificate instead of an
     /// `authorization` header; a refused certificate stops the app (``APNSCertificateCircuit``).
-    private func deliverWithCertificate(_ request: ProviderRequest, certificate: AppCredentials.APNSCertificate, appID: String,
+    private func deliverWithCertificate(_ item: SendItem, certificate: AppCredentials.APNSCertificate, appID: String,
                                         attempt: Int, completion: @escaping Completion) {
         let fingerprint = certificate.identity.fingerprint
         if let reason = certificateCircuit.refusal(for: fingerprint, now: clock()) {
             metrics.increment("pushworker_apns_certificate_held_total")
             return completion(Attempt(outcome: .rejected(reason: reason), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
         }
-        send(request, authorization: nil, body: request.body, extraHeaders: [], clientCertificate: certificate.clientCertificate,
+        send(item.request, authorization: nil, body: item.request.body, extraHeaders: [], clientCertificate: certificate.clientCertificate,
              attempt: attempt) { [self] result in
             let refused = APNSResponseClassifier.isCertificateRefusal(result.outcome)
                 || result.outcome == .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
