@@ -161,7 +161,7 @@ public struct PayloadTemplate: Sendable, Equatable {
         }
         var request = base
         request.body = body
-        request.url = url == [.token] ? token : String(decoding: Self.splice(url, msgID: msgID, token: token, texts: texts), as: UTF8.self)
+        request.url = url == [.token] ? token : Self.spliceString(url, msgID: msgID, token: token, texts: texts)
         switch target {
         case .webPush(let subscription): request.webPush = subscription
         case .huawei(let hmsToken): request.hmsToken = hmsToken
@@ -258,6 +258,39 @@ public struct PayloadTemplate: Sendable, Equatable {
             }
         }
         return out
+    }
+
+    /// ``splice(_:msgID:token:texts:)`` written straight into a string (the URL: one allocation,
+    /// not a byte array and then a string).
+    static func spliceString(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> String {
+        var count = 0
+        for part in parts {
+            switch part {
+            case .bytes(let bytes): count &+= bytes.count
+            case .msgID: count &+= msgID.utf8.count
+            case .token: count &+= token.utf8.count
+            case .text(let index): count &+= text(index, of: texts)?.utf8.count ?? 0
+            }
+        }
+        return String(unsafeUninitializedCapacity: count) { out in
+            var used = 0
+            func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                for byte in bytes { out[used] = byte; used += 1 }
+            }
+            func put(_ value: String) {
+                var value = value
+                value.withUTF8 { put($0) }
+            }
+            for part in parts {
+                switch part {
+                case .bytes(let bytes): bytes.withUnsafeBufferPointer { put($0) }
+                case .msgID: put(msgID)
+                case .token: put(token)
+                case .text(let index): if let value = text(index, of: texts) { put(value) }
+                }
+            }
+            return used
+        }
     }
 
     /// The string's bytes read in place (`utf8.span`), as JSONWriter does: appending a

@@ -190,11 +190,14 @@ public enum TokenHash {
         // by libcrypto: this runs once per recipient.
         let digest = SHA256.inlineHash(utf8: token, engine: sha256Engine)
         let hex: InlineArray<16, UInt8> = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
-        var out = [UInt8](repeating: 0, count: 32)
-        for index in 0..<16 {
-            out[index * 2] = hex[Int(digest[index] >> 4)]
-            out[index * 2 + 1] = hex[Int(digest[index] & 0x0f)]
+        // Written straight into the string's storage: no byte array first (one allocation
+        // per recipient fewer).
+        return String(unsafeUninitializedCapacity: 32) { out in
+            for index in 0..<16 {
+                out[index * 2] = hex[Int(digest[index] >> 4)]
+                out[index * 2 + 1] = hex[Int(digest[index] & 0x0f)]
+            }
+            return 32
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
