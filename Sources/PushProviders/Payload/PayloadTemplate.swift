@@ -238,15 +238,7 @@ public struct PayloadTemplate: Sendable, Equatable {
     }
 
     static func splice(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> [UInt8] {
-        var count = 0
-        for part in parts {
-            switch part {
-            case .bytes(let bytes): count &+= bytes.count
-            case .msgID: count &+= msgID.utf8.count
-            case .token: count &+= token.utf8.count
-            case .text(let index): count &+= text(index, of: texts)?.utf8.count ?? 0
-            }
-        }
+        let count = length(parts, msgID: msgID, token: token, texts: texts)
         var out: [UInt8] = []
         out.reserveCapacity(count)
         for part in parts {
@@ -260,9 +252,8 @@ public struct PayloadTemplate: Sendable, Equatable {
         return out
     }
 
-    /// ``splice(_:msgID:token:texts:)`` written straight into a string (the URL: one allocation,
-    /// not a byte array and then a string).
-    static func spliceString(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> String {
+    /// The bytes ``splice(_:msgID:token:texts:)`` writes.
+    static func length(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> Int {
         var count = 0
         for part in parts {
             switch part {
@@ -272,6 +263,13 @@ public struct PayloadTemplate: Sendable, Equatable {
             case .text(let index): count &+= text(index, of: texts)?.utf8.count ?? 0
             }
         }
+        return count
+    }
+
+    /// ``splice(_:msgID:token:texts:)`` written straight into a string (the URL: one allocation,
+    /// not a byte array and then a string).
+    static func spliceString(_ parts: [Part], msgID: String, token: String, texts: NotificationText) -> String {
+        let count = length(parts, msgID: msgID, token: token, texts: texts)
         return String(unsafeUninitializedCapacity: count) { out in
             var used = 0
             func put(_ bytes: UnsafeBufferPointer<UInt8>) {
