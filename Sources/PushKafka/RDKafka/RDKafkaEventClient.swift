@@ -20,9 +20,6 @@ package final class RDKafkaEventClient: @unchecked Sendable {
     private let errors = Mutex<[KafkaError]>([])
     private let name: String
 
-    /// What an empty key points at (librdkafka reads none of it).
-    nonisolated(unsafe) private static let emptyKey: UnsafeMutablePointer<UInt8> = .allocate(capacity: 1)
-
     /// Errors kept for `drainErrors` (oldest dropped beyond this).
     static let maxKeptErrors = 100
 
@@ -217,22 +214,20 @@ package final class RDKafkaEventClient: @unchecked Sendable {
     /// message only retains it (no allocation here beyond librdkafka's copy of key and value).
     /// A refused message reaches `handler` right here, as a failure with its copy.
     func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, handler: KafkaDeliveryHandler) {
-        guard handleGuard.enter() else {
-            handler.body(.failed(KafkaError(code: KafkaError.destroyed, message: "producer is closed"),
-                                 KafkaRecord(topic: topic, key: key.map { [UInt8]($0) }, value: [UInt8](value), headers: [])))
-            return
+        func refused(_ error: KafkaError) {
+            handler.body(.failed(error, KafkaRecord(topic: topic, key: key.map { [UInt8]($0) }, value: [UInt8](value))))
         }
+        guard handleGuard.enter() else { return refused(KafkaError(code: KafkaError.destroyed, message: "producer is closed")) }
         defer { handleGuard.leave() }
         let opaque = Unmanaged.passRetained(handler).toOpaque()
         // Key and value are copied by librdkafka (RD_KAFKA_MSG_F_COPY) before this returns.
         // An empty key needs a non-NULL pointer: NULL means no key.
-        let keyPointer: UnsafeRawPointer? = key.map { $0.baseAddress ?? UnsafeRawPointer(Self.emptyKey) } ?? nil
+        let keyPointer: UnsafeRawPointer? = if let key { key.baseAddress ?? UnsafeRawPointer(bitPattern: 1) } else { nil }
         let failure = pw_rdk_produce(handle, topic, -1 /* RD_KAFKA_PARTITION_UA: the partitioner's choice */,
                                      keyPointer, key?.count ?? 0, value.baseAddress, value.count, nil, opaque)
         if let failure {
             Unmanaged<KafkaDeliveryHandler>.fromOpaque(opaque).release()
-            handler.body(.failed(RDKafkaErrors.consume(failure, "produce to \(topic)"),
-                                 KafkaRecord(topic: topic, key: key.map { [UInt8]($0) }, value: [UInt8](value), headers: [])))
+            refused(RDKafkaErrors.consume(failure, "produce to \(topic)"))
         }
     }
 

@@ -152,16 +152,18 @@ extension Worker {
             let acknowledgement = output.acknowledgement(for: run, producer: producer)
             output.writer.reset()
             result.writeJSON(into: &output.writer)
+            var resultKey = result.subscriptionID
             output.writer.bytes.withUnsafeBytes { value in
-                Self.withUTF8(result.subscriptionID) { key in
-                    producer.produceReliably(topic: configuration.topicResults, key: key, value: value, acknowledgement: acknowledgement)
+                resultKey.withUTF8 { key in
+                    producer.produceReliably(topic: configuration.topicResults, key: UnsafeRawBufferPointer(key), value: value,
+                                             acknowledgement: acknowledgement)
                 }
             }
             if let token {
                 produced += 1
-                var json = token.json()
+                var json = token.json(), tokenKey = token.subscriptionID
                 json.withUTF8 { value in
-                    Self.withUTF8(token.subscriptionID) { key in
+                    tokenKey.withUTF8 { key in
                         producer.produceReliably(topic: configuration.topicTokens, key: UnsafeRawBufferPointer(key),
                                                  value: UnsafeRawBufferPointer(value), acknowledgement: acknowledgement)
                     }
@@ -172,12 +174,6 @@ extension Worker {
             metrics.increment("pushworker_retries_total")
             run.deferToRetry(recipient, attempts: attempts, delay: delay)
         }
-    }
-
-    /// `text`'s UTF-8 bytes in place (a copy only for a string not stored contiguously).
-    static func withUTF8<R>(_ text: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if let result = text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
-        return Array(text.utf8).withUnsafeBytes(body)
     }
 
     /// The retry job of one processing: its recipients to retry, the most attempts and the
