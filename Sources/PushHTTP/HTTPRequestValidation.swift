@@ -9,6 +9,7 @@ enum HTTPRequestValidation {
     static func validate(_ request: HTTPRequest) throws(HTTPTransportError) {
         try validateMethodAndURL(request)
         for header in request.headers { try validate(header) }
+        // A shared block's fields were checked when it was made (HTTPHeaderBlock.init).
     }
 
     static func validateMethodAndURL(_ request: HTTPRequest) throws(HTTPTransportError) {

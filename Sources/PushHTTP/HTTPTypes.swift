@@ -33,17 +33,38 @@ public struct HTTPRequest: Sendable {
     /// into ``HTTPResponse/headers``, from the fields libcurl keeps of every response
     /// (`curl_easy_header`), when the transfer ends. Nil: every field.
     public var responseHeaders: [String]?
+    /// Header fields sent after ``headers``, checked and laid out once for every request that
+    /// shares them (a job's provider headers and token are the same for all its recipients).
+    public var sharedHeaders: HTTPHeaderBlock?
 
-    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration? = nil,
-                connectPolicy: ConnectAddressPolicy? = nil, clientCertificate: ClientCertificate? = nil, responseHeaders: [String]? = nil) {
+    public init(method: String = "GET", url: String, headers: [HTTPHeader] = [], sharedHeaders: HTTPHeaderBlock? = nil,
+                body: [UInt8] = [], timeout: Duration? = nil, connectPolicy: ConnectAddressPolicy? = nil,
+                clientCertificate: ClientCertificate? = nil, responseHeaders: [String]? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
+        self.sharedHeaders = sharedHeaders
         self.body = body
         self.timeout = timeout
         self.connectPolicy = connectPolicy
         self.clientCertificate = clientCertificate
         self.responseHeaders = responseHeaders
+    }
+}
+
+/// Header fields for many requests (``HTTPRequest/sharedHeaders``), checked once — a
+/// name that is not an RFC 9110 token, or CR, LF or NUL in a value, is refused here as
+/// `.invalidRequest`, as in a request's own ``HTTPRequest/headers`` — and laid out once for
+/// libcurl: a request then copies and checks only its own fields, URL and body. Immutable;
+/// any number of requests on any threads may share one block.
+public final class HTTPHeaderBlock: Sendable {
+    /// The fields, as given.
+    public let headers: [HTTPHeader]
+    let lines: CurlHeaderLines
+
+    public init(_ headers: [HTTPHeader]) throws(HTTPTransportError) {
+        lines = try CurlHeaderLines(headers)
+        self.headers = headers
     }
 }
 

@@ -120,6 +120,46 @@ struct HandleReuseTests {
         for request in received { #expect(request.value("expect") == nil) }
     }
 
+    @Test("a shared header block goes out with every request that carries it, after the request's own fields, and with nothing of another's")
+    func sharedHeaderBlock() async throws {
+        let server = try NghttpdServer(verbose: true)
+        let client = try HTTP2Client(configuration: configuration(caFile: server.caFile))
+        defer { client.shutdown(drainTimeout: .seconds(1)) }
+        let jobA = try HTTPHeaderBlock([HTTPHeader(name: "apns-topic", value: "a.app"), HTTPHeader(name: "authorization", value: "bearer A"),
+                                        HTTPHeader(name: "x-empty", value: "")])
+        let jobB = try HTTPHeaderBlock([HTTPHeader(name: "content-type", value: "application/json"), HTTPHeader(name: "x-b", value: "2")])
+        let requests = [
+            HTTPRequest(method: "POST", url: server.origin + "/echo", sharedHeaders: jobA, body: Array("one".utf8)),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", sharedHeaders: jobA, body: Array("two".utf8)),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", headers: [HTTPHeader(name: "x-own", value: "mine")], sharedHeaders: jobB,
+                        body: Array("three".utf8)),
+            HTTPRequest(method: "POST", url: server.origin + "/echo", body: Array("four".utf8)),
+            HTTPRequest(method: "GET", url: server.origin + "/hello.txt", sharedHeaders: jobA),
+        ]
+        for request in requests {
+            let response = try await client.send(request).get()
+            #expect(response.status == 200)
+            if request.method == "POST" { #expect(response.body == request.body, "the body is the request's own") }
+        }
+        #expect(client.handlesCreated == 1)
+        let received = server.receivedRequests()
+        try #require(received.count == requests.count)
+        let names = received.map { request in request.headers.map(\.name).filter { !$0.hasPrefix(":") } }
+        for index in [0, 1, 4] {
+            #expect(received[index].value("apns-topic") == "a.app")
+            #expect(received[index].values("authorization") == ["bearer A"])
+            #expect(received[index].value("x-empty") == "")
+            #expect(!names[index].contains("accept") && !names[index].contains("content-type"), "libcurl's defaults removed: \(names[index])")
+        }
+        #expect(received[2].value("x-own") == "mine")
+        #expect(received[2].values("content-type") == ["application/json"])
+        #expect(received[2].value("x-b") == "2")
+        #expect(names[2].firstIndex(of: "x-own")! < names[2].firstIndex(of: "x-b")!, "own fields first: \(names[2])")
+        #expect(!names[2].contains("apns-topic") && !names[2].contains("authorization"))
+        #expect(!names[3].contains("apns-topic") && !names[3].contains("x-b") && !names[3].contains("content-type"), "\(names[3])")
+        #expect(received[4].method == "GET")
+    }
+
     @Test("one reused handle switches between h2c and TLS origins")
     func cleartextThenTLS() async throws {
         let tls = try NghttpdServer()
@@ -206,6 +246,39 @@ struct RequestBuildingTests {
             .headerLines == ["Content-Type: a/b", "accept: */*"])
         let big = try prepare("POST", body: String(repeating: "b", count: CurlTransfer.expectThreshold + 1))
         #expect(big.headerLines == ["Accept:", "Content-Type:", "Expect:"])
+    }
+
+    @Test("a shared header block is checked once, laid out with libcurl's defaults removed, and linked after a request's own lines")
+    func sharedHeaderLines() throws {
+        #expect(throws: HTTPTransportError.invalidRequest("header authorization contains CR, LF or NUL")) {
+            try HTTPHeaderBlock([HTTPHeader(name: "apns-topic", value: "a"), HTTPHeader(name: "authorization", value: "bearer x\r\nevil: 1")])
+        }
+        #expect(throws: HTTPTransportError.invalidRequest("invalid header name")) { try HTTPHeaderBlock([HTTPHeader(name: "bad name", value: "v")]) }
+        let block = try HTTPHeaderBlock([HTTPHeader(name: "apns-topic", value: "a.app"), HTTPHeader(name: "authorization", value: "bearer J"),
+                                         HTTPHeader(name: "x-empty", value: "")])
+        let shared = ["apns-topic: a.app", "authorization: bearer J", "x-empty;", "Accept:", "Content-Type:"]
+        #expect(block.lines.count == shared.count)
+        let alone = try CurlPreparedRequest(HTTPRequest(method: "POST", url: "https://a.example/3/device/t", sharedHeaders: block,
+                                                        body: Array("{}".utf8)), settings: .forTests())
+        #expect(alone.headerLines == shared)
+        #expect(alone.headers == block.lines.head, "no line of its own: libcurl is pointed at the block itself")
+        #expect(alone.headerCount == shared.count)
+        #expect(Array(UnsafeRawBufferPointer(start: alone.body, count: alone.bodyCount)) == Array("{}".utf8))
+        let own = try CurlPreparedRequest(HTTPRequest(method: "POST", url: "https://a.example/x", headers: [HTTPHeader(name: "x-own", value: "1")],
+                                                      sharedHeaders: block, body: Array(repeating: 7, count: CurlTransfer.expectThreshold + 1)),
+                                          settings: .forTests())
+        #expect(own.headerLines == ["x-own: 1", "Expect:"] + shared)
+        #expect(own.headerCount == shared.count + 2)
+        #expect(alone.headerLines == shared, "the block is not changed by a request linked to it")
+        let typed = try HTTPHeaderBlock([HTTPHeader(name: "Content-Type", value: "application/json"), HTTPHeader(name: "accept", value: "*/*")])
+        #expect(typed.lines.count == 2)
+        #expect(try CurlPreparedRequest(HTTPRequest(method: "GET", url: "https://a.example/", sharedHeaders: typed), settings: .forTests())
+            .headerLines == ["Content-Type: application/json", "accept: */*"])
+        #expect(try HTTPHeaderBlock([]).lines.count == 2)
+        #expect(throws: HTTPTransportError.self) {
+            try CurlPreparedRequest(HTTPRequest(method: "POST", url: "https://a.example/", headers: [HTTPHeader(name: "x", value: "a\nb")],
+                                                sharedHeaders: block), settings: .forTests())
+        }
     }
 
     @Test("a prepared request knows where a provider URL's path starts and whether it is plain", arguments: [

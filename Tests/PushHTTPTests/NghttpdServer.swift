@@ -66,7 +66,10 @@ final class NghttpdServer: Sendable {
         for line in process.stdout().split(separator: "\n") {
             guard let recv = line.range(of: "] recv (stream_id="), let close = line[recv.upperBound...].firstIndex(of: ")") else { continue }
             let connection = line.prefix { $0 != "]" }
-            let key = "\(connection)/\(line[recv.upperBound..<close])"
+            // Fields HPACK must never index (nghttp2: `authorization`, short `cookie`) read
+            // `recv (stream_id=13, sensitive) authorization: …`.
+            let stream = line[recv.upperBound..<close].prefix { $0 != "," }
+            let key = "\(connection)/\(stream)"
             let field = line[line.index(close, offsetBy: 2)...]
             // The name may start with ':' (a pseudo-header): split at the first ": " after it.
             guard let separator = field.dropFirst().range(of: ": ") ?? (field.hasSuffix(":") ? field.index(before: field.endIndex)..<field.endIndex : nil) else { continue }

@@ -204,3 +204,48 @@ struct ProviderAuthRefreshTests {
     }
 }
 
+
+/// The header blocks the `Deliverer` reuses from one request to the next (`SharedHeaderBlocks`).
+@Suite("Shared header blocks")
+struct SharedHeaderBlocksTests {
+    static func fields(_ block: HTTPHeaderBlock) -> [String] { block.headers.map { "\($0.name): \($0.value)" } }
+
+    @Test("a job's headers and token give one block for all its requests; a new token, other headers or extra fields a new one")
+    func reuse() throws {
+        var blocks = SharedHeaderBlocks()
+        let job = [KeyValue("apns-topic", "a.app"), KeyValue("apns-push-type", "alert")]
+        let first = try blocks.block(platform: .ios, headers: job, authorization: "bearer A", extra: [])
+        #expect(Self.fields(first) == ["apns-topic: a.app", "apns-push-type: alert", "authorization: bearer A"])
+        #expect(try blocks.block(platform: .ios, headers: job, authorization: "bearer A", extra: []) === first)
+        // Equal values in other storage find it too.
+        #expect(try blocks.block(platform: .ios, headers: job.map { KeyValue(String($0.key), String($0.value)) },
+                                 authorization: "bearer " + "A", extra: []) === first)
+        let renewed = try blocks.block(platform: .ios, headers: job, authorization: "bearer B", extra: [])
+        #expect(renewed !== first)
+        #expect(Self.fields(renewed).last == "authorization: bearer B")
+        let certificate = try blocks.block(platform: .ios, headers: job, authorization: nil, extra: [])
+        #expect(Self.fields(certificate) == ["apns-topic: a.app", "apns-push-type: alert"], "certificate auth: no authorization")
+        let web = try blocks.block(platform: .web, headers: [KeyValue("ttl", "60")], authorization: "vapid t=x, k=y",
+                                   extra: [HTTPHeader(name: "content-encoding", value: "aes128gcm")])
+        #expect(Self.fields(web) == ["ttl: 60", "authorization: vapid t=x, k=y", "content-encoding: aes128gcm"])
+        #expect(try blocks.block(platform: .web, headers: [KeyValue("ttl", "60")], authorization: "vapid t=x, k=y", extra: []) !== web)
+        #expect(try blocks.block(platform: .android, headers: job, authorization: "bearer A", extra: []) !== first, "one list per platform")
+    }
+
+    @Test("a few blocks per platform are kept, the oldest replaced first; a refused header throws and is not kept")
+    func replacement() throws {
+        var blocks = SharedHeaderBlocks()
+        let count = SharedHeaderBlocks.entriesPerPlatform
+        let audiences = (0...count).map { "vapid t=\($0)" }
+        let made = try audiences.map { try blocks.block(platform: .web, headers: [], authorization: $0, extra: []) }
+        // The first was replaced by the last; the others are still found.
+        for index in 1...count { #expect(try blocks.block(platform: .web, headers: [], authorization: audiences[index], extra: []) === made[index]) }
+        #expect(try blocks.block(platform: .web, headers: [], authorization: audiences[0], extra: []) !== made[0])
+        #expect(throws: HTTPTransportError.invalidRequest("header authorization contains CR, LF or NUL")) {
+            try blocks.block(platform: .ios, headers: [KeyValue("apns-topic", "a")], authorization: "bearer x\r\ny: z", extra: [])
+        }
+        #expect(throws: HTTPTransportError.invalidRequest("invalid header name")) {
+            try blocks.block(platform: .ios, headers: [KeyValue("bad name", "a")], authorization: nil, extra: [])
+        }
+    }
+}

@@ -26,9 +26,13 @@ final class CurlPreparedRequest: @unchecked Sendable {
     }
 
     private let storage: UnsafeMutableRawPointer
-    /// The header list, nil when empty.
+    /// The header list, nil when empty: the request's own lines, then those of its shared
+    /// block (whose nodes it links to, so a request with no line of its own points libcurl
+    /// at the block itself).
     let headers: UnsafeMutablePointer<curl_slist>?
     let headerCount: Int
+    /// ``HTTPRequest/sharedHeaders``, kept alive while libcurl may read its lines.
+    let sharedHeaders: HTTPHeaderBlock?
     /// The URL, NUL-terminated, and its length.
     let url: UnsafePointer<CChar>
     let urlCount: Int
@@ -85,7 +89,10 @@ final class CurlPreparedRequest: @unchecked Sendable {
         // Only the headers the request asked for: libcurl's default "Accept: */*" and its
         // invented form content type are removed ("Name:" lines), and "Expect: 100-continue"
         // (which libcurl adds only over HTTP/1.1, above 1 MiB) is refused where it could apply.
-        var hasAccept = false, hasContentType = false
+        // A shared block removed (or set) both already (``CurlHeaderLines``).
+        let shared = request.sharedHeaders
+        sharedHeaders = shared
+        var hasAccept = shared != nil, hasContentType = shared != nil
         var lines = 0, lineBytes = 0
         for header in request.headers {
             try HTTPRequestValidation.validate(header)
@@ -105,13 +112,18 @@ final class CurlPreparedRequest: @unchecked Sendable {
         storage = UnsafeMutableRawPointer.allocate(byteCount: max(total, 1), alignment: MemoryLayout<curl_slist>.alignment)
         let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines)
         let bytes = (storage + nodeBytes).bindMemory(to: UInt8.self, capacity: total - nodeBytes)
-        var writer = Writer(nodes: nodes, bytes: bytes)
+        var writer = CurlHeaderWriter(nodes: nodes, bytes: bytes)
         for header in request.headers { writer.append(name: header.name, value: header.value) }
         if !hasAccept { writer.append(line: "Accept:") }
         if removeContentType { writer.append(line: "Content-Type:") }
         if removeExpect { writer.append(line: "Expect:") }
-        headers = lines > 0 ? nodes : nil
-        headerCount = lines
+        if lines > 0 {
+            nodes[lines - 1].next = shared?.lines.head
+            headers = nodes
+        } else {
+            headers = shared?.lines.head
+        }
+        headerCount = lines + (shared?.lines.count ?? 0)
 
         let urlStart = writer.used
         writer.copy(request.url)
@@ -154,63 +166,101 @@ final class CurlPreparedRequest: @unchecked Sendable {
         return lines
     }
 
-    /// Fills the node array and the line bytes (room made by `init`).
-    private struct Writer {
-        let nodes: UnsafeMutablePointer<curl_slist>
-        let bytes: UnsafeMutablePointer<UInt8>
-        var count = 0
-        var used = 0
+}
 
-        /// Appends the line `name: value`, or `name;` for an empty value (libcurl's syntax for a
-        /// header sent with no value; `name:` would remove it).
-        mutating func append(name: String, value: String) {
-            let start = used
-            copy(name)
-            if value.isEmpty {
-                put(UInt8(ascii: ";"))
-            } else {
-                put(UInt8(ascii: ":"))
-                put(UInt8(ascii: " "))
-                copy(value)
-            }
-            finishLine(from: start)
+/// Header lines checked and laid out once for many requests (``HTTPHeaderBlock``): the
+/// `curl_slist` nodes and their NUL-terminated lines in one buffer, followed by the lines that
+/// remove libcurl's default `Accept:` and form `Content-Type:` when the block sets neither. A
+/// request's own nodes link to `head`; nothing writes to the buffer after `init`, so any number
+/// of transfers read it at once. (Removing `Content-Type` where no body is sent removes what
+/// libcurl would not have added.)
+final class CurlHeaderLines: @unchecked Sendable {
+    private let storage: UnsafeMutableRawPointer
+    let head: UnsafeMutablePointer<curl_slist>?
+    let count: Int
+
+    init(_ headers: [HTTPHeader]) throws(HTTPTransportError) {
+        var hasAccept = false, hasContentType = false
+        var lines = 0, lineBytes = 0
+        for header in headers {
+            try HTTPRequestValidation.validate(header)
+            lines += 1
+            lineBytes += CurlPreparedRequest.lineBytes(name: header.name, value: header.value)
+            if CurlTransfer.isContentType(header.name) { hasContentType = true } else if CurlTransfer.isAccept(header.name) { hasAccept = true }
         }
+        if !hasAccept { lines += 1; lineBytes += 8 }         // "Accept:"
+        if !hasContentType { lines += 1; lineBytes += 14 }   // "Content-Type:"
+        let nodeBytes = lines * MemoryLayout<curl_slist>.stride
+        storage = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + lineBytes, alignment: MemoryLayout<curl_slist>.alignment)
+        let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines)
+        let bytes = (storage + nodeBytes).bindMemory(to: UInt8.self, capacity: lineBytes)
+        var writer = CurlHeaderWriter(nodes: nodes, bytes: bytes)
+        for header in headers { writer.append(name: header.name, value: header.value) }
+        if !hasAccept { writer.append(line: "Accept:") }
+        if !hasContentType { writer.append(line: "Content-Type:") }
+        head = nodes
+        count = lines
+    }
 
-        /// Appends a fixed line such as `Expect:`.
-        mutating func append(line: StaticString) {
-            let start = used
-            line.withUTF8Buffer { source in
-                guard let base = source.baseAddress else { return }
-                (bytes + used).update(from: base, count: source.count)
-                used += source.count
-            }
-            finishLine(from: start)
+    deinit { storage.deallocate() }
+}
+
+/// Fills a node array and its line bytes (room made by the caller).
+struct CurlHeaderWriter {
+    let nodes: UnsafeMutablePointer<curl_slist>
+    let bytes: UnsafeMutablePointer<UInt8>
+    var count = 0
+    var used = 0
+
+    /// Appends the line `name: value`, or `name;` for an empty value (libcurl's syntax for a
+    /// header sent with no value; `name:` would remove it).
+    mutating func append(name: String, value: String) {
+        let start = used
+        copy(name)
+        if value.isEmpty {
+            put(UInt8(ascii: ";"))
+        } else {
+            put(UInt8(ascii: ":"))
+            put(UInt8(ascii: " "))
+            copy(value)
         }
+        finishLine(from: start)
+    }
 
-        private mutating func finishLine(from start: Int) {
-            put(0)
-            let node = nodes + count
-            node.initialize(to: curl_slist(data: UnsafeMutableRawPointer(bytes + start).assumingMemoryBound(to: CChar.self), next: nil))
-            if count > 0 { (node - 1).pointee.next = node }
-            count += 1
+    /// Appends a fixed line such as `Expect:`.
+    mutating func append(line: StaticString) {
+        let start = used
+        line.withUTF8Buffer { source in
+            guard let base = source.baseAddress else { return }
+            (bytes + used).update(from: base, count: source.count)
+            used += source.count
         }
+        finishLine(from: start)
+    }
 
-        @inline(__always)
-        mutating func put(_ byte: UInt8) {
-            bytes[used] = byte
-            used += 1
+    private mutating func finishLine(from start: Int) {
+        put(0)
+        let node = nodes + count
+        node.initialize(to: curl_slist(data: UnsafeMutableRawPointer(bytes + start).assumingMemoryBound(to: CChar.self), next: nil))
+        if count > 0 { (node - 1).pointee.next = node }
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func put(_ byte: UInt8) {
+        bytes[used] = byte
+        used += 1
+    }
+
+    mutating func copy(_ text: String) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { source -> Int in
+            if let base = source.baseAddress { (bytes + used).update(from: base, count: source.count) }
+            return source.count
         }
-
-        mutating func copy(_ text: String) {
-            let copied = text.utf8.withContiguousStorageIfAvailable { source -> Int in
-                if let base = source.baseAddress { (bytes + used).update(from: base, count: source.count) }
-                return source.count
-            }
-            if let copied {
-                used += copied
-            } else {
-                for byte in text.utf8 { put(byte) }
-            }
+        if let copied {
+            used += copied
+        } else {
+            for byte in text.utf8 { put(byte) }
         }
     }
 }

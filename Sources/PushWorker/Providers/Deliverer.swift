@@ -45,6 +45,8 @@ public final class Deliverer: Sendable {
     let providerMetrics: [ProviderMetrics]
     /// Apps whose APNs certificate was refused (DESIGN §18).
     let certificateCircuit: APNSCertificateCircuit
+    /// The header blocks sent last (``SharedHeaderBlocks``).
+    private let headerBlocks = Mutex(SharedHeaderBlocks())
 
     /// - Parameters:
     ///   - maxInFlightPerOrigin: caps the requests handed to libcurl per origin (nil: no limit);
@@ -238,19 +240,19 @@ public final class Deliverer: Sendable {
     private func send(_ request: ProviderRequest, authorization: String?, body: [UInt8], extraHeaders: [HTTPHeader],
                       clientCertificate: ClientCertificate? = nil, connectPolicy: ConnectAddressPolicy? = nil,
                       attempt: Int, completion: @escaping Completion) {
-        var headers: [HTTPHeader] = []
-        headers.reserveCapacity(request.headers.count + 1 + extraHeaders.count)
-        for header in request.headers { headers.append(HTTPHeader(name: header.key, value: header.value)) }
-        if let authorization { headers.append(HTTPHeader(name: "authorization", value: authorization)) }
-        headers.append(contentsOf: extraHeaders)
         let platform = request.platform
-        let httpRequest = HTTPRequest(method: request.method, url: request.url, headers: headers, body: body, timeout: requestTimeout,
-                                      connectPolicy: connectPolicy, clientCertificate: clientCertificate,
-                                      responseHeaders: ResponseClassifier.headerNames(platform: platform))
         // Checked and laid out for libcurl here, on the calling (consumer) thread, before the
-        // gate: a request that waits in the gate is started on the I/O thread.
+        // gate: a request that waits in the gate is started on the I/O thread. The headers
+        // (the job's, the provider token, the extra ones) once per job and token: only the
+        // URL and body are the recipient's own.
         let prepared: PreparedHTTPRequest
         do {
+            let block = try headerBlocks.withLock { blocks throws(HTTPTransportError) in
+                try blocks.block(platform: platform, headers: request.headers, authorization: authorization, extra: extraHeaders)
+            }
+            let httpRequest = HTTPRequest(method: request.method, url: request.url, sharedHeaders: block, body: body,
+                                          timeout: requestTimeout, connectPolicy: connectPolicy, clientCertificate: clientCertificate,
+                                          responseHeaders: ResponseClassifier.headerNames(platform: platform))
             prepared = try http.prepare(httpRequest)
         } catch {
             return answer(.failure(error), platform: platform, attempt: attempt, started: DispatchTime.now().uptimeNanoseconds,
@@ -487,5 +489,47 @@ final class OriginGate: Sendable {
             if slashes == 3 { return String(decoding: url.utf8.prefix(index), as: UTF8.self) }
         }
         return url
+    }
+}
+
+/// The ``HTTPHeaderBlock``s the `Deliverer` sent last, a few per platform: a job's requests
+/// carry the same header array (its payload template's) and provider token, so the block is
+/// found by identity (an array or string compared with itself is equal at once) and each
+/// recipient's request copies and checks only its URL and body. Web Push tokens differ by
+/// push service (the VAPID audience), hence a few entries, replaced in turn.
+struct SharedHeaderBlocks {
+    struct Entry {
+        let headers: [KeyValue]
+        let authorization: String?
+        let extra: [HTTPHeader]
+        let block: HTTPHeaderBlock
+    }
+    static let entriesPerPlatform = 4
+    /// One list per platform, in ``ProviderMetrics/index(_:)`` order.
+    private var entries: [[Entry]] = Array(repeating: [], count: 4)
+    private var next: [Int] = Array(repeating: 0, count: 4)
+
+    /// The block for these fields (`headers`, then `authorization`, then `extra`); a header
+    /// that cannot be sent throws `.invalidRequest` and nothing is kept.
+    mutating func block(platform: Platform, headers: [KeyValue], authorization: String?, extra: [HTTPHeader])
+        throws(HTTPTransportError) -> HTTPHeaderBlock {
+        let slot = ProviderMetrics.index(platform)
+        for entry in entries[slot] where entry.headers == headers && entry.authorization == authorization && entry.extra == extra {
+            return entry.block
+        }
+        var fields: [HTTPHeader] = []
+        fields.reserveCapacity(headers.count + 1 + extra.count)
+        for header in headers { fields.append(HTTPHeader(name: header.key, value: header.value)) }
+        if let authorization { fields.append(HTTPHeader(name: "authorization", value: authorization)) }
+        fields.append(contentsOf: extra)
+        let block = try HTTPHeaderBlock(fields)
+        let entry = Entry(headers: headers, authorization: authorization, extra: extra, block: block)
+        if entries[slot].count < Self.entriesPerPlatform {
+            entries[slot].append(entry)
+        } else {
+            entries[slot][next[slot]] = entry
+            next[slot] = (next[slot] + 1) % Self.entriesPerPlatform
+        }
+        return block
     }
 }
