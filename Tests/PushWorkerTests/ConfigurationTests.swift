@@ -213,13 +213,18 @@ struct ConfigurationTests {
         #expect(consumer["group.id"] == "g")
     }
 
-    @Test("the worker's producer lingers 50 ms unless PUSHWORKER_RDKAFKA_LINGER_MS says otherwise; the consumer never gets it")
+    @Test("the worker's producer lingers 50 ms and compresses with snappy unless PUSHWORKER_RDKAFKA_* says otherwise; the consumer gets neither")
     func workerProducerLinger() throws {
         let unset = try Self.load([:])
-        #expect(unset.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)["linger.ms"] == "50")
+        let defaults = unset.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)
+        #expect(defaults["linger.ms"] == "50")
+        #expect(defaults["compression.type"] == "snappy")
         #expect(unset.kafkaProperties(for: .consumer)["linger.ms"] == nil)
-        let set = try Self.load(["PUSHWORKER_RDKAFKA_LINGER_MS": "5"])
-        #expect(set.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)["linger.ms"] == "5")
+        #expect(unset.kafkaProperties(for: .consumer, defaults: [:])["compression.type"] == nil)
+        let set = try Self.load(["PUSHWORKER_RDKAFKA_LINGER_MS": "5", "PUSHWORKER_RDKAFKA_COMPRESSION_TYPE": "lz4"])
+        let overridden = set.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)
+        #expect(overridden["linger.ms"] == "5")
+        #expect(overridden["compression.type"] == "lz4")
     }
 
     @Test("PUSHWORKER_RECORD_DELAY_MS is read, printed, and refused outside 0…1000")
