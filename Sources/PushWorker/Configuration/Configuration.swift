@@ -368,7 +368,7 @@ public struct Configuration: Sendable {
     /// reach the topic that much later. Snappy rather than the producer's LZ4: librdkafka's LZ4
     /// allocates ~150 KB per batch (an LZ4F context, its zeroed 64 KB block buffer, the output
     /// bound), page faults included, and these batches hold ~60 results; snappy compresses them
-    /// as small (2.32 against 2.36 on result records) for 5–8 % less CPU outside the I/O thread
+    /// as small (2.32 against 2.36 on result records) for 3–8 % less CPU outside the I/O thread
     /// ("Thirteenth session"). Every Kafka client reads snappy.
     public static let workerProducerDefaults = ["linger.ms": "50", "compression.type": "snappy"]
 
