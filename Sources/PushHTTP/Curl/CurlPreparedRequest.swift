@@ -92,14 +92,9 @@ final class CurlPreparedRequest: @unchecked Sendable {
         // A shared block removed (or set) both already (``CurlHeaderLines``).
         let shared = request.sharedHeaders
         sharedHeaders = shared
-        var hasAccept = shared != nil, hasContentType = shared != nil
-        var lines = 0, lineBytes = 0
-        for header in request.headers {
-            try HTTPRequestValidation.validate(header)
-            lines += 1
-            lineBytes += Self.lineBytes(name: header.name, value: header.value)
-            if CurlTransfer.isContentType(header.name) { hasContentType = true } else if CurlTransfer.isAccept(header.name) { hasAccept = true }
-        }
+        let own = try HeaderMeasure(request.headers)
+        var lines = own.lines, lineBytes = own.lineBytes
+        let hasAccept = own.hasAccept || shared != nil, hasContentType = own.hasContentType || shared != nil
         let removeContentType = sendsBody && !hasContentType
         let removeExpect = request.body.count > CurlTransfer.expectThreshold
         if !hasAccept { lines += 1; lineBytes += 8 }           // "Accept:"
@@ -180,14 +175,9 @@ final class CurlHeaderLines: @unchecked Sendable {
     let count: Int
 
     init(_ headers: [HTTPHeader]) throws(HTTPTransportError) {
-        var hasAccept = false, hasContentType = false
-        var lines = 0, lineBytes = 0
-        for header in headers {
-            try HTTPRequestValidation.validate(header)
-            lines += 1
-            lineBytes += CurlPreparedRequest.lineBytes(name: header.name, value: header.value)
-            if CurlTransfer.isContentType(header.name) { hasContentType = true } else if CurlTransfer.isAccept(header.name) { hasAccept = true }
-        }
+        let measure = try HeaderMeasure(headers)
+        let hasAccept = measure.hasAccept, hasContentType = measure.hasContentType
+        var lines = measure.lines, lineBytes = measure.lineBytes
         if !hasAccept { lines += 1; lineBytes += 8 }         // "Accept:"
         if !hasContentType { lines += 1; lineBytes += 14 }   // "Content-Type:"
         let nodeBytes = lines * MemoryLayout<curl_slist>.stride
@@ -203,6 +193,25 @@ final class CurlHeaderLines: @unchecked Sendable {
     }
 
     deinit { storage.deallocate() }
+}
+
+/// Header fields checked (``HTTPRequestValidation``) and measured for a ``CurlHeaderWriter``:
+/// the lines and bytes they take, and whether they set `Accept` or `Content-Type`.
+struct HeaderMeasure {
+    var lines = 0
+    var lineBytes = 0
+    var hasAccept = false
+    var hasContentType = false
+
+    @inline(__always)
+    init(_ headers: [HTTPHeader]) throws(HTTPTransportError) {
+        for header in headers {
+            try HTTPRequestValidation.validate(header)
+            lines += 1
+            lineBytes += CurlPreparedRequest.lineBytes(name: header.name, value: header.value)
+            if CurlTransfer.isContentType(header.name) { hasContentType = true } else if CurlTransfer.isAccept(header.name) { hasAccept = true }
+        }
+    }
 }
 
 /// Fills a node array and its line bytes (room made by the caller).
