@@ -162,6 +162,27 @@ struct JSONParserReferenceTests {
         }
     }
 
+    @Test("strings read eight bytes at a time: every byte that stops the scan, at every offset of the first three words, as the reference")
+    func stopBytesAtEveryOffset() {
+        // Each byte class the word test must see: the closing quote, an escape, controls, DEL
+        // (allowed), UTF-8 lead and continuation bytes, an invalid byte, and the word's edges.
+        let stops: [[UInt8]] = [[0x22], [0x5C, 0x6E], [0x5C, 0x22], [0x00], [0x1F], [0x0A], [0x20], [0x21], [0x7F], [0xC3, 0xA9],
+                                [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0x80], [0xFF], [0x5B], [0x5D], [0x23], [0x5D, 0x22]]
+        for length in 0..<26 {
+            for offset in 0...length {
+                for stop in stops {
+                    let text = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + stop
+                        + [UInt8](repeating: UInt8(ascii: "b"), count: length - offset)
+                    for input in [[0x22] + text + [0x22], Array("[\"".utf8) + text + Array("\",1]".utf8),
+                                  Array("{\"".utf8) + text + Array("\":\"".utf8) + text + Array("\"}".utf8)] {
+                        let result = Self.compare(input)
+                        #expect(result.problem == nil, "length \(length), offset \(offset), stop \(stop)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("numbers: value, literal and sign as the reference (the exact integer path and strtod)", arguments: [
         "0", "-0", "7", "-7", "10", "123456789012345", "-123456789012345", "1234567890123456", "9007199254740993",
         "99999999999999999999", "1.0", "-0.0", "1e3", "1E-2", "0.1", "1e308", "1e309", "-1e309", "01", "-", "1.", "1e", "-01", "2.5e+3",
