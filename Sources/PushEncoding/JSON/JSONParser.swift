@@ -260,8 +260,17 @@ private struct JSONReader {
         while position &+ 8 <= span.count {
             let word = raw.unsafeLoadUnaligned(fromByteOffset: position, as: UInt64.self)
             let quote = word ^ (ones &* UInt64(ASCII.quote)), backslash = word ^ (ones &* UInt64(ASCII.backslash))
-            let stops = ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word
-            if stops & highs != 0 { break }
+            let stops = (((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
+            if stops != 0 {
+                #if _endian(little)
+                // The lowest flagged byte is the first stop byte: a borrow only ever flags
+                // bytes above (later than) one that is truly flagged.
+                let first = position &+ stops.trailingZeroBitCount &>> 3
+                return span[first] == ASCII.quote ? first : nil
+                #else
+                break
+                #endif
+            }
             position &+= 8
         }
         while position < span.count {
