@@ -249,7 +249,8 @@ private struct JSONReader {
     /// The index of the closing quote when the string from `start` on is ASCII with no escape
     /// and no control character, else nil. Eight bytes at a time while a word holds none of the
     /// bytes that stop the scan (below 0x20, `"`, `\`, 0x80 and above: each test exact for the
-    /// word as a whole, as in `haszero`/`hasless`); the word that holds one is read byte by byte.
+    /// word as a whole, as in `haszero`/`hasless`); in the word that holds one, the lowest
+    /// flagged byte is it. The last bytes of the document, fewer than eight, go one by one.
     /// A token or id in a job is 20–150 such bytes (12 % of decoding went to this loop a byte
     /// at a time: docs/performance.md "Thirteenth session").
     func plainASCIIEnd(from start: Int) -> Int? {
