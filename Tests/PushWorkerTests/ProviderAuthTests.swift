@@ -249,3 +249,27 @@ struct SharedHeaderBlocksTests {
         }
     }
 }
+
+/// The VAPID audience of a push endpoint (`Deliverer.origin(of:)`, RFC 8292 §2).
+@Suite("VAPID audience")
+struct VAPIDAudienceTests {
+    @Test("the audience is the endpoint's origin: scheme, host in lower case, an explicit port kept, IPv6 in brackets", arguments: [
+        ("https://fcm.googleapis.com/fcm/send/abc:def", "https://fcm.googleapis.com"),
+        ("https://updates.push.services.mozilla.com/wpush/v2/gAAAA", "https://updates.push.services.mozilla.com"),
+        ("https://Web.Push.Apple.COM/QGuQyavXutnMH4?x=1#f", "https://web.push.apple.com"),
+        ("https://push.example:8443/p", "https://push.example:8443"),
+        ("HTTPS://push.example", "https://push.example"),
+        ("https://[2001:DB8::1]:4433/p", "https://[2001:db8::1]:4433"),
+    ])
+    func audience(endpoint: String, expected: String) throws {
+        #expect(try Deliverer.origin(of: endpoint) == expected)
+    }
+
+    @Test("an endpoint the endpoint parser refuses has no audience", arguments: [
+        "", "push.example/p", "https://", "https://user@push.example/p", "https://push.example:0/p", "https://push.example:99999/",
+        "https://127.1/p", "https://push example/p", "https://push.example\\@evil/",
+    ])
+    func refused(endpoint: String) {
+        #expect(throws: Deliverer.CredentialsErrorBox.self) { try Deliverer.origin(of: endpoint) }
+    }
+}
