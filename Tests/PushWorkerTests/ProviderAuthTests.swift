@@ -202,6 +202,34 @@ struct ProviderAuthRefreshTests {
         guard case .sent = try #require(fixture.deliver(request)).outcome else { Issue.record("third delivery not sent"); return }
         #expect(try fixture.sandbox.stats()["tokenRequests"] as? Int == 2)
     }
+
+    @Test("FCM: a cached token's completion runs outside the cache's lock (it may ask for a token again)")
+    func fcmCompletionOutsideLock() throws {
+        let fixture = try Fixture(clockStart: Date().timeIntervalSince1970)
+        defer { fixture.shutdown() }
+        let fcm = try #require(fixture.credentials.fcm)
+        let cache = FCMTokenCache(http: fixture.http, metrics: Metrics(), logger: Logger(level: .critical))
+        let now = fixture.clock.now
+        let fetched = DispatchSemaphore(value: 0)
+        cache.withToken(fcm, now: now) { _ in fetched.signal() }
+        #expect(fetched.wait(timeout: .now() + 10) == .success, "the token was fetched")
+        // Cached now: the completion runs at once, on the calling thread; under the lock, the
+        // nested call would wait for that lock forever.
+        let results = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            cache.withToken(fcm, now: now) { outer in
+                cache.withToken(fcm, now: now) { inner in
+                    results.withLock { $0 = [(try? outer.get()) ?? "-", (try? inner.get()) ?? "-"] }
+                    done.signal()
+                }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success, "the nested request for a token completed")
+        let tokens = results.withLock { $0 }
+        #expect(tokens.count == 2 && tokens[0] == tokens[1] && tokens[0] != "-")
+        #expect(try fixture.sandbox.stats()["tokenRequests"] as? Int == 1)
+    }
 }
 
 

@@ -110,23 +110,29 @@ final class FCMTokenCache: Sendable {
         self.logger = logger
     }
 
+    /// `completion` runs on the calling thread when a token is ready (outside the lock: it
+    /// sends the request), else when the fetch ends.
     func withToken(_ fcm: AppCredentials.FCM, now: Double, _ completion: @escaping Waiter) {
         let key = fcm.clientEmail
-        let shouldFetch: Bool = states.withLock { states in
+        enum Next { case ready(String), wait, fetch }
+        let next: Next = states.withLock { states in
             switch states[key] {
             case .ready(let token, let expiresAt) where expiresAt - now > 300:
-                completion(.success(token))
-                return false
+                return .ready(token)
             case .fetching(var waiters):
                 waiters.append(completion)
                 states[key] = .fetching(waiters)
-                return false
+                return .wait
             default:
                 states[key] = .fetching([completion])
-                return true
+                return .fetch
             }
         }
-        if shouldFetch { fetch(fcm, key: key, now: now) }
+        switch next {
+        case .ready(let token): completion(.success(token))
+        case .wait: break
+        case .fetch: fetch(fcm, key: key, now: now)
+        }
     }
 
     /// Forgets `token` after a 401, so the next request fetches a new one.
