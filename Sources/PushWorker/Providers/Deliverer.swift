@@ -506,9 +506,10 @@ struct SharedHeaderBlocks {
         let block: HTTPHeaderBlock
     }
     static let entriesPerPlatform = 4
-    /// One list per platform, in ``ProviderMetrics/index(_:)`` order.
-    private var entries: [[Entry]] = Array(repeating: [], count: 4)
-    private var next: [Int] = Array(repeating: 0, count: 4)
+    /// One list per platform, in ``ProviderMetrics/index(_:)`` order, and the entry each
+    /// replaces next once full.
+    private var entries: [[Entry]] = Array(repeating: [], count: Platform.allCases.count)
+    private var next: [Int] = Array(repeating: 0, count: Platform.allCases.count)
 
     /// The block for these fields (`headers`, then `authorization`, then `extra`); a header
     /// that cannot be sent throws `.invalidRequest` and nothing is kept.
