@@ -104,7 +104,7 @@ final class CurlPreparedRequest: @unchecked Sendable {
         let urlCount = request.url.utf8.count
         let nodeBytes = lines * MemoryLayout<curl_slist>.stride
         let total = nodeBytes + lineBytes + urlCount + 1 + request.body.count
-        storage = UnsafeMutableRawPointer.allocate(byteCount: max(total, 1), alignment: MemoryLayout<curl_slist>.alignment)
+        storage = pw_curl_storage_alloc(total)
         let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines)
         let bytes = (storage + nodeBytes).bindMemory(to: UInt8.self, capacity: total - nodeBytes)
         var writer = CurlHeaderWriter(nodes: nodes, bytes: bytes)
@@ -143,7 +143,7 @@ final class CurlPreparedRequest: @unchecked Sendable {
         }
     }
 
-    deinit { storage.deallocate() }
+    deinit { pw_curl_storage_free(storage) }
 
     /// Bytes a `name: value` line takes, NUL included (`name;` for an empty value).
     static func lineBytes(name: String, value: String) -> Int {
@@ -181,7 +181,7 @@ final class CurlHeaderLines: @unchecked Sendable {
         if !hasAccept { lines += 1; lineBytes += 8 }         // "Accept:"
         if !hasContentType { lines += 1; lineBytes += 14 }   // "Content-Type:"
         let nodeBytes = lines * MemoryLayout<curl_slist>.stride
-        storage = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + lineBytes, alignment: MemoryLayout<curl_slist>.alignment)
+        storage = pw_curl_storage_alloc(nodeBytes + lineBytes)
         let nodes = storage.bindMemory(to: curl_slist.self, capacity: lines)
         let bytes = (storage + nodeBytes).bindMemory(to: UInt8.self, capacity: lineBytes)
         var writer = CurlHeaderWriter(nodes: nodes, bytes: bytes)
@@ -192,7 +192,7 @@ final class CurlHeaderLines: @unchecked Sendable {
         count = lines
     }
 
-    deinit { storage.deallocate() }
+    deinit { pw_curl_storage_free(storage) }
 }
 
 /// Header fields checked (``HTTPRequestValidation``) and measured for a ``CurlHeaderWriter``:
