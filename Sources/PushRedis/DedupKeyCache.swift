@@ -1,15 +1,16 @@
 import PushCore
 import Synchronization
 
-/// The de-duplication keys of the campaigns a worker is delivering, each built once.
+/// The de-duplication key prefixes of the campaigns a worker is delivering, each built once.
 ///
 /// Every claim and every record names two keys per bucket it touches (`pw:{app:campaign:bbb}:s`
-/// and `:c`, ``RedisKeys``), and a 500-recipient job touches ~470 of a campaign's 4,096 buckets:
-/// building them per call was ≈ 2.5k instructions per recipient in the claim and again in the
-/// record (callgrind, docs/performance.md "Sixth session"). The cache keeps the keys of the
-/// ``maxCampaigns`` campaigns used last (at most 2 × 4,096 keys each, ≈ 0.5 MB), shared by the
-/// consumer thread's claims and the finisher's records. Keys are the same strings
-/// ``RedisKeys/dedupSent(appID:campaignID:bucket:)`` and `dedupClaims` build.
+/// and `:c`, ``RedisKeys``), and a 500-recipient job touches ~470 of a campaign's 4,096 buckets.
+/// The cache keeps the escaped `pw:{app:campaign:` prefix of the ``maxCampaigns`` campaigns used
+/// last, shared by the consumer thread's claims and the finisher's records; a bucket's key is then
+/// a ``DedupKeyName`` (the prefix and the bucket number), written into the command's bytes when it
+/// is formatted. Until the fourteenth session the cache held each bucket's key as a String behind
+/// a lock: two objects per recipient to retain and release on both threads, and a lock they
+/// contended for (docs/performance.md "Fourteenth session").
 final class DedupKeyCache: Sendable {
     /// Campaigns kept; the one used longest ago leaves first.
     static let maxCampaigns = 4
@@ -19,27 +20,18 @@ final class DedupKeyCache: Sendable {
         var campaign: String
     }
 
-    /// One campaign's keys: `[2 × bucket]` the sent set, `[2 × bucket + 1]` the claims hash, ""
-    /// until first asked for. A claim or record call takes it once per campaign, then asks per
-    /// bucket (a lock and an array index: no hashing of the campaign's names per bucket).
+    /// One campaign's keys: immutable, so a claim or record takes it once per campaign and then
+    /// names each bucket without a lock or a hash of the campaign's names.
     final class CampaignKeys: Sendable {
-        private let builder: RedisKeys.DedupScope
-        private let keys = Mutex([String](repeating: "", count: 2 * DedupKey.bucketCount))
+        private let prefix: DedupKeyName.Prefix
 
         fileprivate init(app: String, campaign: String) {
-            builder = RedisKeys.DedupScope(appID: app, campaignID: campaign)
+            prefix = DedupKeyName.Prefix(appID: app, campaignID: campaign)
         }
 
-        /// The sent set's and the claims hash's key of `bucket` (0 ..< ``DedupKey/bucketCount``).
-        func keys(bucket: Int) -> (sent: String, claims: String) {
-            let bucket = bucket & (DedupKey.bucketCount - 1)
-            return keys.withLock { keys in
-                if keys[2 * bucket].isEmpty {
-                    keys[2 * bucket] = builder.sentKey(bucket)
-                    keys[2 * bucket + 1] = builder.claimsKey(bucket)
-                }
-                return (keys[2 * bucket], keys[2 * bucket + 1])
-            }
+        /// The sent set's and the claims hash's key of `bucket` (taken modulo ``DedupKey/bucketCount``).
+        func keys(bucket: Int) -> (sent: DedupKeyName, claims: DedupKeyName) {
+            (DedupKeyName(prefix: prefix, bucket: bucket, claims: false), DedupKeyName(prefix: prefix, bucket: bucket, claims: true))
         }
     }
 
@@ -73,7 +65,7 @@ final class DedupKeyCache: Sendable {
     }
 
     /// The sent set's and the claims hash's key of `bucket` of one campaign.
-    func keys(app: String, campaign: String, bucket: Int) -> (sent: String, claims: String) {
+    func keys(app: String, campaign: String, bucket: Int) -> (sent: DedupKeyName, claims: DedupKeyName) {
         self.campaign(app: app, campaign: campaign).keys(bucket: bucket)
     }
 

@@ -199,7 +199,7 @@ public final class DeliveryStateStore: Sendable {
             arguments.append(.int(item.key.memberValue))
             arguments.append(.string(item.owner))
         }
-        return claimScript.invocation(keys: keys.keys, arguments: arguments)
+        return claimScript.invocation(keyArguments: keys.keys, arguments: arguments)
     }
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
@@ -215,17 +215,17 @@ public final class DeliveryStateStore: Sendable {
             arguments.append(.string(entry.owner))
             arguments.append(.int(max(0, entry.sentRetentionMs ?? 0)))
         }
-        return recordScript.invocation(keys: keys.keys, arguments: arguments)
+        return recordScript.invocation(keyArguments: keys.keys, arguments: arguments)
     }
 
     /// The KEYS of one claim or record script call: each distinct bucket's sent set and claims
     /// hash, in first-seen order, and the bucket's 1-based position for ARGV. The entries of one
     /// job come together, so the (app, campaign) of the previous entry is checked first and its
-    /// buckets are looked up by number alone; the key strings come from the store's
-    /// ``DedupKeyCache``.
+    /// buckets are looked up by number alone; the keys are ``DedupKeyName``s on the prefixes of
+    /// the store's ``DedupKeyCache``.
     private struct ScriptKeys {
         let cache: DedupKeyCache
-        private(set) var keys: [String] = []
+        private(set) var keys: [RedisArgument] = []
         /// Other campaigns' positions by bucket (a batch rarely holds more than one campaign).
         private var scopes: [BucketScope: [Int32]] = [:]
         private var current: (scope: BucketScope, keys: DedupKeyCache.CampaignKeys)?
@@ -269,8 +269,8 @@ public final class DeliveryStateStore: Sendable {
                 if known > 0 { return Int(known) }
             }
             let pair = campaignKeys.keys(bucket: bucket)
-            keys.append(pair.sent)
-            keys.append(pair.claims)
+            keys.append(.dedupKey(pair.sent))
+            keys.append(.dedupKey(pair.claims))
             let position = keys.count / 2
             if currentPositions.isEmpty { onlyBucket = (bucket, position) } else { currentPositions[bucket] = Int32(position) }
             return position

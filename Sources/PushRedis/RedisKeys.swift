@@ -41,7 +41,8 @@ public enum RedisKeys {
     struct DedupScope {
         let appID: String
         let campaignID: String
-        private var prefix: String
+        /// `pw:{app:campaign:`, escaped (``DedupKeyName`` shares it as bytes).
+        let prefix: String
 
         init(appID: String, campaignID: String) {
             self.appID = appID

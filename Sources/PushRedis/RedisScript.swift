@@ -12,9 +12,14 @@ struct RedisScript: Sendable {
 
     /// `EVALSHA sha numkeys keys… args…`
     func invocation(keys: [String], arguments: [RedisArgument]) -> [RedisArgument] {
+        invocation(keyArguments: keys.map { .string($0) }, arguments: arguments)
+    }
+
+    /// `EVALSHA sha numkeys keys… args…` with keys given as arguments (``DedupKeyName``s).
+    func invocation(keyArguments keys: [RedisArgument], arguments: [RedisArgument]) -> [RedisArgument] {
         var command: [RedisArgument] = ["EVALSHA", .string(sha1), .int(Int64(keys.count))]
         command.reserveCapacity(3 + keys.count + arguments.count)
-        for key in keys { command.append(.string(key)) }
+        command.append(contentsOf: keys)
         command.append(contentsOf: arguments)
         return command
     }

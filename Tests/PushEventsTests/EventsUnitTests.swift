@@ -252,6 +252,7 @@ struct EventsUnitTests {
             case .string(let text): text
             case .int(let value): String(value)
             case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+            case .dedupKey(let name): name.text
             }
         }.joined(separator: " ") }
         #expect(texts.contains("HINCRBY pw:{a}:ev:cmp:c opened 3"))

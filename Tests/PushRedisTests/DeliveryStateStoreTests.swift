@@ -441,15 +441,47 @@ struct RedisKeysTests {
                 for bucket in stride(from: round, to: DedupKey.bucketCount, by: 97) {
                     let key = DedupKey(fingerprint: UInt64(bucket) << 52)
                     let pair = cache.keys(app: app, campaign: campaign, bucket: bucket)
-                    #expect(pair.sent == RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key))
-                    #expect(pair.claims == RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
+                    #expect(pair.sent.text == RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key))
+                    #expect(pair.claims.text == RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
                 }
                 #expect(cache.campaignCount <= DedupKeyCache.maxCampaigns)
             }
         }
         #expect(cache.campaignCount == DedupKeyCache.maxCampaigns)
         let last = cache.keys(app: "app", campaign: "cmp", bucket: DedupKey.bucketCount - 1)
-        #expect(last.sent == "pw:{app:cmp:fff}:s" && last.claims == "pw:{app:cmp:fff}:c")
+        #expect(last.sent.text == "pw:{app:cmp:fff}:s" && last.claims.text == "pw:{app:cmp:fff}:c")
+    }
+
+    @Test("a dedup key name is formatted, hashed to its slot and read as the very string RedisKeys builds, for every bucket of every kind of name")
+    func dedupKeyNames() {
+        let scopes = [("app", "cmp"), ("a}p{:%", "c:{x}%"), ("", ""), ("é✓", "kampanya-ü"), (String(repeating: "a", count: 300), "c")]
+        var mismatches: [String] = []
+        for (app, campaign) in scopes {
+            let keys = DedupKeyCache().campaign(app: app, campaign: campaign)
+            for bucket in 0..<DedupKey.bucketCount {
+                let key = DedupKey(fingerprint: UInt64(bucket) << 52 | 0x1234)
+                let (sent, claims) = keys.keys(bucket: key.bucket)
+                let expected = (RedisKeys.dedupSent(appID: app, campaignID: campaign, bucket: key),
+                                RedisKeys.dedupClaims(appID: app, campaignID: campaign, bucket: key))
+                let formatted = HiredisContext.format([["EVALSHA", .dedupKey(sent), .dedupKey(claims), 7]])
+                let reference = HiredisContext.format([["EVALSHA", .string(expected.0), .string(expected.1), 7]])
+                if sent.text != expected.0 || claims.text != expected.1 || formatted != reference
+                    || RedisClusterSlot.of(argument: .dedupKey(sent)) != RedisClusterSlot.of(expected.0)
+                    || RedisClusterSlot.of(argument: .dedupKey(claims)) != RedisClusterSlot.of(expected.0) {
+                    mismatches.append("\(app)/\(campaign) bucket \(bucket): \(sent.text) \(claims.text)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        // Names of equal text are equal whichever cache built their prefix; others are not.
+        let one = DedupKeyCache().keys(app: "app", campaign: "cmp", bucket: 7)
+        let other = DedupKeyCache().keys(app: "app", campaign: "cmp", bucket: 7)
+        #expect(one.sent == other.sent && one.claims == other.claims)
+        #expect(one.sent != one.claims)
+        #expect(one.sent != DedupKeyCache().keys(app: "app", campaign: "cmp", bucket: 8).sent)
+        #expect(one.sent != DedupKeyCache().keys(app: "app", campaign: "cmq", bucket: 7).sent)
+        // A bucket past the range is taken modulo the bucket count, as DedupKey does.
+        #expect(DedupKeyCache().keys(app: "app", campaign: "cmp", bucket: DedupKey.bucketCount + 7).sent == one.sent)
     }
 
     @Test("SHA-1 test vectors (FIPS 180-4)", arguments: [

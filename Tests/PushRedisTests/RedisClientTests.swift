@@ -239,6 +239,7 @@ struct RedisArgumentDecimalTests {
                 case .string(let text): body = Array(text.utf8)
                 case .bytes(let raw): body = raw
                 case .int(let value): body = Array(String(value).utf8)
+                case .dedupKey(let name): body = Array(name.text.utf8)
                 }
                 bytes += Array("$\(body.count)\r\n".utf8) + body + [0x0D, 0x0A]
             }

@@ -267,6 +267,7 @@ struct RedisClusterPlan {
         case .string(let string): text = string
         case .bytes(let bytes): text = String(decoding: bytes, as: UTF8.self)
         case .int(let value): return String(value)
+        case .dedupKey(let name): text = name.text
         }
         return text.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? text.uppercased() : text
     }
@@ -276,6 +277,7 @@ struct RedisClusterPlan {
         case .int(let value): Int(exactly: value)
         case .string(let text): Int(text)
         case .bytes(let bytes): Int(String(decoding: bytes, as: UTF8.self))
+        case .dedupKey: nil
         }
     }
 }

@@ -30,6 +30,7 @@ public enum RedisClusterSlot {
             text.utf8.withContiguousStorageIfAvailable { of(bytes: $0) } ?? of(bytes: text.utf8)
         case .bytes(let bytes): bytes.withUnsafeBufferPointer { of(bytes: $0) }
         case .int(let value): of(bytes: String(value).utf8)
+        case .dedupKey(let name): of(bytes: name.bytes)
         }
     }
 

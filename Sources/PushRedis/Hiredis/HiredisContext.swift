@@ -91,6 +91,7 @@ final class HiredisContext {
                 case .string(let text): length = text.utf8.count
                 case .bytes(let bytes): length = bytes.count
                 case .int(let value): length = decimalLength(value)
+                case .dedupKey(let name): length = name.count
                 }
                 total += 5 + decimalLength(Int64(length)) + length
             }
@@ -108,6 +109,11 @@ final class HiredisContext {
                     case .int(let value):
                         writer.head(UInt8(ascii: "$"), decimalLength(value))
                         writer.decimal(value)
+                        writer.crlf()
+                    case .dedupKey(let name):
+                        writer.head(UInt8(ascii: "$"), name.count)
+                        name.prefix.bytes.withUnsafeBufferPointer { writer.raw($0) }
+                        for index in 0..<DedupKeyName.tailCount { writer.byte(name.tailByte(index)) }
                         writer.crlf()
                     }
                 }
@@ -142,12 +148,16 @@ final class HiredisContext {
         /// `$<length>\r\n<bytes>\r\n`
         mutating func bulk(_ bytes: UnsafeBufferPointer<UInt8>) {
             head(UInt8(ascii: "$"), bytes.count)
-            if !bytes.isEmpty {
-                let target = UnsafeMutableBufferPointer(rebasing: output[position..<position + bytes.count])
-                _ = target.initialize(from: bytes)
-                position += bytes.count
-            }
+            raw(bytes)
             crlf()
+        }
+
+        /// The bytes as they are.
+        mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) {
+            if bytes.isEmpty { return }
+            let target = UnsafeMutableBufferPointer(rebasing: output[position..<position + bytes.count])
+            _ = target.initialize(from: bytes)
+            position += bytes.count
         }
 
         /// `value` in decimal, the digits written last first into their places.
