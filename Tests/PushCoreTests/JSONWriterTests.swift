@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import PushCore
-import PushEncoding
+@testable import PushEncoding
 
 @Suite("JSONWriter")
 struct JSONWriterTests {
@@ -9,6 +9,31 @@ struct JSONWriterTests {
         var writer = JSONWriter()
         build(&writer)
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test("the escape check agrees with a plain byte-by-byte one: every byte value at every offset of strings up to 27 bytes, beside plain ASCII and non-ASCII neighbours")
+    func needsNoEscapeEveryByteEveryOffset() {
+        func reference(_ bytes: [UInt8]) -> Bool { !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
+        var mismatches: [String] = []
+        for filler in [UInt8(ascii: "a"), 0x7F, 0x80, 0xFF, 0x21, 0x5B, 0x5D, 0x20] {
+            for length in 0...27 {
+                let plain = [UInt8](repeating: filler, count: length)
+                if JSONWriter.needsNoEscape(plain.span) != reference(plain) { mismatches.append("filler \(filler) length \(length)") }
+                for offset in 0..<length {
+                    for value in 0...255 {
+                        var bytes = plain
+                        bytes[offset] = UInt8(value)
+                        if JSONWriter.needsNoEscape(bytes.span) != reference(bytes) {
+                            mismatches.append("filler \(filler) length \(length) byte \(value) at \(offset)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        // Through the writer: a string that needs escaping in its last word or its tail is escaped.
+        #expect(text { $0.string("abcdefgh\"ijklmno") } == #""abcdefgh\"ijklmno""#)
+        #expect(text { $0.string("abcdefghijklmnop\n") } == #""abcdefghijklmnop\n""#)
     }
 
     @Test("commas and nesting")
