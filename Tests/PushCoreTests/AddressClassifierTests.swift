@@ -83,6 +83,49 @@ struct AddressClassifierTests {
         #expect(!IPAddress.isPrivate(text))
     }
 
+    @Test("the one-pass IPv4 parser answers as the split-and-check reference on every short text of digits and dots, and on generated ones")
+    func ipv4AgainstReference() {
+        // The parser before the fourteenth session: four parts of 1–3 ASCII digits, ≤ 255, no leading zero.
+        func reference(_ text: Substring) -> [UInt8]? {
+            guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }) else { return nil }
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4 else { return nil }
+            var bytes: [UInt8] = []
+            for part in parts {
+                guard !part.isEmpty, part.utf8.count <= 3, part.utf8.count == 1 || part.utf8.first != 0x30, let value = UInt8(part) else { return nil }
+                bytes.append(value)
+            }
+            return bytes
+        }
+        var texts: [String] = [""]
+        // Every text of up to 7 characters over "0", "1", "2", "5", "9", "." (the short ones and edges).
+        let alphabet: [Character] = ["0", "1", "2", "5", "9", "."]
+        var frontier = [""]
+        for _ in 0..<7 {
+            frontier = frontier.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            texts += frontier
+        }
+        // Generated dotted texts: parts of 0–4 digits, 3–5 parts, an odd byte now and then.
+        var generator = SplitMix64(seed: 4)
+        for _ in 0..<50_000 {
+            let partCount = 3 + Int(generator.next() % 3)
+            var parts: [String] = []
+            for _ in 0..<partCount {
+                let length = Int(generator.next() % 5)
+                parts.append(String((0..<length).map { _ in Character(UnicodeScalar(UInt8(0x30 + generator.next() % 10))) }))
+            }
+            var text = parts.joined(separator: ".")
+            if generator.next() % 16 == 0 { text.insert(["a", " ", "-", "/", ":", "é"][Int(generator.next() % 6)], at: text.startIndex) }
+            texts.append(text)
+        }
+        texts += ["255.255.255.255", "256.0.0.1", "1.2.3.4", "01.2.3.4", "1.2.3.04", "0.0.0.0", "1.2.3.", ".1.2.3", "1..2.3", "1.2.3.4.5",
+                  "999.1.1.1", "1.2.3.4\u{0}", "１.2.3.4"]
+        let mismatches = texts.filter { IPAddress.parseIPv4($0[...]) != reference($0[...]) }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        #expect(texts.count > 300_000)
+        #expect(texts.contains { reference($0[...]) != nil }, "the texts include valid addresses")
+    }
+
     @Test("the canonical text is dotted decimal or RFC 5952", arguments: [
         ("2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1"), ("2001:db8:0:1:0:0:0:1", "2001:db8:0:1::1"),
         ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"), ("2001:DB8::A", "2001:db8::a"), ("0:0:0:0:0:0:0:0", "::"),
