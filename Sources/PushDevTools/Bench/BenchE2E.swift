@@ -204,6 +204,18 @@ package struct BenchE2E: Benchmark {
         for index in keyBytes.indices { keyBytes[index] = UInt8.random(in: 0...255) }
         let connections = Int(ProcessInfo.processInfo.environment["PUSHWORKER_HTTP_CONNECTIONS"] ?? "") ?? 2
         let streams = Int(ProcessInfo.processInfo.environment["PUSHWORKER_HTTP_STREAMS"] ?? "") ?? 100
+        // The tuned floor once before the workers as well as after them: the reference line is
+        // the mean of the two (``BenchReferences/bracketFloor(before:)``).
+        let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
+        var floorBefore: CurlFloorReference.Outcome?
+        if let sample, h2loadRequests > 0, CurlFloorReference.binaryPath != nil {
+            step("libcurl floor (tuned) before the worker(s): the reference is its mean with the run after them")
+            let arguments = BenchH2load.requestArguments(requests: h2loadRequests, connections: connections, streams: streams,
+                                                         sample: sample, folder: folder)
+            floorBefore = try CurlFloorReference.run(mode: "tuned", requestArguments: arguments, requests: h2loadRequests,
+                                                     cpus: options.workerCPUs, output: folder.appendingPathComponent("curl-floor-tuned-before.out").path,
+                                                     sandboxPID: sandboxPID)
+        }
         var environment = ProcessInfo.processInfo.environment
         let overrides = [
             "PUSHWORKER_KAFKA_BROKERS": bootstrap,
@@ -371,11 +383,11 @@ package struct BenchE2E: Benchmark {
         for worker in workers { worker.child.stop(grace: 15) }
 
         // h2load against the same sandbox.
-        let h2loadRequests = options.h2loadRequests ?? min(options.notifications, 200_000)
-        let references = try sample.map {
+        var references = try sample.map {
             try measureReferences(requests: h2loadRequests, connections: connections, streams: streams, sample: $0,
                                   folder: folder, cpus: options.workerCPUs, sandboxPID: sandboxPID, peers: options.peers)
         } ?? BenchReferences()
+        references.bracketFloor(before: floorBefore)
 
         // Figures.
         let expected = options.notifications

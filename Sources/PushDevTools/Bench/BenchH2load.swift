@@ -97,13 +97,21 @@ enum BenchH2load {
         var requestArguments: [String]
     }
 
-    static func run(requests: Int, connections: Int, streams: Int, sample: BenchSampleRequest, folder: URL,
-                    cpus: String?, sandboxPID: Int32?) throws -> Outcome {
+    /// h2load's arguments after the program name for `sample` (`-n … URL`; the body is written
+    /// to `folder`): what the libcurl floor takes too.
+    static func requestArguments(requests: Int, connections: Int, streams: Int, sample: BenchSampleRequest, folder: URL) -> [String] {
         let bodyFile = folder.appendingPathComponent("apns-body.json").path
         _ = FileManager.default.createFile(atPath: bodyFile, contents: Data(sample.body))
-        var requestArguments = ["-n", "\(requests)", "-c", "\(connections)", "-m", "\(streams)", "-d", bodyFile]
-        for header in sample.headers { requestArguments += ["-H", "\(header.name): \(header.value)"] }
-        requestArguments.append(sample.url)
+        var arguments = ["-n", "\(requests)", "-c", "\(connections)", "-m", "\(streams)", "-d", bodyFile]
+        for header in sample.headers { arguments += ["-H", "\(header.name): \(header.value)"] }
+        arguments.append(sample.url)
+        return arguments
+    }
+
+    static func run(requests: Int, connections: Int, streams: Int, sample: BenchSampleRequest, folder: URL,
+                    cpus: String?, sandboxPID: Int32?) throws -> Outcome {
+        let requestArguments = Self.requestArguments(requests: requests, connections: connections, streams: streams,
+                                                     sample: sample, folder: folder)
         let run = try ReferenceRun.measure(["h2load"] + requestArguments, cpus: cpus,
                                            output: folder.appendingPathComponent("h2load.out").path, sandboxPID: sandboxPID)
         let parsed = parse(run.text)

@@ -70,6 +70,24 @@ struct BenchReferences {
     /// Peers (`make bench-peers`), each with its report entry.
     var peers: [[String: Any]] = []
 
+    /// Makes the reference line the mean of the tuned floor measured `before` the worker phase
+    /// and the one measured after it (``curlFloor``), which ``BenchE2E`` runs a minute or more
+    /// apart: the VM's speed moves by ±10–20 % in that time, and one side alone put the I/O
+    /// thread anywhere from 0.98 to 1.35 × the floor (docs/performance.md "Fourteenth
+    /// session"). The entry keeps both figures (`cpuMicrosPerRequestBefore`/`After`) and the
+    /// before run's own entry (`before`). Nothing changes when either run has no figure.
+    mutating func bracketFloor(before: CurlFloorReference.Outcome?) {
+        guard let before, let beforeCPU = before.cpuMicrosPerRequest, let afterCPU = curlFloorCPUPerRequest,
+              var entry = curlFloor else { return }
+        let mean = (beforeCPU + afterCPU) / 2
+        entry["cpuMicrosPerRequestBefore"] = BenchE2E.round(beforeCPU, 2)
+        entry["cpuMicrosPerRequestAfter"] = BenchE2E.round(afterCPU, 2)
+        entry["cpuMicrosPerRequest"] = BenchE2E.round(mean, 2)
+        entry["before"] = before.report
+        curlFloor = entry
+        curlFloorCPUPerRequest = mean
+    }
+
     /// The report members `h2load`, `curlFloor`, `curlFloorPlain` and `peers` (null / empty when not run).
     var reportMembers: [String: Any] {
         ["h2load": h2load ?? NSNull(), "curlFloor": curlFloor ?? NSNull(), "curlFloorPlain": curlFloorPlain ?? NSNull(), "peers": peers]

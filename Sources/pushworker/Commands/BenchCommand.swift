@@ -469,6 +469,10 @@ enum BenchCommand {
         let redis = dict("redis"), targets = dict("targets")
         let peers = peerLines(report)
         let rss = (worker["peakRSSBytes"] as? Int).map { String(format: "%.1f MB", Double($0) / 1e6) } ?? "-"
+        // The reference line is the mean of a floor run before the worker(s) and one after them.
+        let bracket = curlFloor["cpuMicrosPerRequestBefore"].map {
+            "; mean of \(text($0)) before the worker(s) and \(text(curlFloor["cpuMicrosPerRequestAfter"])) after"
+        } ?? ""
         return """
         pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
           results            \(text(results["distinct"]))/\(text(results["expected"]))  \(results["byStatus"].map { "\($0)" } ?? "")
@@ -481,7 +485,7 @@ enum BenchCommand {
           Redis (\(text(redis["mode"])))  \(text(redis["roundTripsPerJob"])) round trips/job, \(text(redis["nodePipelinesPerRoundTrip"])) node pipelines/round trip, server CPU \(text(redis["cpuMicrosPerNotification"])) µs/notification
           sandbox CPU        \(text(sandbox["cpuMicrosPerNotification"])) µs/notification
           h2load             \(text(h2load["requestsPerSecond"])) req/s, \(text(h2load["cpuMicrosPerRequest"])) µs CPU/request (sandbox \(text(h2load["sandboxCPUMicrosPerRequest"])) µs/request)
-          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request)
+          libcurl floor      \(text(curlFloor["requestsPerSecond"])) req/s, \(text(curlFloor["cpuMicrosPerRequest"])) µs CPU/request (pushworker-curl-floor --mode tuned, same request\(bracket))
           plain floor        \(text(plainFloor["requestsPerSecond"])) req/s, \(text(plainFloor["cpuMicrosPerRequest"])) µs CPU/request (--mode plain, for the record)\(peers)
           worker I/O thread  \(text(worker["ioThreadCPUMicrosPerNotification"])) µs/notification (libcurl + adapter)
           rest of the worker \(text(worker["restCPUMicrosPerNotification"])) µs/notification (decode, plan, msgId, payloads, Redis, results, Kafka)
