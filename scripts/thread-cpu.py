@@ -9,7 +9,8 @@ Waits for the first `pushworker run` process, reads its `/metrics` port from its
 (PUSHWORKER_HTTP_ADDR), and between 15 % and 85 % of N results (its own
 `pushworker_notifications_total`) sums each thread's utime+stime (/proc/<pid>/task/*/stat) and
 voluntary/involuntary context switches (/proc/<pid>/task/*/status) by thread name: `pw-http-io`
-(the HTTP I/O thread), `pushworker` (the consumer loop, and librdkafka's event thread),
+(the HTTP I/O thread), `pushworker` (the consumer loop), `pw-rdk-producer` (the producer's
+event thread: delivery reports; `pushworker` too before the fifteenth session),
 `-qos.overcommit` (Dispatch: the finisher that records outcomes and produces results),
 `rdk:broker*` (librdkafka's broker threads). Samples every 0.5 s: scraping /metrics costs the
 worker a little itself. Clock ticks are 10 ms, so keep the window to several seconds.

@@ -43,6 +43,20 @@ struct KafkaClientTests {
         await onThread { consumer.close() }
     }
 
+    @Test("a producer's event thread is named pw-rdk-producer in the kernel (top -H, perf, scripts/thread-cpu.py)")
+    func eventThreadName() async throws {
+        let cluster = try KafkaMockCluster()
+        try cluster.createTopic("named", partitions: 1)
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
+        defer { producer.close(timeout: .seconds(1)) }
+        // Delivered: its report came through the event thread, which names itself first.
+        _ = try await producer.produce(topic: "named", key: nil, value: Array("x".utf8))
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(names.contains("pw-rdk-producer"), "\(names.sorted())")
+    }
+
     @Test("the completion-handler produce reports every record once")
     func completionHandlerProduce() throws {
         let cluster = try KafkaMockCluster()

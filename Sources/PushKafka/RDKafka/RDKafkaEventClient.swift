@@ -68,6 +68,10 @@ package final class RDKafkaEventClient: @unchecked Sendable {
 
     private func pollLoop() {
         pollThread.withLock { $0 = pthread_self() }
+        // Its own name in `top -H`, perf and scripts/thread-cpu.py (Foundation's `Thread.name`
+        // does not reach the kernel here: the thread was listed as `pushworker`, the consumer
+        // loop's name). The kernel keeps 15 bytes.
+        try? String("pw-rdk-\(name)".prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
         while running.load(ordering: .acquiring) {
             if let event = rd_kafka_queue_poll(mainQueue, 100) {
                 handle(event: event)
