@@ -19,6 +19,8 @@ package final class RDKafkaEventClient: @unchecked Sendable {
     private let pollThread = Mutex<pthread_t?>(nil)
     private let errors = Mutex<[KafkaError]>([])
     private let name: String
+    /// The poll thread's name, for Foundation and the kernel alike (which keeps 15 bytes).
+    private var threadName: String { String("pw-rdk-\(name)".prefix(15)) }
 
     /// Errors kept for `drainErrors` (oldest dropped beyond this).
     static let maxKeptErrors = 100
@@ -53,7 +55,7 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         self.mainQueue = mainQueue
         self.name = name
         let thread = Thread { [self] in self.pollLoop() }
-        thread.name = "rdkafka-\(name)"
+        thread.name = threadName
         thread.start()
     }
 
@@ -70,8 +72,9 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         pollThread.withLock { $0 = pthread_self() }
         // Its own name in `top -H`, perf and scripts/thread-cpu.py (Foundation's `Thread.name`
         // does not reach the kernel here: the thread was listed as `pushworker`, the consumer
-        // loop's name). The kernel keeps 15 bytes.
-        try? String("pw-rdk-\(name)".prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+        // loop's name). PushHTTP's `nameCurrentThread` does the same for `pw-http-io`; PushKafka
+        // does not depend on PushHTTP.
+        try? threadName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
         while running.load(ordering: .acquiring) {
             if let event = rd_kafka_queue_poll(mainQueue, 100) {
                 handle(event: event)
