@@ -196,6 +196,39 @@ struct BenchSmokeTests {
         #expect(object["h2load"] is NSNull)
     }
 
+    @Test("bench http --busy-core runs a SCHED_IDLE spinner on the client's CPUs for the run, reports it, and leaves none behind")
+    func busyCore() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-http-busy")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworker, [
+            "bench", "http", "--allow-debug", "--quiet", "--requests", "100", "--warmup", "0", "--lone-requests", "0",
+            "--h2load-requests", "0", "--client-cpus", "0", "--busy-core", "--report", report,
+        ], timeout: 120)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))")
+        #expect(run.stdout.contains("busy core: SCHED_IDLE spinner"))
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let config = try #require(object["config"] as? [String: Any])
+        let busy = try #require(config["busyCore"] as? [String: Any], "config: \(config)")
+        #expect(busy["cpus"] as? String == "0")
+        #expect(busy["policy"] as? Int == 5, "SCHED_IDLE, read from /proc/<pid>/stat while it ran")
+        #expect((busy["spinnerCPUSeconds"] as? Double ?? -1) >= 0)
+        let pid = try #require(busy["pid"] as? Int)
+        // Stopped and reaped with the run: no process of that pid runs `bench idle-spinner`.
+        let cmdline = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+        #expect(!cmdline.contains("idle-spinner"), "spinner \(pid) outlived the bench")
+
+        let plain = try runCommand(BuiltProducts.pushworker, [
+            "bench", "http", "--allow-debug", "--quiet", "--requests", "20", "--warmup", "0", "--lone-requests", "0",
+            "--h2load-requests", "0", "--report", report,
+        ], timeout: 120)
+        #expect(plain.status == 0, "stderr: \(plain.stderr.suffix(3000))")
+        let withoutData = try #require(FileManager.default.contents(atPath: report))
+        let without = try #require(try JSONSerialization.jsonObject(with: withoutData) as? [String: Any])
+        #expect((without["config"] as? [String: Any])?["busyCore"] is NSNull, "no spinner unless asked for")
+    }
+
     @Test("bench http refuses a debug build unless allowed, and a --url that is not http(s)")
     func httpRefusals() throws {
         let debug = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--requests", "1"], timeout: 30)
@@ -204,6 +237,9 @@ struct BenchSmokeTests {
         let url = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--allow-debug", "--url", "ftp://127.0.0.1:1"], timeout: 30)
         #expect(url.status == 64)
         #expect(url.stderr.contains("--url expects"))
+        let busy = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--allow-debug", "--busy-core"], timeout: 30)
+        #expect(busy.status == 64)
+        #expect(busy.stderr.contains("--busy-core needs --client-cpus"))
     }
 
     @Test("bench e2e --compare-wrapper: two workers in one run, A and B, each one's window and the B/A ratio reported")

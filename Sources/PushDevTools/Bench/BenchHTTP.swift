@@ -36,6 +36,9 @@ package struct BenchHTTP: Benchmark {
         package var sandboxCPUs: String?
         /// Extra senders run with h2load's arguments (`make bench-peers`: the Go net/http sender).
         package var peers: [String] = []
+        /// Keep the client's CPUs from halting while the senders wait: an ``IdleSpinner`` at
+        /// `SCHED_IDLE` on `clientCPUs` for the whole run (needs `clientCPUs`).
+        package var busyCore = false
         /// Requests sent one at a time after the measured phase: their latency shows that
         /// nothing waits in the client (the socket cork is lifted before every wait).
         package var loneRequests = 200
@@ -83,6 +86,14 @@ package struct BenchHTTP: Benchmark {
         if let cpus = options.sandboxCPUs, let sandboxPID { try BenchE2E.pin(pid: sandboxPID, cpus: cpus) }
         // Every thread of this process; the client's I/O thread, created below, inherits it.
         if let cpus = options.clientCPUs { try BenchE2E.pin(pid: getpid(), cpus: cpus) }
+        var spinner: ChildProcess?
+        if options.busyCore {
+            guard let cpus = options.clientCPUs else { throw DemoError("--busy-core needs --client-cpus (the core to keep busy)") }
+            step("idle spinner (SCHED_IDLE) on cpus \(cpus): the core does not halt while the senders wait")
+            spinner = try IdleSpinner.start(cpus: cpus, folder: folder)
+        }
+        defer { spinner?.stop(grace: 1) }
+        let spinnerCPUBefore = spinner.flatMap { ProcessStats.cpuSeconds(pid: $0.process.processIdentifier) }
 
         var mix = BenchWorkload.Mix()
         mix.android = 0
@@ -198,6 +209,14 @@ package struct BenchHTTP: Benchmark {
             "order": "each round: client (measured phase), h2load, tuned libcurl floor; round 1 also the lone requests, the plain floor and peers",
         ]
 
+        let busyCore: Any = spinner.map { child -> [String: Any] in
+            let pid = child.process.processIdentifier
+            let cpu = spinnerCPUBefore.flatMap { before in ProcessStats.cpuSeconds(pid: pid).map { $0 - before } }
+            return ["cpus": options.clientCPUs ?? NSNull(), "pid": Int(pid), "policy": IdleSpinner.policy(pid: pid).map { Int($0) } ?? NSNull(),
+                    "spinnerCPUSeconds": cpu.map { BenchE2E.round($0, 3) } ?? NSNull(),
+                    "what": "a SCHED_IDLE child on the client's CPUs for the whole run: the core never halts, the spinner's CPU is nobody's"]
+        } ?? NSNull()
+
         // Against the sandbox every answer must be 200; another server may refuse the throwaway JWT.
         let ok = finished && completed == options.requests && tally.errors.isEmpty
             && (options.url != nil || tally.statuses[200] == completed)
@@ -209,7 +228,7 @@ package struct BenchHTTP: Benchmark {
                 "target": options.url == nil ? "sandbox" : "url", "url": sample.url, "bodyBytes": sample.body.count,
                 "headers": sample.headers.map(\.name), "libcurl": client.libcurl.version,
                 "sandboxArguments": options.sandboxArguments, "clientCPUs": options.clientCPUs ?? NSNull(),
-                "sandboxCPUs": options.sandboxCPUs ?? NSNull(),
+                "sandboxCPUs": options.sandboxCPUs ?? NSNull(), "busyCore": busyCore,
             ] as [String: Any],
             "client": [
                 "completed": completed, "byStatus": Dictionary(uniqueKeysWithValues: tally.statuses.enumerated().filter { $0.element > 0 }.map { ("\($0.offset)", $0.element) }),

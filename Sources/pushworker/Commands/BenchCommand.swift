@@ -74,6 +74,7 @@ enum BenchCommand {
         case "http": return http(rest)
         case "redis": return redis(rest)
         case "decode": return decode(rest)
+        case "idle-spinner": return IdleSpinner.spin() // started by `bench http --busy-core`
         case "events": return BenchEventsCommand.main(rest)
         default:
             printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
@@ -170,6 +171,9 @@ enum BenchCommand {
       --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g. --sandbox-arg=--latency-ms=50
       --client-cpus LIST    pin this process (the client) and the references with taskset -c LIST
       --sandbox-cpus LIST   pin the sandbox with taskset -a -p -c LIST
+      --busy-core           keep the --client-cpus from halting while the senders wait: a SCHED_IDLE
+                            spinner there for the whole run (its CPU is nobody's; on a KVM guest
+                            each wake from a halt is dear, docs/performance.md "Seventeenth session")
       --peer BINARY         also run BINARY with h2load's arguments (repeatable; `make bench-peers`)
       --report FILE         JSON report (default bench-http-report.json)
       --timeout SECONDS     give up on a phase after this long (default 300)
@@ -181,7 +185,7 @@ enum BenchCommand {
     static func http(_ arguments: [String]) -> Int32 {
         run("http", arguments, usage: httpUsage, values: [
             "requests", "warmup", "url", "ca-file", "lone-requests", "sandbox-arg", "client-cpus", "sandbox-cpus", "peer", "rounds",
-        ], flags: [], timeout: (300, 1...86_400), summary: httpSummary) { parsed in
+        ], flags: ["busy-core"], timeout: (300, 1...86_400), summary: httpSummary) { parsed in
             var options = BenchHTTP.Options()
             options.loneRequests = try parsed.integer("lone-requests", default: 200, in: 0...1_000_000)
             options.rounds = try parsed.integer("rounds", default: 1, in: 1...100)
@@ -189,6 +193,8 @@ enum BenchCommand {
             options.clientCPUs = parsed.value("client-cpus")
             options.sandboxCPUs = parsed.value("sandbox-cpus")
             options.peers = parsed.allValues("peer")
+            options.busyCore = parsed.flag("busy-core")
+            if options.busyCore && options.clientCPUs == nil { throw PushCore.UsageError("--busy-core needs --client-cpus (the core to keep busy)") }
             options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
             if parsed.value("warmup") != nil { options.warmup = try parsed.integer("warmup", default: 0, in: 0...100_000_000) }
             if let url = parsed.value("url") {
@@ -421,7 +427,7 @@ enum BenchCommand {
           \(text(rounds["count"])) rounds, medians: I/O thread \(text(medians["ioThreadCPUMicrosPerRequest"])) µs, libcurl floor \(text(medians["curlFloorCPUMicrosPerRequest"])) µs, h2load \(text(medians["h2loadCPUMicrosPerRequest"])) µs, I/O thread/libcurl floor \(text(medians["ioThreadToCurlFloor"])) (per round \(rounds["ioThreadToCurlFloor"].map { "\($0)" } ?? "-")), loaded p99 \(text(medians["loadedP99Ms"])) ms
         """ : ""
         return """
-        pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"])))
+        pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"]))\(config["busyCore"] is [String: Any] ? ", busy core: SCHED_IDLE spinner" : ""))
           responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
           client             \(text(client["requestsPerSecond"])) req/s, \(text(client["cpuMicrosPerRequest"])) µs CPU/request (user \(text(client["userSeconds"])) s, sys \(text(client["systemSeconds"])) s)
           client I/O thread  \(text(client["ioThreadCPUMicrosPerRequest"])) µs CPU/request (pw-http-io)
