@@ -50,10 +50,7 @@ package enum IdleSpinner {
 
     /// The scheduling policy of `pid` (`/proc/<pid>/stat` field 41), nil if it cannot be read.
     package static func policy(pid: Int32) -> Int32? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
-        // Fields after the command name start at field 3 (state).
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        return fields.count > 38 ? Int32(fields[38]) : nil
+        guard let fields = ProcessStats.statFields(pid: pid), fields.count > 38 else { return nil }
+        return Int32(fields[38])
     }
 }

@@ -19,12 +19,18 @@ enum ProcessStats {
 
     /// User + system CPU seconds used so far by `pid` (all its threads, live or finished), or nil.
     static func cpuSeconds(pid: Int32) -> Double? {
+        // utime and stime are fields 14 and 15 (1-based).
+        guard let fields = statFields(pid: pid), fields.count > 13,
+              let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticksPerSecond
+    }
+
+    /// The fields of `/proc/<pid>/stat` after "(comm)": index 0 is field 3 (state), index N is
+    /// field N + 3 (1-based, proc(5)). Nil if the process is gone.
+    static func statFields(pid: Int32) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
-        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15 (1-based).
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / ticksPerSecond
+        return text[text.index(after: close)...].split(separator: " ")
     }
 
     /// CPU seconds per thread of `pid` (`/proc/<pid>/task/<tid>/stat`, live threads only),
