@@ -38,6 +38,8 @@ let package = Package(
         // Pure too: the provider payload builders and the reading of their answers.
         .target(name: "PushProviders", dependencies: ["PushCore", "PushEncoding"], swiftSettings: strict),
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "CPushCrypto", "PushCore", "PushEncoding"], swiftSettings: strict),
+        // Pure too: the pipeline's decisions (an attempt's outcome, breakers, admission, leases).
+        .target(name: "PushPipeline", dependencies: ["PushCore", "PushProviders"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
         .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
@@ -48,7 +50,7 @@ let package = Package(
         // What runs in production: the worker and the tracking endpoint.
         .target(
             name: "PushWorker",
-            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
+            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
             swiftSettings: strict
         ),
         .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
@@ -82,6 +84,7 @@ let package = Package(
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
         .testTarget(name: "CPushAllocatorTests", dependencies: ["CPushAllocator"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushPipelineTests", dependencies: ["PushPipeline", "PushCore", "PushProviders"], swiftSettings: strict),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushCore", "PushEncoding"], swiftSettings: strict),
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushKafkaMock", "PushTestSupport", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),

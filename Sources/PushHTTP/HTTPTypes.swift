@@ -120,6 +120,12 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// Whether a failed request may have reached the server.
+public enum HTTPDeliveryCertainty: Sendable, Equatable { case notDelivered, unknown }
+
+/// What ended a request that was (or may have been) written without a complete answer.
+public enum HTTPUnansweredCause: String, Sendable, Equatable { case timeout, streamReset, connectionLost, shutdown, other }
+
 /// Why a request got no HTTP response.
 public enum HTTPTransportError: Error, Sendable, Equatable {
     /// The request timeout (or the connect timeout) expired.
@@ -139,6 +145,8 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     case addressRefused(String)
     /// Any other libcurl error (`CURLcode` and its message).
     case other(code: Int, message: String)
+    /// Written (or possibly written) and no complete answer: the server may have acted on it.
+    case unanswered(HTTPUnansweredCause, String)
 
     /// The text libcurl gave, if any (for people: `send` explains TLS failures with it).
     public var detail: String? {
@@ -147,7 +155,13 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
         case .connect(let text), .tls(let text), .protocolError(let text), .invalidRequest(let text), .addressRefused(let text): text
         case .shutdown: nil
         case .other(let code, let message): "\(message) (CURLcode \(code))"
+        case .unanswered(let cause, let text): "\(cause.rawValue): \(text)"
         }
+    }
+
+    /// Whether the request may have reached the server: only `.unanswered` may have.
+    public var certainty: HTTPDeliveryCertainty {
+        if case .unanswered = self { .unknown } else { .notDelivered }
     }
 
     /// Whether sending the same request again later may succeed. TLS and malformed requests
@@ -156,7 +170,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
     /// tolerate duplicates, which pushworker's msgId de-duplication does).
     public var isRetryable: Bool {
         switch self {
-        case .timeout, .connect, .protocolError, .shutdown: true
+        case .timeout, .connect, .protocolError, .shutdown, .unanswered: true
         case .tls, .invalidRequest, .addressRefused, .other: false
         }
     }

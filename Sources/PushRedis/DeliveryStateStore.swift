@@ -23,9 +23,9 @@ public final class DeliveryStateStore: Sendable {
     /// The bucket keys of the campaigns in use, built once for claims and records.
     let keyCache = DedupKeyCache()
 
-    /// A backoff key lives until its deadline plus this grace, so readers with a clock a little
-    /// behind Redis's still see it.
-    static let backoffGraceMs: Int64 = 60_000
+    /// A backoff key expires this long after the backoff ends; readers subtract it from the key's
+    /// time to live to learn what is left.
+    public static let backoffGraceMs: Int64 = 60_000
 
     /// `keysMustShareSlot` defaults to whether `client` is a ``RedisClusterClient``.
     public init(client: any RedisPipelining, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool? = nil) {
@@ -60,25 +60,34 @@ public final class DeliveryStateStore: Sendable {
         public var replies: [ClaimReply]
         /// When each item's token was recorded dead (Unix ms), if it was.
         public var invalidSinceMs: [Int64?]
-        /// The backoff deadlines asked for with the claim, in order (Unix ms), if any.
-        public var backoffUntilMs: [Int64?]
+        /// The backoffs asked for with the claim, in order: how long each still runs (ms, judged
+        /// by Redis's clock), nil when there is none.
+        public var backoffRemainingMs: [Int64?]
     }
 
     /// Claims every item atomically per bucket (one Lua script call per group of keys; a group is
     /// the whole batch on a standalone Redis, one bucket on a Cluster), reads the items'
     /// invalid-token records and the given provider backoffs: all in ONE pipelined round trip.
     ///
+    /// Leases are judged by Redis's own clock (`TIME` inside the script), never the caller's, so
+    /// workers whose clocks disagree agree on whose lease is alive. `nowMs` replaces that clock
+    /// (tests only; nil in production).
+    ///
     /// Per item the script answers: recorded as sent ⇒ ``ClaimReply/alreadySent``; claimed by
     /// another owner whose lease has not ended ⇒ ``ClaimReply/claimedElsewhere`` (nothing changed);
-    /// otherwise the claim is (re)written for `owner` until `nowMs + leaseMs` ⇒
-    /// ``ClaimReply/claimed`` (or ``ClaimReply/alreadyOurs`` when `owner` held it: a renewal).
-    public func claim(_ items: [ClaimItem], nowMs: Int64, leaseMs: Int64,
+    /// earlier attempts whose outcome is unknown number `unansweredLimit` or more ⇒
+    /// ``ClaimReply/unansweredFinal`` (nothing changed: it is never sent again); otherwise the
+    /// claim is (re)written for `owner` until now + `leaseMs` ⇒ ``ClaimReply/claimed``, or
+    /// ``ClaimReply/claimedResend`` when an earlier attempt's outcome is unknown (this send is the
+    /// resend), or ``ClaimReply/alreadyOurs`` when `owner` held it (a renewal).
+    public func claim(_ items: [ClaimItem], nowMs: Int64? = nil, leaseMs: Int64, unansweredLimit: Int = 2,
                       backoffs: [(appID: String, provider: String)] = []) throws(RedisError) -> ClaimAnswers {
-        if items.isEmpty && backoffs.isEmpty { return ClaimAnswers(replies: [], invalidSinceMs: [], backoffUntilMs: []) }
+        if items.isEmpty && backoffs.isEmpty { return ClaimAnswers(replies: [], invalidSinceMs: [], backoffRemainingMs: []) }
         var commands: [[RedisArgument]] = []
         let groups = self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
         for group in groups {
-            commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, keyCache: keyCache))
+            commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: unansweredLimit,
+                                              keyCache: keyCache))
         }
         let invalidStart = commands.count
         let invalidCommands = Self.mgetCommands(Self.invalidTokenKeys(items.lazy.map { ($0.appID, $0.platform, $0.tokenHash) }))
@@ -113,8 +122,8 @@ public final class DeliveryStateStore: Sendable {
             }
         }
         try Self.expectCount(invalid, items.count)
-        let backoffUntil = try Self.backoffResults(Array(replies[backoffStart...]))
-        return ClaimAnswers(replies: answers, invalidSinceMs: invalid, backoffUntilMs: backoffUntil)
+        let backoffRemaining = try Self.backoffResults(Array(replies[backoffStart...]))
+        return ClaimAnswers(replies: answers, invalidSinceMs: invalid, backoffRemainingMs: backoffRemaining)
     }
 
     /// One outcome to record.
@@ -127,17 +136,24 @@ public final class DeliveryStateStore: Sendable {
         /// Sent: remember it for this long (``DedupRetention``). Nil: nothing was sent (a final
         /// result other than `sent`, or a hand-off to the retry topic): the claim is released.
         public var sentRetentionMs: Int64?
+        /// Not sent as far as anyone knows, but the request was written and no answer came (the
+        /// provider may have shown it): the msgId's count of such attempts goes up by one and is
+        /// kept this long, and the claim is released. Ignored when `sentRetentionMs` is set.
+        public var unansweredRetentionMs: Int64?
 
-        public init(appID: String, campaignID: String, key: DedupKey, owner: String, sentRetentionMs: Int64?) {
+        public init(appID: String, campaignID: String, key: DedupKey, owner: String, sentRetentionMs: Int64?,
+                    unansweredRetentionMs: Int64? = nil) {
             self.appID = appID; self.campaignID = campaignID; self.key = key; self.owner = owner
             self.sentRetentionMs = sentRetentionMs
+            self.unansweredRetentionMs = unansweredRetentionMs
         }
     }
 
     /// Records outcomes and dead tokens in one pipelined round trip: a sent msgId joins its
-    /// bucket's set (whose TTL becomes at least the entry's retention) and loses its claim; a
-    /// release only removes the owner's claim. Invalid tokens keep the larger `invalidSince`
-    /// (TTL `invalidTTL`, refreshed).
+    /// bucket's set (whose TTL becomes at least the entry's retention) and loses its claim; an
+    /// unanswered one counts one more unknown attempt and loses its claim; a release only removes
+    /// the owner's claim. Invalid tokens keep the larger `invalidSince` (TTL `invalidTTL`,
+    /// refreshed).
     public func record(
         _ entries: [RecordEntry],
         invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
@@ -186,13 +202,14 @@ public final class DeliveryStateStore: Sendable {
         var bucket: Int
     }
 
-    /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now, lease,
-    /// then per item: bucket position (1-based), member, owner.
-    private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64, leaseMs: Int64,
+    /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now (-1:
+    /// Redis's clock), lease, unanswered limit, then per item: bucket position (1-based), member,
+    /// owner.
+    private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64?, leaseMs: Int64, unansweredLimit: Int,
                                      keyCache: DedupKeyCache) -> [RedisArgument] {
         var keys = ScriptKeys(cache: keyCache)
-        var arguments: [RedisArgument] = [.int(nowMs), .int(leaseMs)]
-        arguments.reserveCapacity(2 + 3 * group.count)
+        var arguments: [RedisArgument] = [.int(nowMs.map { max(0, $0) } ?? -1), .int(leaseMs), .int(Int64(max(1, unansweredLimit)))]
+        arguments.reserveCapacity(3 + 3 * group.count)
         for index in group {
             let item = items[index]
             arguments.append(.int(Int64(keys.position(app: item.appID, campaign: item.campaignID, key: item.key))))
@@ -203,7 +220,7 @@ public final class DeliveryStateStore: Sendable {
     }
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
-    /// (0: release only).
+    /// (> 0: sent, kept that long; 0: release only; < 0: unanswered, its count kept −retention ms).
     private static func recordCommand(_ entries: [RecordEntry], _ group: [Int], keyCache: DedupKeyCache) -> [RedisArgument] {
         var keys = ScriptKeys(cache: keyCache)
         var arguments: [RedisArgument] = []
@@ -213,9 +230,15 @@ public final class DeliveryStateStore: Sendable {
             arguments.append(.int(Int64(keys.position(app: entry.appID, campaign: entry.campaignID, key: entry.key))))
             arguments.append(.int(entry.key.memberValue))
             arguments.append(.string(entry.owner))
-            arguments.append(.int(max(0, entry.sentRetentionMs ?? 0)))
+            arguments.append(.int(Self.recordRetentionArgument(entry)))
         }
         return recordScript.invocation(keyArguments: keys.keys, arguments: arguments)
+    }
+
+    static func recordRetentionArgument(_ entry: RecordEntry) -> Int64 {
+        if let sent = entry.sentRetentionMs { return max(1, sent) }
+        if let unanswered = entry.unansweredRetentionMs { return -max(1, unanswered) }
+        return 0
     }
 
     /// The KEYS of one claim or record script call: each distinct bucket's sent set and claims
@@ -343,9 +366,10 @@ public final class DeliveryStateStore: Sendable {
     /// at most `count`), and exactly that many are taken from each bucket, so no bucket gives
     /// tokens another one refuses. If `granted < count`, `retryAfterMs` is how long until every
     /// bucket could give min(`count − granted`, `burst`) more (at least 1 ms); otherwise 0.
-    /// `nowMs` is the caller's clock (Unix ms), injected for tests; a bucket last touched by a
-    /// clock ahead of it does not refill until that time. No buckets ⇒ everything granted.
-    public func acquire(count: Int, from buckets: [Bucket], nowMs: Int64) throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {
+    /// Time is Redis's clock (`TIME` inside the script), so workers whose clocks disagree share one
+    /// refill schedule; `nowMs` replaces it (tests only). A bucket last touched at a time ahead of
+    /// now does not refill until that time. No buckets ⇒ everything granted.
+    public func acquire(count: Int, from buckets: [Bucket], nowMs: Int64? = nil) throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {
         guard let command = try Self.acquireCommand(count: count, buckets: buckets, nowMs: nowMs) else {
             return (buckets.isEmpty ? max(0, count) : 0, 0)
         }
@@ -353,16 +377,16 @@ public final class DeliveryStateStore: Sendable {
     }
 
     /// Async ``acquire(count:from:nowMs:)``.
-    public func acquire(count: Int, from buckets: [Bucket], nowMs: Int64) async throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {
+    public func acquire(count: Int, from buckets: [Bucket], nowMs: Int64? = nil) async throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {
         guard let command = try Self.acquireCommand(count: count, buckets: buckets, nowMs: nowMs) else {
             return (buckets.isEmpty ? max(0, count) : 0, 0)
         }
         return try Self.acquireResult(await execute([command]), count: count)
     }
 
-    private static func acquireCommand(count: Int, buckets: [Bucket], nowMs: Int64) throws(RedisError) -> [RedisArgument]? {
+    private static func acquireCommand(count: Int, buckets: [Bucket], nowMs: Int64?) throws(RedisError) -> [RedisArgument]? {
         if count <= 0 || buckets.isEmpty { return nil }
-        var arguments: [RedisArgument] = [.int(Int64(count)), .int(nowMs)]
+        var arguments: [RedisArgument] = [.int(Int64(count)), .int(nowMs.map { max(0, $0) } ?? -1)]
         for bucket in buckets {
             guard bucket.ratePerSecond.isFinite, bucket.ratePerSecond > 0, bucket.burst.isFinite, bucket.burst >= 1 else {
                 throw RedisError("invalid token bucket \(bucket.key): rate \(bucket.ratePerSecond)/s, burst \(bucket.burst)")
@@ -389,41 +413,54 @@ public final class DeliveryStateStore: Sendable {
 
     // MARK: - Provider backoff
 
-    /// Records that the fleet must not call `provider` for `appID` before `untilMs` (Unix ms);
-    /// keeps the later of the stored and the new deadline. The key expires 60 s after the deadline.
-    public func setBackoff(appID: String, provider: String, untilMs: Int64) throws(RedisError) {
-        try Self.checkNoErrors(execute([Self.backoffCommand(appID: appID, provider: provider, untilMs: untilMs)]))
+    /// Records that the fleet must not call `provider` for `appID` for the next `milliseconds`,
+    /// judged by Redis's clock (`TIME` inside the script, so workers whose clocks disagree agree
+    /// on when it ends); keeps the later of the stored and the new end. The key expires
+    /// ``backoffGraceMs`` after the end. Returns how long the kept backoff still runs (ms).
+    @discardableResult
+    public func setBackoff(appID: String, provider: String, milliseconds: Int64) throws(RedisError) -> Int64 {
+        try Self.backoffSetResult(execute([Self.backoffCommand(appID: appID, provider: provider, milliseconds: milliseconds)]))
     }
 
-    /// Async ``setBackoff(appID:provider:untilMs:)``.
-    public func setBackoff(appID: String, provider: String, untilMs: Int64) async throws(RedisError) {
-        try Self.checkNoErrors(await execute([Self.backoffCommand(appID: appID, provider: provider, untilMs: untilMs)]))
+    /// Async ``setBackoff(appID:provider:milliseconds:)``.
+    @discardableResult
+    public func setBackoff(appID: String, provider: String, milliseconds: Int64) async throws(RedisError) -> Int64 {
+        try Self.backoffSetResult(await execute([Self.backoffCommand(appID: appID, provider: provider, milliseconds: milliseconds)]))
     }
 
-    /// The stored backoff deadline (Unix ms), or nil. A deadline in the past may still be returned
-    /// for up to 60 s: compare with your clock.
-    public func backoffUntil(appID: String, provider: String) throws(RedisError) -> Int64? {
-        try backoffs([(appID: appID, provider: provider)]).first ?? nil
+    /// How long the backoff of `appID` at `provider` still runs (ms), or nil when there is none.
+    public func backoffRemaining(appID: String, provider: String) throws(RedisError) -> Int64? {
+        try backoffsRemaining([(appID: appID, provider: provider)]).first ?? nil
     }
 
-    /// The backoff deadlines of several app+provider pairs, in order; one round trip.
-    public func backoffs(_ keys: [(appID: String, provider: String)]) throws(RedisError) -> [Int64?] {
+    /// ``backoffRemaining(appID:provider:)`` of several app+provider pairs, in order; one round trip.
+    public func backoffsRemaining(_ keys: [(appID: String, provider: String)]) throws(RedisError) -> [Int64?] {
         if keys.isEmpty { return [] }
         return try Self.backoffResults(execute(Self.backoffQueries(keys)))
     }
 
-    /// Async ``backoffs(_:)``.
-    public func backoffs(_ keys: [(appID: String, provider: String)]) async throws(RedisError) -> [Int64?] {
+    /// Async ``backoffsRemaining(_:)``.
+    public func backoffsRemaining(_ keys: [(appID: String, provider: String)]) async throws(RedisError) -> [Int64?] {
         if keys.isEmpty { return [] }
         return try Self.backoffResults(await execute(Self.backoffQueries(keys)))
     }
 
-    private static func backoffCommand(appID: String, provider: String, untilMs: Int64) -> [RedisArgument] {
-        keepMax.invocation(keys: [RedisKeys.backoff(appID: appID, provider: provider)], arguments: [.int(untilMs), "at", .int(backoffGraceMs)])
+    private static func backoffCommand(appID: String, provider: String, milliseconds: Int64) -> [RedisArgument] {
+        backoffScript.invocation(keys: [RedisKeys.backoff(appID: appID, provider: provider)],
+                                 arguments: [.int(max(0, milliseconds)), .int(backoffGraceMs)])
     }
 
+    private static func backoffSetResult(_ replies: [RedisReply]) throws(RedisError) -> Int64 {
+        try expectCount(replies, 1)
+        try throwIfError(replies[0])
+        guard let remaining = replies[0].integerValue else { throw RedisError("unexpected backoff reply \(replies[0])") }
+        return remaining
+    }
+
+    /// The key's time to live less the grace: what is left of the backoff on the clock of the
+    /// node that holds it (the one that set it).
     private static func backoffQueries(_ keys: [(appID: String, provider: String)]) -> [[RedisArgument]] {
-        keys.map { ["GET", .string(RedisKeys.backoff(appID: $0.appID, provider: $0.provider))] }
+        keys.map { ["PTTL", .string(RedisKeys.backoff(appID: $0.appID, provider: $0.provider))] }
     }
 
     private static func backoffResults(_ replies: [RedisReply]) throws(RedisError) -> [Int64?] {
@@ -431,7 +468,8 @@ public final class DeliveryStateStore: Sendable {
         results.reserveCapacity(replies.count)
         for reply in replies {
             try throwIfError(reply)
-            results.append(reply.integerValue)
+            // PTTL: -2 no key, -1 no TTL (never written so by the store).
+            if let ttl = reply.integerValue, ttl - backoffGraceMs > 0 { results.append(ttl - backoffGraceMs) } else { results.append(nil) }
         }
         return results
     }
@@ -495,20 +533,23 @@ public final class DeliveryStateStore: Sendable {
 
     // MARK: - Scripts
 
-    /// Keeps the larger of the stored integer and ARGV[1], atomically, and sets the TTL:
-    /// ARGV[2] = `px` (ARGV[3] = TTL ms) or `at` (expire at the kept value + ARGV[3] ms).
-    /// Returns the kept value.
     /// Every script the store runs (preloaded, and known to the `NOSCRIPT` fallback).
-    static let scripts = [claimScript, recordScript, keepMax, tokenBucket]
+    static let scripts = [claimScript, recordScript, keepMax, backoffScript, tokenBucket]
 
-    /// The claim (DESIGN §8 "Claims"). KEYS: per bucket its sent set (an intset of members) and
-    /// its claims hash (member → `owner:leaseEndMs`). ARGV: now ms, lease ms, then per item:
-    /// bucket position, member, owner. Replies one code per item (``ClaimReply``). The claims
-    /// hash lives at least two leases past its last claim, so a dead worker's claims vanish.
+    /// The claim (docs/redis.md "Claims"). KEYS: per bucket its sent set (an intset of members)
+    /// and its claims hash (member → `owner:leaseEndMs`; `u<member>` → count of attempts whose
+    /// outcome is unknown, and the flag field `u` once the hash holds any). ARGV: now ms (-1:
+    /// Redis's `TIME`), lease ms, unanswered limit, then per item: bucket position, member,
+    /// owner. Replies one code per item (``ClaimReply``). The claims hash lives at least two
+    /// leases past its last claim, so a dead worker's claims vanish.
     static let claimScript = RedisScript("""
-        local now, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
-        local out, touched = {}, {}
-        for i = 3, #ARGV, 3 do
+        local now, lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+        if now < 0 then
+          local t = redis.call('TIME')
+          now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+        local out, touched, marked = {}, {}, {}
+        for i = 4, #ARGV, 3 do
           local b, m, owner = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
           local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
           if redis.call('SISMEMBER', sent, m) == 1 then
@@ -522,7 +563,14 @@ public final class DeliveryStateStore: Sendable {
               if holder == owner then code = 3
               elseif tonumber(string.sub(held, sep + 1)) > now then code = 2 end
             end
-            if code ~= 2 then
+            if code == 0 then
+              if marked[claims] == nil then marked[claims] = redis.call('HEXISTS', claims, 'u') == 1 end
+              if marked[claims] then
+                local unanswered = tonumber(redis.call('HGET', claims, 'u' .. m) or '0')
+                if unanswered >= limit then code = 4 elseif unanswered > 0 then code = 5 end
+              end
+            end
+            if code ~= 2 and code ~= 4 then
               redis.call('HSET', claims, m, owner .. ':' .. string.format('%d', now + lease))
               touched[claims] = true
             end
@@ -536,16 +584,21 @@ public final class DeliveryStateStore: Sendable {
         """)
 
     /// The record. KEYS as for claim. ARGV per entry: bucket position, member, owner, retention
-    /// ms (> 0: sent, kept that long at least; 0: release). A claim is removed only when `owner`
-    /// holds it (a processing whose lease ran out never removes its successor's claim).
+    /// ms (> 0: sent, kept that long at least; 0: release; < 0: unanswered, its count kept
+    /// −retention ms at least). A claim is removed only when `owner` holds it (a processing
+    /// whose lease ran out never removes its successor's claim).
     static let recordScript = RedisScript("""
-        local keep = {}
+        local keep, keepClaims = {}, {}
         for i = 1, #ARGV, 4 do
           local b, m, owner, retention = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
           local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
           if retention > 0 then
             redis.call('SADD', sent, m)
             if (keep[sent] or 0) < retention then keep[sent] = retention end
+          elseif retention < 0 then
+            redis.call('HINCRBY', claims, 'u' .. m, 1)
+            redis.call('HSET', claims, 'u', 1)
+            if (keepClaims[claims] or 0) < -retention then keepClaims[claims] = -retention end
           end
           local held = redis.call('HGET', claims, m)
           if held and string.sub(held, 1, #owner + 1) == owner .. ':' then redis.call('HDEL', claims, m) end
@@ -553,7 +606,25 @@ public final class DeliveryStateStore: Sendable {
         for sent, retention in pairs(keep) do
           if redis.call('PTTL', sent) < retention then redis.call('PEXPIRE', sent, retention) end
         end
+        for claims, retention in pairs(keepClaims) do
+          if redis.call('PTTL', claims) < retention then redis.call('PEXPIRE', claims, retention) end
+        end
         return #ARGV / 4
+        """)
+
+    /// A provider backoff: keeps the later of the stored end (Unix ms on Redis's clock) and now +
+    /// ARGV[1] ms, expires the key ARGV[2] ms after it, returns how long it still runs (ms).
+    static let backoffScript = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local wanted = now + tonumber(ARGV[1])
+        local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+        if kept < wanted then
+          kept = wanted
+          redis.call('SET', KEYS[1], string.format('%d', kept))
+        end
+        redis.call('PEXPIREAT', KEYS[1], string.format('%d', kept + tonumber(ARGV[2])))
+        return kept - now
         """)
 
     /// Keeps the larger of the stored integer and ARGV[1], atomically, and sets the TTL:
@@ -574,11 +645,15 @@ public final class DeliveryStateStore: Sendable {
         """)
 
     /// Multi-bucket token bucket. KEYS: bucket hashes {t = tokens, ts = last refill, ms}.
-    /// ARGV: count, now (ms), then per bucket: rate per second, burst, TTL (ms).
+    /// ARGV: count, now (ms; -1: Redis's `TIME`), then per bucket: rate per second, burst, TTL (ms).
     /// Grants g = min(count, ⌊tokens⌋ of every bucket) and takes g from each; returns {g, wait ms}.
     static let tokenBucket = RedisScript("""
         local count = tonumber(ARGV[1])
         local now = tonumber(ARGV[2])
+        if now < 0 then
+          local t = redis.call('TIME')
+          now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
         local tokens, stamps = {}, {}
         local granted = count
         for i = 1, #KEYS do

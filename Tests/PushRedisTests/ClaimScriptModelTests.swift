@@ -8,7 +8,7 @@ import PushEncoding
 /// (`InMemoryClaims`, PushTestSupport): the same random operations, every answer compared.
 @Suite("Claim scripts match the protocol model")
 struct ClaimScriptModelTests {
-    @Test("2,000 random claims, records and releases by 4 owners over 40 msgIds, with leases running out", arguments: [UInt64(1), 2, 3])
+    @Test("2,000 random claims, records, releases and unanswered attempts by 4 owners over 40 msgIds, with leases running out", arguments: [UInt64(1), 2, 3])
     func equivalence(seed: UInt64) throws {
         let server = try RedisServer()
         let store = DeliveryStateStore(client: try RedisClient(url: server.url))
@@ -28,15 +28,18 @@ struct ClaimScriptModelTests {
             let item = DeliveryStateStore.ClaimItem(appID: "app", campaignID: "cmp", key: key, owner: owner, platform: "ios", tokenHash: "t")
             switch random.next() % 10 {
             case 0..<6:
-                let expected = model.claim(modelKey, owner: owner, nowMs: nowMs, leaseMs: leaseMs)
-                let got = try store.claim([item], nowMs: nowMs, leaseMs: leaseMs).replies.first
-                #expect(got == expected, "step \(step): claim \(msgID) by \(owner) at \(nowMs)")
+                let limit = 1 + Int(random.next() % 3)
+                let expected = model.claim(modelKey, owner: owner, nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: limit)
+                let got = try store.claim([item], nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: limit).replies.first
+                #expect(got == expected, "step \(step): claim \(msgID) by \(owner) at \(nowMs), limit \(limit)")
                 if got != expected { return }
             default:
-                let isSent = random.next() % 2 == 0
-                model.record(modelKey, owner: owner, sent: isSent)
+                let kind = random.next() % 5
+                let outcome: InMemoryClaims.Recorded = kind < 2 ? .sent : kind < 4 ? .released : .unanswered
+                model.record(modelKey, owner: owner, outcome)
                 try store.record([DeliveryStateStore.RecordEntry(appID: "app", campaignID: "cmp", key: key, owner: owner,
-                                                                 sentRetentionMs: isSent ? 60_000 : nil)])
+                                                                 sentRetentionMs: outcome == .sent ? 60_000 : nil,
+                                                                 unansweredRetentionMs: outcome == .unanswered ? 60_000 : nil)])
             }
         }
     }

@@ -16,6 +16,11 @@ private func sent(_ item: Item, retentionMs: Int64 = 3_600_000) -> Entry {
     Entry(appID: item.appID, campaignID: item.campaignID, key: item.key, owner: item.owner, sentRetentionMs: retentionMs)
 }
 
+private func unanswered(_ item: Item, retentionMs: Int64 = 3_600_000) -> Entry {
+    Entry(appID: item.appID, campaignID: item.campaignID, key: item.key, owner: item.owner, sentRetentionMs: nil,
+          unansweredRetentionMs: retentionMs)
+}
+
 private func release(_ item: Item) -> Entry {
     Entry(appID: item.appID, campaignID: item.campaignID, key: item.key, owner: item.owner, sentRetentionMs: nil)
 }
@@ -117,15 +122,15 @@ struct DeliveryStateStoreTests {
     func claimReadsInvalidAndBackoffs() throws {
         try store.preloadScripts()
         try store.record([], invalid: [(appID: "app", platform: "ios", tokenHash: "h5", invalidSinceMs: 1_000)])
-        let until = nowMs() + 60_000
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 60_000)
         let trips = client.roundTripCount
         let answers = try store.claim((0..<10).map { item($0) }, nowMs: 0, leaseMs: 1_000,
                                       backoffs: [(appID: "app", provider: "fcm"), (appID: "app", provider: "apns")])
         #expect(client.roundTripCount == trips + 1)
         #expect(answers.invalidSinceMs[5] == 1_000)
         #expect(answers.invalidSinceMs.enumerated().allSatisfy { $0.offset == 5 || $0.element == nil })
-        #expect(answers.backoffUntilMs == [until, nil])
+        #expect((55_000...60_000) ~= (answers.backoffRemainingMs[0] ?? 0))
+        #expect(answers.backoffRemainingMs[1] == nil)
         // Invalid tokens are per platform.
         #expect(try store.claim([item(99, platform: "android", token: "h5")], nowMs: 0, leaseMs: 1_000).invalidSinceMs == [nil])
         // More than one MGET's worth keeps item order.
@@ -179,9 +184,8 @@ struct DeliveryStateStoreTests {
     func asyncVariants() async throws {
         let bucket = DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: "a", provider: "fcm"), ratePerSecond: 1, burst: 2)
         #expect(try await store.acquire(count: 3, from: [bucket], nowMs: 0) == (granted: 2, retryAfterMs: 1_000))
-        let until = nowMs() + 10_000
-        try await store.setBackoff(appID: "a", provider: "fcm", untilMs: until)
-        #expect(try await store.backoffs([(appID: "a", provider: "fcm")]) == [until])
+        try await store.setBackoff(appID: "a", provider: "fcm", milliseconds: 10_000)
+        #expect((9_000...10_000) ~= (try await store.backoffsRemaining([(appID: "a", provider: "fcm")]).first.flatMap { $0 } ?? 0))
     }
 
     // MARK: token buckets
@@ -275,13 +279,12 @@ struct DeliveryStateStoreTests {
         try store.record([sent(s)], invalid: [(appID: "app", platform: "ios", tokenHash: "t", invalidSinceMs: 9)])
         #expect(client.roundTripCount == trips + 2)
         #expect(try store.claim([item(2, token: "t"), s], nowMs: 0, leaseMs: 1_000) == .init(
-            replies: [.claimed, .alreadySent], invalidSinceMs: [9, nil], backoffUntilMs: []))
+            replies: [.claimed, .alreadySent], invalidSinceMs: [9, nil], backoffRemainingMs: []))
         try client.command("SCRIPT", "FLUSH")
-        let until = nowMs() + 5_000
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
-        #expect(try store.backoffUntil(appID: "app", provider: "fcm") == until)
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 5_000)
+        #expect((4_000...5_000) ~= (try store.backoffRemaining(appID: "app", provider: "fcm") ?? 0))
         trips = client.roundTripCount
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: until)
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 5_000)
         #expect(client.roundTripCount == trips + 1)
     }
 
@@ -292,29 +295,83 @@ struct DeliveryStateStoreTests {
 
     // MARK: backoff
 
-    @Test("backoff keeps the later deadline; unknown pairs have none; many in one round trip")
+    @Test("backoff keeps the later end, judged by Redis's clock; unknown pairs have none; many in one round trip")
     func backoffKeepLater() throws {
-        let now = nowMs()
-        #expect(try store.backoffUntil(appID: "app", provider: "fcm") == nil)
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: now + 5_000)
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: now + 1_000)
-        #expect(try store.backoffUntil(appID: "app", provider: "fcm") == now + 5_000)
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: now + 9_000)
-        #expect(try store.backoffUntil(appID: "app", provider: "fcm") == now + 9_000)
-        try store.setBackoff(appID: "other", provider: "apns", untilMs: now + 2_000)
+        #expect(try store.backoffRemaining(appID: "app", provider: "fcm") == nil)
+        #expect((4_000...5_000) ~= (try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 5_000)))
+        // A shorter backoff keeps the longer one and says so.
+        #expect((4_000...5_000) ~= (try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 1_000)))
+        #expect((4_000...5_000) ~= (try store.backoffRemaining(appID: "app", provider: "fcm") ?? 0))
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 9_000)
+        #expect((8_000...9_000) ~= (try store.backoffRemaining(appID: "app", provider: "fcm") ?? 0))
+        try store.setBackoff(appID: "other", provider: "apns", milliseconds: 2_000)
         let trips = client.roundTripCount
-        let deadlines = try store.backoffs([(appID: "app", provider: "fcm"), (appID: "app", provider: "apns"), (appID: "other", provider: "apns")])
+        let remaining = try store.backoffsRemaining([(appID: "app", provider: "fcm"), (appID: "app", provider: "apns"), (appID: "other", provider: "apns")])
         #expect(client.roundTripCount == trips + 1)
-        #expect(deadlines == [now + 9_000, nil, now + 2_000])
-        // The key lives until the kept deadline plus the grace.
+        #expect((8_000...9_000) ~= (remaining[0] ?? 0))
+        #expect(remaining[1] == nil)
+        #expect((1_000...2_000) ~= (remaining[2] ?? 0))
+        // The key lives until the kept end plus the grace, on the server's clock.
         let ttl = try client.command("PTTL", .string(RedisKeys.backoff(appID: "app", provider: "fcm"))).integerValue ?? -1
-        #expect((9_000 + 50_000)...(9_000 + DeliveryStateStore.backoffGraceMs) ~= ttl)
+        #expect((8_000 + DeliveryStateStore.backoffGraceMs)...(9_000 + DeliveryStateStore.backoffGraceMs) ~= ttl)
     }
 
-    @Test("a deadline long past expires at once")
-    func oldBackoff() throws {
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: nowMs() - 3_600_000)
-        #expect(try store.backoffUntil(appID: "app", provider: "fcm") == nil)
+    @Test("a backoff of zero is no backoff")
+    func zeroBackoff() throws {
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 0)
+        #expect(try store.backoffRemaining(appID: "app", provider: "fcm") == nil)
+    }
+
+    // MARK: leases on Redis's clock, unanswered attempts
+
+    @Test("leases are judged by Redis's clock: a claim made without a caller's clock holds against every other owner until it ends")
+    func leasesOnRedisClock() throws {
+        let mine = item(1, owner: "w1")
+        #expect(try store.claim([mine], leaseMs: 1_000).replies == [.claimed])
+        // Another owner, whatever its own clock says, meets the live lease.
+        #expect(try store.claim([item(1, owner: "w2")], leaseMs: 1_000).replies == [.claimedElsewhere])
+        // The lease end is written in Redis's time (the script read TIME).
+        let raw = try client.command("HGET", .string(RedisKeys.dedupClaims(appID: "app", campaignID: "cmp", bucket: mine.key)),
+                                     .int(mine.key.memberValue)).text ?? ""
+        let end = Int64(raw.split(separator: ":").last ?? "") ?? 0
+        guard case .array(let time) = try client.command("TIME"), time.count == 2,
+              let seconds = time[0].text.flatMap({ Int64($0) }), let micros = time[1].text.flatMap({ Int64($0) }) else {
+            Issue.record("TIME did not answer two integers"); return
+        }
+        let redisNow = seconds * 1000 + micros / 1000
+        #expect((redisNow...(redisNow + 1_000)) ~= end)
+        // Renewal by the holder extends it; once it ends, another owner takes it.
+        #expect(try store.claim([mine], leaseMs: 300).replies == [.alreadyOurs])
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(try store.claim([item(1, owner: "w2")], leaseMs: 1_000).replies == [.claimed])
+    }
+
+    @Test("an unanswered attempt allows one resend under the default limit and none under limit 1; the marker outlives the lease")
+    func unansweredAttempts() throws {
+        try store.preloadScripts()
+        let first = item(1, owner: "w1")
+        #expect(try store.claim([first], leaseMs: 30_000).replies == [.claimed])
+        try store.record([unanswered(first, retentionMs: 3_600_000)])
+        // The claim is released; the next claim is the resend, by anyone.
+        #expect(try store.claim([item(1, owner: "w2")], leaseMs: 30_000, unansweredLimit: 1).replies == [.unansweredFinal])
+        #expect(try store.claim([item(1, owner: "w2")], leaseMs: 30_000).replies == [.claimedResend])
+        #expect(try store.claim([item(1, owner: "w3")], leaseMs: 30_000).replies == [.claimedElsewhere])
+        // The resend unanswered too: final for everyone, nothing claimed.
+        try store.record([unanswered(item(1, owner: "w2"), retentionMs: 3_600_000)])
+        #expect(try store.claim([item(1, owner: "w3")], leaseMs: 30_000).replies == [.unansweredFinal])
+        let claims = RedisKeys.dedupClaims(appID: "app", campaignID: "cmp", bucket: first.key)
+        #expect(try client.command("HGET", .string(claims), .int(first.key.memberValue)) == .null)
+        // The marker lives as long as the retention, not two leases.
+        #expect((3_590_000...3_600_000) ~= (try client.command("PTTL", .string(claims)).integerValue ?? 0))
+        // A resend that was accepted ends as sent: everyone else gets alreadySent.
+        let other = item(2, owner: "w1")
+        _ = try store.claim([other], leaseMs: 30_000)
+        try store.record([unanswered(other)])
+        #expect(try store.claim([item(2, owner: "w2")], leaseMs: 30_000).replies == [.claimedResend])
+        try store.record([sent(item(2, owner: "w2"))])
+        #expect(try store.claim([item(2, owner: "w3")], leaseMs: 30_000).replies == [.alreadySent])
+        // Recipients of a bucket with no marker are claimed as before.
+        #expect(try store.claim([item(3, owner: "w1")], leaseMs: 30_000).replies == [.claimed])
     }
 
     // MARK: TTLs and keys
@@ -331,8 +388,8 @@ struct DeliveryStateStoreTests {
             .init(key: RedisKeys.providerBucket(appID: "app", provider: "apns"), ratePerSecond: 50, burst: 100),
             .init(key: RedisKeys.campaignBucket(appID: "app", campaignID: "c"), ratePerSecond: 1000.0 / 60, burst: 1000.0 / 60),
         ], nowMs: nowMs())
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: nowMs() + 30_000)
-        try store.setBackoff(appID: "app", provider: "fcm", untilMs: nowMs())
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 30_000)
+        try store.setBackoff(appID: "app", provider: "fcm", milliseconds: 0)
 
         guard case .array(let keys) = try client.command("KEYS", "*") else {
             Issue.record("KEYS did not answer an array")

@@ -31,23 +31,48 @@ public struct InMemoryClaims: Sendable {
     }
     private var sent: Set<Key> = []
     private var claims: [Key: (owner: String, untilMs: Int64)] = [:]
+    private var unanswered: [Key: Int] = [:]
 
     public init() {}
 
-    /// Answers as the claim script does, taking the claim unless another owner's lease is alive.
-    public mutating func claim(_ key: Key, owner: String, nowMs: Int64, leaseMs: Int64) -> ClaimReply {
+    /// Answers as the claim script does, taking the claim unless another owner's lease is alive
+    /// or the unknown attempts reached `unansweredLimit`.
+    public mutating func claim(_ key: Key, owner: String, nowMs: Int64, leaseMs: Int64, unansweredLimit: Int = 2) -> ClaimReply {
         if sent.contains(key) { return .alreadySent }
         var reply = ClaimReply.claimed
         if let held = claims[key] {
             if held.owner == owner { reply = .alreadyOurs } else if held.untilMs > nowMs { return .claimedElsewhere }
         }
+        if reply == .claimed, let count = unanswered[key], count > 0 {
+            if count >= unansweredLimit { return .unansweredFinal }
+            reply = .claimedResend
+        }
         claims[key] = (owner, nowMs + leaseMs)
         return reply
     }
 
-    /// Records as the record script does: sent joins the set; the claim goes only if `owner` holds it.
-    public mutating func record(_ key: Key, owner: String, sent isSent: Bool) {
-        if isSent { sent.insert(key) }
+    /// How a recorded outcome ends a claim.
+    public enum Recorded: Sendable { case sent, released, unanswered }
+
+    /// Records as the record script does: sent joins the set; unanswered counts one more unknown
+    /// attempt; the claim goes only if `owner` holds it.
+    public mutating func record(_ key: Key, owner: String, _ outcome: Recorded) {
+        switch outcome {
+        case .sent: sent.insert(key)
+        case .unanswered: unanswered[key, default: 0] += 1
+        case .released: break
+        }
         if claims[key]?.owner == owner { claims[key] = nil }
     }
+
+    /// Records as the record script does (sent or released).
+    public mutating func record(_ key: Key, owner: String, sent isSent: Bool) {
+        record(key, owner: owner, isSent ? .sent : .released)
+    }
+
+    /// Whether `key` is recorded as sent.
+    public func isSent(_ key: Key) -> Bool { sent.contains(key) }
+
+    /// The claim's holder, whatever its lease.
+    public func holder(_ key: Key) -> String? { claims[key]?.owner }
 }

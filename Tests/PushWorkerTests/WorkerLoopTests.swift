@@ -11,7 +11,7 @@ struct WorkerLoopTests {
     static let r0 = TopicPartition(topic: "push.retry.v1", partition: 0)
 
     static func settings(maxInFlight: Int = 1000) -> WorkerLoop.Settings {
-        WorkerLoop.Settings(maxInFlight: maxInFlight, saturationPauseSeconds: 5, shutdownGraceSeconds: 25)
+        WorkerLoop.Settings(maxInFlight: maxInFlight, saturationPauseSeconds: 5, drainSeconds: 25)
     }
 
     static func reading(_ now: Double, inFlight: Int = 0, unclaimed: Int = 0, unfinished: Int = 0, redis: Bool = true,
@@ -25,7 +25,9 @@ struct WorkerLoopTests {
         actions.map { action in
             switch action {
             case .process(let message): "process \(message.topic)[\(message.partition)]@\(message.offset)"
-            case .claimAndDispatch(let room): "claim \(room)"
+            case .claimAndDispatch(let room, let parkHeld): parkHeld ? "claim \(room) park" : "claim \(room)"
+            case .deadLetter(let message, let reason): "dead-letter \(message.topic)[\(message.partition)]@\(message.offset) \(reason)"
+            case .waitForAnswers(let timeout): "wait answers \(timeout)ms"
             case .pause(let partitions): "pause " + partitions.map(\.description).joined(separator: ",")
             case .resume(let partitions): "resume " + partitions.map(\.description).joined(separator: ",")
             case .poll(let max, let timeout): "poll \(max) \(timeout)ms"
@@ -60,12 +62,16 @@ struct WorkerLoopTests {
         // Below: nothing in flight, nothing queued, 299 recipients awaiting acknowledgement: poll.
         #expect(Self.words(loop.turn(Self.reading(10, unfinished: 3, unfinishedRecipients: 299))).prefix(3) == ["claim 100", "poll 1 50ms", "commit"])
         // At it: wait (woken by room, at most 20 ms), no poll, the claims and commits go on.
-        #expect(Self.words(loop.turn(Self.reading(11, unfinished: 3, unfinishedRecipients: 300))).prefix(3) == ["claim 100", "wait 20ms", "commit"])
+        // Held recipients are parked then (they must not keep other tenants' jobs out).
+        #expect(Self.words(loop.turn(Self.reading(11, unfinished: 3, unfinishedRecipients: 300))).prefix(3) == ["claim 100 park", "wait 20ms", "commit"])
+        #expect(loop.phase == .saturated(since: 11))
         // Lasting: every partition paused, polling goes on (rebalances); resumed once below.
         let long = Self.words(loop.turn(Self.reading(16, unfinished: 3, unfinishedRecipients: 400)))
-        #expect(long.prefix(4) == ["claim 100", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms", "commit"])
+        #expect(long.prefix(4) == ["claim 100 park", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms", "commit"])
+        #expect(loop.phase == .paused(since: 11))
         #expect(Self.words(loop.turn(Self.reading(17, unfinished: 1, unfinishedRecipients: 50))).prefix(3)
                 == ["claim 100", "resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "poll 1 50ms"])
+        #expect(loop.phase == .running)
     }
 
     @Test("the heap is trimmed only while idle: nothing in flight, queued or unfinished")
@@ -118,6 +124,7 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(1.4, inFlight: 0, unclaimed: 3))).first == "claim 200")
         // Saturated: as before, wait.
         #expect(Self.words(loop.turn(Self.reading(1.5, inFlight: 200, unclaimed: 50))) == ["claim 0", "wait 20ms", "commit"])
+        #expect(loop.phase == .saturated(since: 1.5))
     }
 
     @Test("the claim batch is an eighth of the in-flight bound, 1…256", arguments: [(1, 1), (8, 1), (15, 1), (16, 2), (50, 6), (200, 25), (256, 32), (2000, 250), (2048, 256), (5000, 256)])
@@ -128,63 +135,98 @@ struct WorkerLoopTests {
     @Test("recipients waiting for their claim count as load: a full claim queue stops polling")
     func unclaimedIsLoad() {
         var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
-        #expect(Self.words(loop.turn(Self.reading(1, inFlight: 0, unclaimed: 100))).prefix(2) == ["claim 100", "wait 20ms"])
+        #expect(Self.words(loop.turn(Self.reading(1, inFlight: 0, unclaimed: 100))).prefix(2) == ["claim 100 park", "wait 20ms"])
     }
 
-    @Test("a retry not yet due waits in memory with its partition paused; when due it is processed and the partition resumed")
+    @Test("a retry not yet due waits in memory without pausing its partition; a due one behind it is processed at once; when due it is processed")
     func delayedRetry() {
         var loop = WorkerLoop(settings: Self.settings())
-        let retry = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 3)
+        let held = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 3)
+        let due = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 4)
         let job = FakeMessages.message(offset: 8)
         let now = 1000.0
-        let immediate = loop.polled([.init(message: retry, notBefore: now + 30), .init(message: job, notBefore: nil)], now: now)
-        #expect(Self.words(immediate) == ["process push.jobs.v1[0]@8"])
-        #expect(Self.words(loop.turn(Self.reading(now + 1))).prefix(3) == ["claim 1000", "pause push.retry.v1[0]", "poll 1 50ms"])
+        let first = Self.words(loop.turn(Self.reading(now), polled: [.init(message: held, notBefore: now + 30),
+                                                                      .init(message: due, notBefore: now - 1),
+                                                                      .init(message: job, notBefore: nil)]))
+        #expect(first.prefix(3) == ["process push.retry.v1[0]@4", "process push.jobs.v1[0]@8", "claim 1000"])
+        #expect(!first.contains { $0.hasPrefix("pause") })
+        #expect(loop.paused.isEmpty)
         #expect(!Self.words(loop.turn(Self.reading(now + 29))).contains { $0.hasPrefix("process") })
-        #expect(Self.words(loop.turn(Self.reading(now + 30))).prefix(4) == ["process push.retry.v1[0]@3", "claim 1000", "resume push.retry.v1[0]", "poll 1 50ms"])
+        #expect(Self.words(loop.turn(Self.reading(now + 30))).prefix(2) == ["process push.retry.v1[0]@3", "claim 1000"])
+    }
+
+    @Test("a retry due further ahead than the maximum delay goes to the dead-letter topic (not_before_too_far)")
+    func tooFarRetry() {
+        var settings = Self.settings()
+        settings.retryMaxDelaySeconds = 3600
+        var loop = WorkerLoop(settings: settings)
+        let far = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 7)
+        let edge = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 8)
+        let words = Self.words(loop.turn(Self.reading(100), polled: [.init(message: far, notBefore: 4_070_908_800), // 2099
+                                                                    .init(message: edge, notBefore: 100 + 3600)]))
+        #expect(words.first == "dead-letter push.retry.v1[0]@7 not_before_too_far")
+        #expect(loop.delayed.map(\.message.offset) == [8])
+        #expect(WorkerLoop.timing(notBefore: nil, now: 5, maxDelaySeconds: 10) == .due)
+        #expect(WorkerLoop.timing(notBefore: 15, now: 5, maxDelaySeconds: 10) == .hold(until: 15))
+        #expect(WorkerLoop.timing(notBefore: 15.001, now: 5, maxDelaySeconds: 10) == .tooFar)
+    }
+
+    @Test("held retries past the memory bound pause their partitions until they are taken")
+    func heldRetryBound() {
+        var settings = Self.settings()
+        settings.maxHeldRetries = 2
+        var loop = WorkerLoop(settings: settings)
+        let messages = (0..<3).map { WorkerLoop.Polled(message: FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: Int64($0)), notBefore: 50) }
+        #expect(Self.words(loop.turn(Self.reading(10), polled: messages)).contains("pause push.retry.v1[0]"))
+        #expect(Self.words(loop.turn(Self.reading(50))).contains("resume push.retry.v1[0]"))
     }
 
     @Test("Redis away: every partition paused, due retries kept; back: resumed and processed")
     func redisAway() {
         var loop = WorkerLoop(settings: Self.settings())
         let retry = FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 1)
-        _ = loop.polled([.init(message: retry, notBefore: 5)], now: 1)
+        _ = loop.turn(Self.reading(1), polled: [.init(message: retry, notBefore: 5)])
         let away = Self.words(loop.turn(Self.reading(6, redis: false)))
         #expect(away.contains("pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]"))
         #expect(!away.contains { $0.hasPrefix("process") })
         #expect(away.contains("poll 1 50ms")) // still serving rebalances
+        #expect(loop.phase == .paused(since: 6))
         let back = Self.words(loop.turn(Self.reading(7)))
         #expect(back.first == "process push.retry.v1[0]@1")
         #expect(back.contains("resume push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]"))
     }
 
-    @Test("revoked partitions take their delayed messages and pauses with them")
+    @Test("revoked partitions take their held messages with them")
     func revoked() {
         var loop = WorkerLoop(settings: Self.settings())
-        _ = loop.polled([.init(message: FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 1), notBefore: 50)], now: 1)
-        _ = loop.turn(Self.reading(2))
-        #expect(loop.paused == [Self.r0])
+        _ = loop.turn(Self.reading(1), polled: [.init(message: FakeMessages.message(topic: "push.retry.v1", partition: 0, offset: 1), notBefore: 50)])
+        #expect(loop.delayed.count == 1)
         loop.revoked([Self.r0])
         #expect(loop.delayed.isEmpty)
         #expect(loop.paused.isEmpty)
         #expect(!Self.words(loop.turn(Self.reading(60, assignment: [Self.p0]))).contains { $0.hasPrefix("process") })
     }
 
-    @Test("SIGTERM: pause everything, keep claiming, dispatching and committing, finish when nothing is unfinished")
+    @Test("SIGTERM: pause everything, no claim any more, wait for the answers in flight and commit; finish when none is in flight")
     func drain() {
         var loop = WorkerLoop(settings: Self.settings(maxInFlight: 100))
-        let first = Self.words(loop.turn(Self.reading(100, inFlight: 40, unfinished: 3, stop: true)))
-        #expect(first == ["drain until 125", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "claim 60", "poll 1 20ms", "commit"])
-        #expect(Self.words(loop.turn(Self.reading(101, inFlight: 10, unfinished: 1, stop: true))) == ["claim 90", "poll 1 20ms", "commit"])
-        #expect(Self.words(loop.turn(Self.reading(102, unfinished: 0, stop: true))) == ["claim 100", "commit", "finish"])
+        let job = FakeMessages.message(offset: 9)
+        let first = Self.words(loop.turn(Self.reading(100, inFlight: 40, unclaimed: 30, unfinished: 3, stop: true),
+                                         polled: [.init(message: job, notBefore: nil)]))
+        #expect(first == ["drain until 125", "pause push.jobs.v1[0],push.jobs.v1[1],push.retry.v1[0]", "wait answers 20ms", "commit"])
+        #expect(loop.phase == .draining(deadline: 125))
+        #expect(Self.words(loop.turn(Self.reading(101, inFlight: 10, unclaimed: 30, unfinished: 1, stop: true))) == ["wait answers 20ms", "commit"])
+        // Nothing in flight: done, though recipients were never claimed (their jobs are redone elsewhere).
+        #expect(Self.words(loop.turn(Self.reading(102, unclaimed: 30, unfinished: 1, stop: true))) == ["commit", "finish"])
+        #expect(loop.phase == .finished)
         #expect(loop.turn(Self.reading(103, stop: true)).isEmpty)
     }
 
-    @Test("SIGTERM with work that does not finish: finish at the grace deadline")
+    @Test("SIGTERM with answers that do not come: finish at the drain deadline")
     func drainDeadline() {
         var loop = WorkerLoop(settings: Self.settings())
-        _ = loop.turn(Self.reading(0, unfinished: 5, stop: true))
-        #expect(!Self.words(loop.turn(Self.reading(24, unfinished: 5, stop: true))).contains("finish"))
-        #expect(Self.words(loop.turn(Self.reading(25, unfinished: 5, stop: true))).suffix(2) == ["commit", "finish"])
+        _ = loop.turn(Self.reading(0, inFlight: 5, stop: true))
+        #expect(!Self.words(loop.turn(Self.reading(24, inFlight: 5, stop: true))).contains("finish"))
+        #expect(Self.words(loop.turn(Self.reading(25, inFlight: 5, stop: true))) == ["commit", "finish"])
     }
 }

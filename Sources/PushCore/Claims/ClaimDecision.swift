@@ -9,6 +9,12 @@ public enum ClaimReply: Int, Sendable, Equatable, CaseIterable {
     case claimedElsewhere = 2
     /// This processing already held the claim (a renewal): the lease was extended.
     case alreadyOurs = 3
+    /// Attempts whose outcome is unknown (written, never answered) reached the limit: never sent
+    /// again; not claimed.
+    case unansweredFinal = 4
+    /// Claimed by this processing; an earlier attempt's outcome is unknown, so this send is the
+    /// one resend allowed (with the same replace key).
+    case claimedResend = 5
 }
 
 /// What to do with one recipient after a claim round trip.
@@ -23,6 +29,12 @@ public enum ClaimVerdict: Sendable, Equatable {
     /// The token is known dead (and not re-registered since): result `invalid_token`, nothing
     /// sent; the claim this round took must be released.
     case knownInvalid(invalidSinceMs: Int64)
+    /// Claimed for the one resend after an attempt whose outcome is unknown: send it; its result,
+    /// if accepted, says `"certainty": "unanswered_resent"`.
+    case resend
+    /// Attempts whose outcome is unknown used up what the policy allows: result `failed`, reason
+    /// `unanswered`, nothing sent (and nothing claimed).
+    case unanswered
 }
 
 /// The pure rule behind one recipient's verdict (table-tested: ClaimDecisionTests).
@@ -37,11 +49,12 @@ public enum ClaimDecision {
         switch reply {
         case .alreadySent: return .duplicate
         case .claimedElsewhere: return .wait
-        case .claimed, .alreadyOurs:
+        case .unansweredFinal: return .unanswered
+        case .claimed, .alreadyOurs, .claimedResend:
             if let invalidSinceMs, tokenUpdatedAtMs.map({ invalidSinceMs >= $0 }) ?? true {
                 return .knownInvalid(invalidSinceMs: invalidSinceMs)
             }
-            return .send
+            return reply == .claimedResend ? .resend : .send
         }
     }
 }

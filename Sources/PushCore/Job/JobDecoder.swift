@@ -32,6 +32,14 @@ public enum JobDecoder {
         return try decode(parsed.value, recipientBytes: parsed.elementRanges.isEmpty ? nil : (bytes, parsed.elementRanges))
     }
 
+    /// A retry message's `notBefore`, read without decoding the job (the poll only needs to know
+    /// when it is due; the job is decoded once, when it is processed). Nil when absent or unreadable.
+    public static func notBefore(_ bytes: [UInt8]) -> Date? {
+        guard let parsed = try? JSONParser.parse(bytes, elementRangesOf: JobField.recipients.rawValue),
+              case .object(let root) = parsed.value, case .string(let text)? = root["notBefore"] else { return nil }
+        return RFC3339Timestamp.parse(text)
+    }
+
     public static func decode(_ document: JSONValue) throws(JobValidationError) -> FanOutJob {
         try decode(document, recipientBytes: nil)
     }

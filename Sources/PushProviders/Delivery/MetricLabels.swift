@@ -28,7 +28,8 @@ public enum MetricLabels {
     public static let ours: Set<String> = Set(RecipientRejection.allCases.map(\.reason))
         .union([PayloadError.noCredentials.reason, PayloadError.payloadTooLarge.reason])
         .union(["known_invalid", "timeout", "connect_error", "tls_error", "protocol_error", "shutdown", "invalid_request",
-                "transport_error", "dns_error", "auth_unavailable", "auth_error", "internal_error"])
+                "transport_error", "dns_error", "auth_unavailable", "auth_error", "internal_error", "unanswered",
+                "withheld", "expired_while_held"])
 
     /// `http_<status>` (a provider answer without a reason string) for the statuses providers
     /// document; any other status is `other`.

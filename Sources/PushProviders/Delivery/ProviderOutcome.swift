@@ -60,4 +60,23 @@ public enum TransportFailure: Sendable, Equatable {
     /// that resolved to a private address at connect time, DESIGN §15): permanent.
     case addressRefused
     case other
+    /// Written (or possibly written) and never answered: timeout, reset or connection loss after
+    /// the write, or aborted at the drain deadline (``AttemptCertainty/unknown``).
+    case unanswered
+}
+
+/// Whether a delivery attempt may have reached the provider (the once-promise's three cases).
+public enum AttemptCertainty: Sendable, Equatable {
+    /// The provider answered with a status: its outcome says what happened.
+    case answered
+    /// Nothing reached the provider (connect or TLS failure before the request was written, a
+    /// refused stream, a stream above a GOAWAY's last-stream-id, a timeout before the write):
+    /// safe to send again.
+    case notDelivered
+    /// The request was (or may have been) written and no answer came: the provider may have
+    /// accepted and shown it.
+    case unknown
+    /// Never written: the worker withheld it (its claim was lost or ran out, or the worker is
+    /// draining). No attempt was spent.
+    case withheld
 }

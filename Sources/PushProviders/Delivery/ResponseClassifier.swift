@@ -42,6 +42,7 @@ public enum ResponseClassifier {
         case .invalidRequest: .rejected(reason: "invalid_request")
         case .addressRefused: .rejected(reason: "endpoint_not_allowed")
         case .other: .retry(reason: "transport_error", retryAfterSeconds: nil, scope: .recipient)
+        case .unanswered: .retry(reason: "unanswered", retryAfterSeconds: nil, scope: .recipient)
         }
     }
 }

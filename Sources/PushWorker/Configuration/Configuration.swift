@@ -38,7 +38,8 @@ public struct Configuration: Sendable {
     public var saturationPauseMs: Int = 5000
     /// Attempts per recipient, the first included. Default 5.
     public var maxAttempts: Int
-    /// SIGTERM drain budget. Default 25 s.
+    /// SIGTERM drain budget (`PUSHWORKER_DRAIN_SECONDS`; `PUSHWORKER_SHUTDOWN_GRACE_SECONDS` is
+    /// its older name). Default 25 s.
     public var shutdownGraceSeconds: Double
     /// HTTP/2 connections per provider origin. Default 2.
     public var httpConnections: Int
@@ -57,6 +58,16 @@ public struct Configuration: Sendable {
     /// (``OutcomeRecorder``). Longer: fewer, larger round trips and batches (CPU per
     /// notification; docs/performance.md "Ninth session"), results later by as much. Default 25 ms.
     public var recordDelayMs: Int = 25
+    /// What happens to a request that was written and never answered: resent once with the same
+    /// replace key (`replace`), or final `failed`/`unanswered` (`never`). Default `replace`.
+    public var resendUnanswered: String = "replace"
+    /// Recipients of one app × provider in flight at once. Default: half of `maxInFlight`.
+    public var maxInFlightPerApp: Int = 1000
+    /// A recipient held by its endpoint (provider backoff, open breaker, throttle) longer than
+    /// this goes to the retry topic instead of waiting in memory. Default 30 s.
+    public var holdMaxSeconds: Int = 30
+    /// A retry message due further ahead than this goes to the dead-letter topic. Default 3600 s.
+    public var retryMaxDelaySeconds: Int = 3600
     public var logLevel: LogLevel
     public var logFormat: LogFormat
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
@@ -92,7 +103,12 @@ public struct Configuration: Sendable {
         ("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)"),
         ("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)"),
         ("PUSHWORKER_MAX_ATTEMPTS", "5", "attempts per recipient before `failed`"),
-        ("PUSHWORKER_SHUTDOWN_GRACE_SECONDS", "25", "SIGTERM drain budget"),
+        ("PUSHWORKER_DRAIN_SECONDS", "25", "SIGTERM drain: how long written requests may still be answered before they are aborted"),
+        ("PUSHWORKER_SHUTDOWN_GRACE_SECONDS", nil, "older name of PUSHWORKER_DRAIN_SECONDS (used when that is unset)"),
+        ("PUSHWORKER_RESEND_UNANSWERED", "replace", "a request written and never answered: replace (resend once, same replace key) or never (failed/unanswered)"),
+        ("PUSHWORKER_MAX_IN_FLIGHT_PER_APP", nil, "recipients of one app × provider in flight at once (default: half of PUSHWORKER_MAX_IN_FLIGHT)"),
+        ("PUSHWORKER_HOLD_MAX_SECONDS", "30", "a recipient held by a provider backoff, open breaker or throttle longer than this goes to the retry topic"),
+        ("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", "3600", "a retry message due further ahead than this goes to the dead-letter topic (not_before_too_far)"),
         ("PUSHWORKER_HTTP_CONNECTIONS", "2", "HTTP/2 connections per provider origin"),
         ("PUSHWORKER_HTTP_STREAMS", "100", "concurrent streams per connection"),
         ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
@@ -167,6 +183,9 @@ public struct Configuration: Sendable {
             return number
         }
 
+        // The older name counts only when the new one is not given.
+        let drainVariable = string("PUSHWORKER_DRAIN_SECONDS") != nil && values["PUSHWORKER_DRAIN_SECONDS"] != nil
+            || string("PUSHWORKER_SHUTDOWN_GRACE_SECONDS") == nil ? "PUSHWORKER_DRAIN_SECONDS" : "PUSHWORKER_SHUTDOWN_GRACE_SECONDS"
         let needsKafka = purpose == .worker || purpose == .enqueue || purpose == .events
         let needsRedis = purpose == .worker || purpose == .events
         let needsKeys = purpose != .enqueue
@@ -187,7 +206,7 @@ public struct Configuration: Sendable {
             httpAddr: string("PUSHWORKER_HTTP_ADDR") ?? "0.0.0.0:9400",
             maxInFlight: integer("PUSHWORKER_MAX_IN_FLIGHT", 1...1_000_000),
             maxAttempts: integer("PUSHWORKER_MAX_ATTEMPTS", 1...100),
-            shutdownGraceSeconds: Double(integer("PUSHWORKER_SHUTDOWN_GRACE_SECONDS", 0...3600)),
+            shutdownGraceSeconds: Double(integer(drainVariable, 0...3600)),
             httpConnections: integer("PUSHWORKER_HTTP_CONNECTIONS", 1...64),
             httpStreams: integer("PUSHWORKER_HTTP_STREAMS", 1...1000),
             requestTimeoutMs: integer("PUSHWORKER_REQUEST_TIMEOUT_MS", 100...600_000),
@@ -197,6 +216,14 @@ public struct Configuration: Sendable {
         configuration.dedupMaxSeconds = integer("PUSHWORKER_DEDUP_MAX_SECONDS", 60...31_536_000)
         configuration.recordDelayMs = integer("PUSHWORKER_RECORD_DELAY_MS", 0...1000)
         configuration.redisPassword = string("PUSHWORKER_REDIS_PASSWORD")
+        if let policy = string("PUSHWORKER_RESEND_UNANSWERED") {
+            if ["replace", "never"].contains(policy) { configuration.resendUnanswered = policy }
+            else { problems.append("PUSHWORKER_RESEND_UNANSWERED must be replace or never, got '\(policy)'") }
+        }
+        configuration.maxInFlightPerApp = string("PUSHWORKER_MAX_IN_FLIGHT_PER_APP") == nil
+            ? max(1, configuration.maxInFlight / 2) : integer("PUSHWORKER_MAX_IN_FLIGHT_PER_APP", 1...1_000_000)
+        configuration.holdMaxSeconds = integer("PUSHWORKER_HOLD_MAX_SECONDS", 0...3600)
+        configuration.retryMaxDelaySeconds = integer("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", 1...31_536_000)
         if configuration.claimLeaseSeconds * 1000 <= 2 * configuration.requestTimeoutMs {
             problems.append("PUSHWORKER_CLAIM_LEASE_SECONDS (\(configuration.claimLeaseSeconds) s) must be more than two request timeouts (PUSHWORKER_REQUEST_TIMEOUT_MS \(configuration.requestTimeoutMs) ms): a claim must outlive its send")
         }
@@ -300,7 +327,9 @@ public struct Configuration: Sendable {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS=\(webPushAllowedHosts.joined(separator: ","))",
             "PUSHWORKER_HTTP_ADDR=\(httpAddr)", "PUSHWORKER_MAX_IN_FLIGHT=\(maxInFlight)",
             "PUSHWORKER_SATURATION_PAUSE_MS=\(saturationPauseMs)",
-            "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_SHUTDOWN_GRACE_SECONDS=\(Int(shutdownGraceSeconds))",
+            "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_DRAIN_SECONDS=\(Int(shutdownGraceSeconds))",
+            "PUSHWORKER_RESEND_UNANSWERED=\(resendUnanswered)", "PUSHWORKER_MAX_IN_FLIGHT_PER_APP=\(maxInFlightPerApp)",
+            "PUSHWORKER_HOLD_MAX_SECONDS=\(holdMaxSeconds)", "PUSHWORKER_RETRY_MAX_DELAY_SECONDS=\(retryMaxDelaySeconds)",
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
             "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",

@@ -201,3 +201,19 @@ public enum TokenHash {
         }
     }
 }
+
+extension JobPlanner {
+    /// The Huawei batches of a planned job, as the worker forms them when the recipients are
+    /// claimed together (`render`, `send`): positions in `plans` of ready Huawei recipients,
+    /// grouped by identical shared bodies, at most 1000 each, in job order.
+    public static func hmsBatches(_ plans: [PlannedRecipient]) -> [[Int]] {
+        var positions: [Int] = []
+        var bodies: [[UInt8]] = []
+        for (position, plan) in plans.enumerated() {
+            guard case .ready(let request) = plan.state, request.platform == .huawei else { continue }
+            positions.append(position)
+            bodies.append(request.body)
+        }
+        return HMSBatching.group(bodies).map { $0.map { positions[$0] } }
+    }
+}

@@ -1,98 +1,122 @@
 import Foundation
 import PushCore
 import PushKafka
+import PushPipeline
+import PushProviders
 import PushRedis
 import Synchronization
-import PushProviders
 
-/// One recipient ready to send (its plan stays in its ``JobRun``).
-/// A class, immutable: send items are grouped, scheduled and submitted by copy, and a struct's
-/// copy retained every field of its request (docs/performance.md "Ninth session").
-final class SendItem: Sendable {
-    let index: Int
-    let request: ProviderRequest
+/// One recipient ready to send (its plan stays in its ``JobRun``). A class, immutable: send items
+/// are grouped and submitted by reference, not copied field by field.
+public final class SendItem: Sendable {
+    public let index: Int
+    public let request: ProviderRequest
 
-    init(index: Int, request: ProviderRequest) {
+    public init(index: Int, request: ProviderRequest) {
         self.index = index
         self.request = request
     }
 }
 
-/// What happened to one recipient in this processing.
+/// What happened to one recipient in one attempt (or one claim), as the result publisher records
+/// and publishes it.
 enum RecipientOutcome: Sendable {
     /// A final result; `token` when the provider declared the token dead; `isSent` when the
-    /// provider accepted it (its msgId is then recorded as sent).
-    case final(ResultRecord, token: TokenRecord? = nil, isSent: Bool = false)
-    /// Handed to the retry topic after `attempts` attempts in all.
+    /// provider accepted it (its msgId is recorded as sent); `countsUnanswered` when the attempt
+    /// was written and never answered (the fleet counts it).
+    case final(ResultRecord, token: TokenRecord? = nil, isSent: Bool = false, countsUnanswered: Bool = false)
+    /// To the retry topic after `attempts` attempts in all, due in `delaySeconds`.
     case retry(Recipient, attempts: Int, delaySeconds: Double)
+    /// Written and never answered, first time: the fleet counts it, then it is claimed and sent
+    /// once more (``PushPipeline/AttemptDecision/resend``). `attempts`: made so far.
+    case resend(attempts: Int)
+    /// Written and never answered while draining: counted, claim released, nothing published.
+    case leaveUnanswered
+    /// Not written (or nothing delivered while its breaker is open): claim released, queued again.
+    case requeue
+    /// Not written while draining: claim released, nothing else.
+    case release
 }
 
 /// One processing of one job (a Kafka message): its recipients' plans and de-duplication keys,
 /// the claims it holds, and the accounting that releases the message's offset once every
 /// recipient's result (or its hand-off to the retry topic) was acknowledged by Kafka.
 ///
-/// Results stream: each recipient's result is published as soon as its outcome is final
-/// (``OutcomeRecorder``), not when the whole job is done (DESIGN §4). The retry job, one per
-/// processing, goes out once every recipient has an outcome.
+/// A state machine behind one lock: its methods change the state and return what the caller
+/// must do next (``Next``); it calls nobody. Each recipient's result goes out as soon as its
+/// outcome is final (``ResultPublisher``); the retry jobs go out once every recipient has an
+/// outcome.
 ///
-/// Thread safety: immutable but for `state`, a Mutex.
+/// Thread safety: immutable but for `state` and `requests`, each a Mutex.
 final class JobRun: Sendable {
     let job: FanOutJob
     let credentials: AppCredentials?
     let partition: TopicPartition
     let offset: Int64
-    /// The partition's ownership generation when the message was polled (OffsetTracker).
+    /// The partition's ownership generation when the message was polled (``OffsetTracker``).
     let generation: Int
-    /// Every recipient's plan without its provider request (``RunPlan``): that waits in
-    /// `requests` until the recipient is claimed for sending and leaves with the send.
+    /// Every recipient's plan without its provider request (``RunPlan``).
     let plans: [RunPlan]
     /// The de-duplication key of each recipient that has a msgId.
     let keys: [DedupKey?]
     /// Who claims this processing's recipients: unique per processing, so two copies of one job
     /// (even in one process) never take each other's claims.
     let owner: String
-    /// How long this job's sent markers are kept (``DedupRetention``).
+    /// How long this job's sent markers (and unanswered counts) are kept (``DedupRetention``).
     let retentionMs: Int64
     /// When processing started (Unix seconds), for `pushworker_job_seconds`.
     let startedAt: Double
-    unowned let worker: Worker
+    /// After this (Unix seconds) a recipient still waiting (a held endpoint, an open breaker) is
+    /// `expired`: the job's `expiresAt`, else its `createdAt` (or first sight) + `ttlSeconds`, else
+    /// + the de-duplication retention (past it a send could no longer be de-duplicated).
+    let horizon: Double
+    /// The endpoint id (``EndpointTable``) of each platform, by ``ProviderMetrics/index(_:)``.
+    let endpoints: [Int]
 
     private struct State {
-        /// An outcome was decided (first one wins).
+        /// A final outcome or retry hand-off was decided (first one wins).
         var decided: [Bool]
-        /// Claimed by this processing and not yet recorded: the claim time (Unix ms), else 0.
-        var claimedAtMs: [Int64]
+        /// Claimed by this processing and not yet recorded: the monotonic time of the round trip
+        /// that took or last renewed the claim, else 0.
+        var claimedAt: [Double]
+        /// The claim said an earlier attempt's outcome is unknown: the send in flight is the resend.
+        var resend: Set<Int> = []
+        /// Claims a renewal found taken by another processing: their requests are not written.
+        var lost: Set<Int> = []
+        /// Attempts made in this processing before the one in flight (a resend after an unknown
+        /// outcome is claimed and sent again by the same processing).
+        var priorAttempts: [Int: Int] = [:]
         /// Recipients the provider accepted: re-recorded if Redis lost its data meanwhile.
         var sent: [Int] = []
-        /// Recipients not yet handed to the producer (or the retry list).
+        /// Recipients without a final result or retry hand-off yet.
         var unpublished: Int
         /// Produced and not yet acknowledged (or failed for good).
         var unacknowledged = 0
-        var retries: [(recipient: Recipient, attempts: Int, delay: Double)] = []
-        var retryJobProduced = false
+        var retries: [RetryEntry] = []
+        var retryJobsProduced = false
         var isFinished = false
-        /// Final results by status (DeliveryStatus.allCases order), for the "job finished" log.
+        /// Final results by status (``DeliveryStatus/allCases`` order), for the "job finished" log.
         var statusCounts = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
     }
     private let state: Mutex<State>
-    /// The provider request of each ready recipient until it is sent (``takeRequest(_:)``). A
-    /// processing lives until Kafka acknowledged its last result, long after most of its requests
-    /// went out; holding every payload (≈ 1–3 KB each) that long was most of the worker's peak
-    /// RSS at 15–19k notifications/s (docs/performance.md, fifth session).
+    /// The provider request of each ready recipient until it is sent (``takeRequest(_:)``): a
+    /// processing lives until Kafka acknowledged its last result, long after most requests left.
     private let requests: Mutex<[ProviderRequest?]>
 
-    /// What each recipient's plan said before any claim: the worker completes the expired and
-    /// rejected ones at once and queues the ready ones for claiming.
+    struct RetryEntry: Sendable {
+        var recipient: Recipient
+        var attempts: Int
+        var delay: Double
+    }
+
+    /// What each recipient's plan said before any claim.
     enum Start: Sendable {
         case ready
         case expired
         case rejected(reason: String)
     }
 
-    /// A job's plans taken apart as the planner hands them over (``JobPlanner/plan(_:profile:now:_:)``):
-    /// each plan is consumed, so none is copied (iterating an array of plans copied every plan
-    /// whole, its ~20 references retained and released: ≈ 4k instructions per recipient with
-    /// the array's teardown, callgrind).
+    /// A job's plans taken apart as the planner hands them over, each plan consumed (not copied).
     struct Parts {
         fileprivate(set) var plans: [RunPlan] = []
         fileprivate(set) var requests: [ProviderRequest?] = []
@@ -110,8 +134,7 @@ final class JobRun: Sendable {
 
         mutating func add(_ plan: consuming PlannedRecipient) {
             keys.append(plan.msgID.map(DedupKey.init(msgID:)))
-            // The state is swapped out of the plan (a move), so its request is not copied
-            // field by field and then released with the plan.
+            // Swapped out of the plan (a move), so its request is not copied field by field.
             var state = PlannedRecipient.State.expired
             swap(&state, &plan.state)
             switch consume state {
@@ -130,7 +153,7 @@ final class JobRun: Sendable {
     }
 
     init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
-         parts: consuming Parts, owner: String, retentionMs: Int64, worker: Worker) {
+         parts: consuming Parts, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int]) {
         self.job = job
         self.credentials = credentials
         self.partition = partition
@@ -142,63 +165,133 @@ final class JobRun: Sendable {
         self.keys = parts.keys
         self.owner = owner
         self.retentionMs = retentionMs
-        self.startedAt = Date().timeIntervalSince1970
-        self.worker = worker
-        state = Mutex(State(decided: Array(repeating: false, count: count),
-                            claimedAtMs: Array(repeating: 0, count: count), unpublished: count))
+        self.startedAt = startedAt
+        self.endpoints = endpoints
+        horizon = Self.horizon(job: job, seenAt: startedAt, retentionMs: retentionMs)
+        state = Mutex(State(decided: Array(repeating: false, count: count), claimedAt: Array(repeating: 0, count: count),
+                            unpublished: count))
+    }
+
+    static func horizon(job: FanOutJob, seenAt: Double, retentionMs: Int64) -> Double {
+        if let expiresAt = job.expiresAt { return expiresAt.timeIntervalSince1970 }
+        let created = job.createdAt?.timeIntervalSince1970 ?? seenAt
+        if let ttl = job.ttlSeconds { return created + Double(ttl) }
+        return created + Double(retentionMs) / 1000
     }
 
     var recipientCount: Int { plans.count }
 
-    /// Recipient `index`'s provider request, handed over once (nil if it had none or it was
-    /// taken): the caller sends it.
+    /// The endpoint id of recipient `index` (its app × provider).
+    func endpoint(_ index: Int) -> Int {
+        guard let platform = plans[index].recipient.platform else { return 0 }
+        return endpoints[ProviderMetrics.index(platform)]
+    }
+
+    /// Recipient `index`'s provider request, handed over once (nil if it had none or it was taken).
     func takeRequest(_ index: Int) -> ProviderRequest? {
         requests.withLock { requests in
             guard requests.indices.contains(index) else { return nil }
-            // Moved out, not copied and then released (a retain and a release per field).
             return requests[index].take()
         }
     }
 
-    /// The claim item of recipient `index`. Only recipients with a msgId are claimed (a planned
-    /// recipient without one was rejected); the empty key stands for none.
+    /// Puts back a request that was not written (it is claimed and sent again later).
+    func returnRequest(_ index: Int, _ request: ProviderRequest) {
+        requests.withLock { requests in
+            if requests.indices.contains(index) { requests[index] = request }
+        }
+    }
+
+    /// The claim item of recipient `index`. Only recipients with a msgId are claimed.
     func claimItem(_ index: Int) -> DeliveryStateStore.ClaimItem {
         let key = keys[index] ?? DedupKey(msgID: "")
-        // Fields read in place: copying the whole plan (recipient, payload) costs a retain per field.
         return DeliveryStateStore.ClaimItem(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
                                             platform: plans[index].platform, tokenHash: plans[index].tokenHash)
     }
 
-    /// The record entry of recipient `index`: sent (kept `retentionMs`) or released.
-    func recordEntry(_ index: Int, sent: Bool) -> DeliveryStateStore.RecordEntry? {
+    /// How recipient `index`'s claim ends in the fleet's state.
+    enum RecordKind { case sent, released, unanswered }
+
+    /// The record entry of recipient `index`.
+    func recordEntry(_ index: Int, _ kind: RecordKind) -> DeliveryStateStore.RecordEntry? {
         guard let key = keys[index] else { return nil }
         return DeliveryStateStore.RecordEntry(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
-                                              sentRetentionMs: sent ? retentionMs : nil)
+                                              sentRetentionMs: kind == .sent ? retentionMs : nil,
+                                              unansweredRetentionMs: kind == .unanswered ? retentionMs : nil)
     }
 
     // MARK: claims held
 
-    func noteClaimed(_ index: Int, atMs: Int64) {
-        state.withLock { $0.claimedAtMs[index] = atMs }
+    /// Claimed (or renewed) by a round trip sent at `at` (monotonic seconds); `resend`: the claim
+    /// said this send is the resend after an unknown outcome.
+    func noteClaimed(_ index: Int, at: Double, resend: Bool? = nil) {
+        state.withLock { state in
+            state.claimedAt[index] = at
+            state.lost.remove(index)
+            if let resend { if resend { state.resend.insert(index) } else { state.resend.remove(index) } }
+        }
+    }
+
+    /// A renewal sent at `at` kept the claim; false when the claim was recorded (released)
+    /// meanwhile, so the renewal wrote a claim nobody holds.
+    func renewed(_ index: Int, at: Double) -> Bool {
+        state.withLock { state in
+            guard state.claimedAt[index] != 0 else { return false }
+            state.claimedAt[index] = at
+            return true
+        }
+    }
+
+    /// A renewal found the claim taken elsewhere: its request must not be written.
+    func noteLost(_ index: Int) {
+        state.withLock { state in
+            state.lost.insert(index)
+            state.claimedAt[index] = 0
+        }
     }
 
     /// Forgets the claim of `index` (recorded, or released); true if it was held.
     @discardableResult
     func noteClaimReleased(_ index: Int) -> Bool {
         state.withLock { state in
-            defer { state.claimedAtMs[index] = 0 }
-            return state.claimedAtMs[index] != 0
+            defer { state.claimedAt[index] = 0 }
+            return state.claimedAt[index] != 0
         }
     }
 
-    /// Claims held since before `cutoffMs`: to renew.
-    func claimsOlder(than cutoffMs: Int64) -> [Int] {
-        state.withLock { state in state.claimedAtMs.indices.filter { state.claimedAtMs[$0] != 0 && state.claimedAtMs[$0] < cutoffMs } }
+    /// Whether recipient `index`'s request may be written now (monotonic `now`): its claim is
+    /// held, not lost, and its lease outlasts the request.
+    func mayWrite(_ index: Int, now: Double, leaseSeconds: Double, requestTimeoutSeconds: Double) -> Bool {
+        state.withLock { state in
+            let at = state.claimedAt[index]
+            return at != 0 && !state.lost.contains(index)
+                && LeaseRule.mayWrite(confirmedAt: at, now: now, leaseSeconds: leaseSeconds, requestTimeoutSeconds: requestTimeoutSeconds)
+        }
     }
 
-    /// Claims still held: given back when the worker stops before sending them.
+    /// Whether the send of `index` is the resend after an unknown outcome.
+    func isResend(_ index: Int) -> Bool { state.withLock { $0.resend.contains(index) } }
+
+    /// Attempts made for recipient `index` before the one in flight, earlier processings included.
+    func attemptsBefore(_ index: Int) -> Int { job.attempt + state.withLock { $0.priorAttempts[index] ?? 0 } }
+
+    /// Recipient `index` is queued again after `attempts` attempts in all.
+    func noteAttempts(_ index: Int, total attempts: Int) {
+        state.withLock { $0.priorAttempts[index] = max(0, attempts - job.attempt) }
+    }
+
+    /// Claims held and due for renewal at `now` (monotonic seconds).
+    func claimsToRenew(now: Double, leaseSeconds: Double) -> [Int] {
+        state.withLock { state in
+            state.claimedAt.indices.filter {
+                state.claimedAt[$0] != 0 && LeaseRule.needsRenewal(confirmedAt: state.claimedAt[$0], now: now, leaseSeconds: leaseSeconds)
+            }
+        }
+    }
+
+    /// Claims still held.
     func heldClaims() -> [Int] {
-        state.withLock { state in state.claimedAtMs.indices.filter { state.claimedAtMs[$0] != 0 } }
+        state.withLock { state in state.claimedAt.indices.filter { state.claimedAt[$0] != 0 } }
     }
 
     func noteSent(_ index: Int) {
@@ -210,41 +303,50 @@ final class JobRun: Sendable {
 
     // MARK: outcomes
 
-    /// Records recipient `index`'s outcome (the first one wins) and hands it to the recorder.
-    /// `holdsSlot`: the recipient counts in the worker's in-flight bound until recorded.
-    func complete(_ index: Int, _ outcome: consuming RecipientOutcome, holdsSlot: Bool = false) {
-        let isFirst = state.withLock { state -> Bool in
-            guard !state.decided[index] else { return false }
-            state.decided[index] = true
-            return true
+    /// Whether `outcome` for recipient `index` is its first decided one: final results and retry
+    /// hand-offs are decided once; the other outcomes leave the recipient open.
+    func decide(_ index: Int, _ outcome: borrowing RecipientOutcome) -> Bool {
+        switch outcome {
+        case .final, .retry:
+            return state.withLock { state in
+                guard !state.decided[index] else { return false }
+                state.decided[index] = true
+                return true
+            }
+        case .resend, .leaveUnanswered, .requeue, .release:
+            return state.withLock { !$0.decided[index] }
         }
-        guard isFirst else { return }
-        worker.recorder.add(OutcomeRecorder.Entry(run: self, index: index, outcome: consume outcome, holdsSlot: holdsSlot))
     }
 
-    /// A final outcome (`status`) was recorded: `produced` messages went to the producer for it.
-    func published(producedMessages produced: Int, status: DeliveryStatus) {
-        let next = state.withLock { state -> Next in
+    /// What the run's owner must do after a change.
+    enum Next: Sendable {
+        case nothing
+        /// Produce these retry jobs, then call ``acknowledged()`` once per job.
+        case produceRetryJobs([[RetryEntry]])
+        /// Every result was acknowledged: the offset may be released.
+        case finish
+    }
+
+    /// A final outcome (`status`) was handed to the sink: `produced` messages went out for it.
+    func published(producedMessages produced: Int, status: DeliveryStatus) -> Next {
+        state.withLock { state in
             if let slot = DeliveryStatus.allCases.firstIndex(of: status) { state.statusCounts[slot] += 1 }
             state.unpublished -= 1
             state.unacknowledged += produced
-            return Self.next(&state)
+            return Self.next(&state, holdMaxSeconds: Self.retryGroupSeconds)
         }
-        perform(next)
     }
 
-    /// A recipient goes to the retry topic (with this processing's retry job).
-    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double) {
-        let next = state.withLock { state -> Next in
+    /// A recipient goes to the retry topic (with one of this processing's retry jobs).
+    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double) -> Next {
+        state.withLock { state in
             state.unpublished -= 1
-            state.retries.append((recipient, attempts, delay))
-            return Self.next(&state)
+            state.retries.append(RetryEntry(recipient: recipient, attempts: attempts, delay: delay))
+            return Self.next(&state, holdMaxSeconds: Self.retryGroupSeconds)
         }
-        perform(next)
     }
 
-    /// `sent=3 invalid_token=1 … retry=2`: the final results by status (those seen), and the
-    /// recipients handed to the retry topic.
+    /// `sent=3 invalid_token=1 … retry=2`: the final results by status, and the retry hand-offs.
     var outcomeSummary: String {
         state.withLock { state in
             var parts = zip(DeliveryStatus.allCases, state.statusCounts).filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }
@@ -254,92 +356,85 @@ final class JobRun: Sendable {
     }
 
     /// A job without recipients is done at once.
-    func finishIfEmpty() {
-        perform(state.withLock { Self.next(&$0) })
+    func finishIfEmpty() -> Next {
+        state.withLock { Self.next(&$0, holdMaxSeconds: Self.retryGroupSeconds) }
     }
 
     /// One produced message was acknowledged (or failed for good and was dealt with).
-    func acknowledged() {
-        let next = state.withLock { state -> Next in
+    func acknowledged() -> Next {
+        state.withLock { state in
             state.unacknowledged -= 1
-            return Self.next(&state)
+            return Self.next(&state, holdMaxSeconds: Self.retryGroupSeconds)
         }
-        perform(next)
     }
 
-    private enum Next {
-        case nothing
-        case produceRetryJob([(recipient: Recipient, attempts: Int, delay: Double)])
-        case finish
-    }
+    /// Retries due within this long share one retry job; later ones (parked behind a long hold)
+    /// go in another, so a short backoff is never stretched to a long hold's end.
+    static let retryGroupSeconds = 60.0
 
-    private static func next(_ state: inout State) -> Next {
+    private static func next(_ state: inout State, holdMaxSeconds: Double) -> Next {
         guard state.unpublished == 0, !state.isFinished else { return .nothing }
-        if !state.retries.isEmpty && !state.retryJobProduced {
-            state.retryJobProduced = true
-            state.unacknowledged += 1
-            return .produceRetryJob(state.retries)
+        if !state.retries.isEmpty && !state.retryJobsProduced {
+            state.retryJobsProduced = true
+            let soon = state.retries.filter { $0.delay <= holdMaxSeconds }
+            let later = state.retries.filter { $0.delay > holdMaxSeconds }
+            let groups = [soon, later].filter { !$0.isEmpty }
+            state.unacknowledged += groups.count
+            return .produceRetryJobs(groups)
         }
         guard state.unacknowledged == 0 else { return .nothing }
         state.isFinished = true
         return .finish
     }
 
-    private func perform(_ next: Next) {
-        switch next {
-        case .nothing: return
-        case .produceRetryJob(let retries): worker.produceRetryJob(self, retries)
-        case .finish: worker.finished(self)
-        }
-    }
-
     // MARK: results
 
     func result(_ index: Int, _ status: DeliveryStatus, reason: String?, atMs: Int64, httpStatus: Int? = nil,
-                providerMessageID: String? = nil, attempts: Int? = nil, latencyMs: Double? = nil) -> ResultRecord {
+                providerMessageID: String? = nil, attempts: Int? = nil, latencyMs: Double? = nil,
+                certainty: ResultCertainty? = nil) -> ResultRecord {
         ResultRecord(jobID: job.jobID, msgID: plans[index].msgID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
                      userID: plans[index].recipient.userID, subscriptionID: plans[index].recipient.subscriptionID,
                      platform: plans[index].platform,
                      status: status, reason: reason, httpStatus: httpStatus, providerMessageID: providerMessageID,
-                     attempts: attempts ?? job.attempt, latencyMs: latencyMs, atUnixMs: atMs)
+                     attempts: attempts ?? job.attempt, latencyMs: latencyMs, atUnixMs: atMs, certainty: certainty?.rawValue)
     }
 
-    /// Maps a provider attempt onto a final result or a retry hand-off (runs on the I/O thread).
-    func outcome(of attempt: Deliverer.Attempt, index: Int) -> RecipientOutcome {
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        let attempts = job.attempt + attempt.attempts
-        func final(_ status: DeliveryStatus, _ reason: String?, id: String? = nil) -> ResultRecord {
+    /// The token invalidation of recipient `index`.
+    func tokenRecord(_ index: Int, reason: String?, invalidSinceMs: Int64, atMs: Int64) -> TokenRecord {
+        TokenRecord(appID: job.appID, platform: plans[index].platform, subscriptionID: plans[index].recipient.subscriptionID,
+                    userID: plans[index].recipient.userID, tokenHash: plans[index].tokenHash, reason: reason,
+                    invalidSinceMs: invalidSinceMs, atUnixMs: atMs)
+    }
+
+    /// Maps the rule's decision for one attempt onto what the publisher records and publishes.
+    func outcome(_ decision: AttemptDecision, attempt: Deliverer.Attempt, index: Int, nowMs: Int64) -> RecipientOutcome {
+        let attempts = attemptsBefore(index) + attempt.attempts
+        func final(_ status: DeliveryStatus, _ reason: String?, id: String? = nil, certainty: ResultCertainty? = nil) -> ResultRecord {
             result(index, status, reason: reason, atMs: nowMs, httpStatus: attempt.httpStatus, providerMessageID: id,
-                   attempts: attempts, latencyMs: attempt.latencyMs)
+                   attempts: attempts, latencyMs: attempt.latencyMs, certainty: certainty)
         }
-        // An audience (DESIGN §19) has no token for a provider to declare dead.
-        let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
-        switch outcome {
-        case .sent(let id):
-            return .final(final(.sent, nil, id: id), isSent: true)
+        switch decision {
+        case .sent(let id, let certainty):
+            return .final(final(.sent, nil, id: id, certainty: certainty), isSent: true)
         case .invalidToken(let reason, let since):
-            let token = TokenRecord(appID: job.appID, platform: plans[index].platform, subscriptionID: plans[index].recipient.subscriptionID,
-                                    userID: plans[index].recipient.userID, tokenHash: plans[index].tokenHash, reason: reason,
-                                    invalidSinceMs: since ?? nowMs, atUnixMs: nowMs)
+            let token = tokenRecord(index, reason: reason, invalidSinceMs: since ?? nowMs, atMs: nowMs)
             return .final(final(.invalidToken, reason), token: token)
         case .rejected(let reason):
             return .final(final(.rejected, reason))
-        case .retry(let reason, _, _) where job.audience != nil && FCMAudience.mayHaveBeenAccepted(outcome):
-            return .final(final(.failed, reason)) // FCM may have fanned it out: never twice (FCMAudience)
-        case .retry(let reason, let retryAfter, let scope):
-            if scope == .provider, let retryAfter, let platform = plans[index].recipient.platform {
-                worker.noteProviderBackoff(appID: job.appID, platform: platform, seconds: retryAfter)
-            }
-            return retryOrFail(reason, retryAfter)
-        case .authExpired(let reason):
-            return retryOrFail(reason, nil)
-        }
-
-        func retryOrFail(_ reason: String?, _ retryAfter: Double?) -> RecipientOutcome {
-            let policy = worker.retryPolicy
-            guard policy.allowsRetry(afterAttempts: attempts) else { return .final(final(.failed, reason)) }
-            let delay = policy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
+        case .failed(let reason):
+            return .final(final(.failed, reason), countsUnanswered: attempt.certainty == .unknown)
+        case .retry(_, let delay):
             return .retry(plans[index].recipient, attempts: attempts, delaySeconds: delay)
+        case .resend:
+            return .resend(attempts: attempts)
+        case .leaveUnanswered:
+            return .leaveUnanswered
+        case .unanswered:
+            return .final(final(.failed, "unanswered"), countsUnanswered: true)
+        case .requeue:
+            return .requeue
+        case .release:
+            return .release
         }
     }
 }

@@ -119,3 +119,15 @@ final class ReliableProducer: Sendable {
     /// The topic as a metric label: one of the worker's own topics (a small fixed set).
     static func topicLabel(_ topic: String, dlq: String) -> String { topic == dlq ? "dlq" : topic }
 }
+
+extension ReliableProducer: MessageSink {
+    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: KafkaDeliveryHandler) {
+        produceReliably(topic: topic, key: key, value: value, acknowledgement: acknowledgement)
+    }
+
+    func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], acked: @escaping @Sendable () -> Void) {
+        produceReliably(topic: topic, key: key, value: value, headers: headers, acked: acked)
+    }
+
+    func flush(timeout: Duration) { try? producer.flush(timeout: timeout) }
+}

@@ -22,9 +22,12 @@ public final class ResultRecord: Sendable {
     public let attempts: Int
     public let latencyMs: Double?
     public let atUnixMs: Int64
+    /// `unanswered_resent` when an earlier attempt was written and never answered and this
+    /// resend was accepted (the member is left out otherwise).
+    public let certainty: String?
 
-    package init(jobID: String, msgID: String? = nil, appID: String, campaignID: String, variant: String? = nil, userID: String? = nil, subscriptionID: String, platform: String, status: DeliveryStatus, reason: String? = nil, httpStatus: Int? = nil, providerMessageID: String? = nil, attempts: Int, latencyMs: Double? = nil, atUnixMs: Int64) {
-        self.jobID = jobID; self.msgID = msgID; self.appID = appID; self.campaignID = campaignID; self.variant = variant; self.userID = userID; self.subscriptionID = subscriptionID; self.platform = platform; self.status = status; self.reason = reason; self.httpStatus = httpStatus; self.providerMessageID = providerMessageID; self.attempts = attempts; self.latencyMs = latencyMs; self.atUnixMs = atUnixMs
+    package init(jobID: String, msgID: String? = nil, appID: String, campaignID: String, variant: String? = nil, userID: String? = nil, subscriptionID: String, platform: String, status: DeliveryStatus, reason: String? = nil, httpStatus: Int? = nil, providerMessageID: String? = nil, attempts: Int, latencyMs: Double? = nil, atUnixMs: Int64, certainty: String? = nil) {
+        self.jobID = jobID; self.msgID = msgID; self.appID = appID; self.campaignID = campaignID; self.variant = variant; self.userID = userID; self.subscriptionID = subscriptionID; self.platform = platform; self.status = status; self.reason = reason; self.httpStatus = httpStatus; self.providerMessageID = providerMessageID; self.attempts = attempts; self.latencyMs = latencyMs; self.atUnixMs = atUnixMs; self.certainty = certainty
     }
 
     /// The JSON line (no trailing newline), keys in the contract's order.
@@ -59,6 +62,7 @@ public final class ResultRecord: Sendable {
         writer.key(.latencyMs)
         if let latencyMs { writer.raw { Self.appendTenths(latencyMs, to: &$0) } } else { writer.null() }
         writer.key(.at); writer.timestamp(unixMillis: atUnixMs)
+        if let certainty { writer.member(.certainty, certainty) }
         writer.endObject()
     }
 }
@@ -82,6 +86,7 @@ extension JSONKey {
     static let attempts = JSONKey("attempts")
     static let latencyMs = JSONKey("latencyMs")
     static let at = JSONKey("at")
+    static let certainty = JSONKey("certainty")
 }
 
 extension ResultRecord {

@@ -56,7 +56,7 @@ final class APNSCertificateCircuit: Sendable {
         switch error {
         case .tls(let text), .protocolError(let text), .connect(let text): detail = text
         case .other(_, let message): detail = message
-        case .timeout, .shutdown, .invalidRequest, .addressRefused: return false
+        case .timeout, .shutdown, .invalidRequest, .addressRefused, .unanswered: return false
         }
         let lower = detail.lowercased()
         guard lower.contains("alert") else { return false }

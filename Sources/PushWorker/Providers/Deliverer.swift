@@ -21,7 +21,17 @@ public final class Deliverer: Sendable {
         /// What went wrong below HTTP, for people (libcurl's error text, the OAuth answer): no
         /// secret, never a label. `send` explains failures with it (``DeliveryDiagnosis``).
         public var detail: String? = nil
+        /// Whether the request may have reached the provider: `answered` when it answered with a
+        /// status; `unknown` when it was written and no answer came; `withheld` when the caller's
+        /// `shouldWrite` said no; otherwise nothing reached it.
+        public var certainty: AttemptCertainty = .notDelivered
+        /// The transport failure, when no status came.
+        public var transport: TransportFailure? = nil
     }
+
+    /// Asked right before a request is handed to the connection (``ProviderTransport``).
+    public typealias WriteCheck = @Sendable () -> Bool
+    public static let alwaysWrite: WriteCheck = { true }
 
     public typealias Completion = @Sendable (Attempt) -> Void
 
@@ -80,27 +90,29 @@ public final class Deliverer: Sendable {
 
     /// Delivers `request`; `completion` runs on the HTTP I/O thread and must be cheap.
     public func deliver(_ request: ProviderRequest, credentials: AppCredentials, completion: @escaping Completion) {
-        deliver(SendItem(index: 0, request: request), credentials: credentials, attempt: 1, completion: completion)
+        deliver(SendItem(index: 0, request: request), credentials: credentials, attempt: 1, shouldWrite: Self.alwaysWrite,
+                completion: completion)
     }
 
-    /// The worker's path: the completions that may send `item` again (after an expired token)
-    /// keep the item, one reference, instead of a copy of its request (seven references to
-    /// retain and release per send).
-    func deliver(_ item: SendItem, credentials: AppCredentials, completion: @escaping Completion) {
-        deliver(item, credentials: credentials, attempt: 1, completion: completion)
+    /// The worker's path (``ProviderTransport``): the completions that may send `item` again
+    /// (after an expired token) keep the item, one reference, instead of a copy of its request.
+    public func deliver(_ item: SendItem, credentials: AppCredentials, shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
+        deliver(item, credentials: credentials, attempt: 1, shouldWrite: shouldWrite, completion: completion)
     }
 
-    private func deliver(_ item: SendItem, credentials: AppCredentials, attempt: Int, completion: @escaping Completion) {
+    private func deliver(_ item: SendItem, credentials: AppCredentials, attempt: Int, shouldWrite: @escaping WriteCheck,
+                         completion: @escaping Completion) {
         let now = clock()
         let request = item.request
         switch request.platform {
         case .ios:
             if credentials.apns == nil, let certificate = credentials.apnsCertificate {
                 return deliverWithCertificate(item, certificate: certificate, appID: credentials.appID, attempt: attempt,
-                                              completion: completion)
+                                              shouldWrite: shouldWrite, completion: completion)
             }
             guard let apns = credentials.apns else { return completion(Self.noCredentials(attempt)) }
-            deliverWithToken(item, apns: apns, appID: credentials.appID, now: now, attempt: attempt, completion: completion)
+            deliverWithToken(item, apns: apns, appID: credentials.appID, now: now, attempt: attempt, shouldWrite: shouldWrite,
+                             completion: completion)
         case .android:
             guard let fcm = credentials.fcm else { return completion(Self.noCredentials(attempt)) }
             fcmTokens.withToken(fcm, now: now) { [self] token in
@@ -111,10 +123,11 @@ public final class Deliverer: Sendable {
                         : .rejected(reason: "auth_error")
                     completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: 0, attempts: attempt, detail: error.reason))
                 case .success(let accessToken):
-                    send(item.request, authorization: "Bearer " + accessToken, body: item.request.body, extraHeaders: [], attempt: attempt) { [self] result in
+                    send(item.request, authorization: "Bearer " + accessToken, body: item.request.body, extraHeaders: [], attempt: attempt,
+                         shouldWrite: shouldWrite) { [self] result in
                         if case .authExpired = result.outcome, attempt == 1 {
                             fcmTokens.invalidate(fcm, token: accessToken)
-                            deliver(item, credentials: credentials, attempt: attempt + 1, completion: completion)
+                            deliver(item, credentials: credentials, attempt: attempt + 1, shouldWrite: shouldWrite, completion: completion)
                         } else {
                             completion(Self.finalizeAuth(result))
                         }
@@ -127,7 +140,7 @@ public final class Deliverer: Sendable {
             }
             guard let webPushGuard else {
                 return sendWebPush(item.request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
-                                   completion: completion)
+                                   shouldWrite: shouldWrite, completion: completion)
             }
             // The same parser as the allow-list's (EndpointURL), so the guard checks the host that was allowed.
             guard let host = EndpointURL(subscription.endpoint)?.host else {
@@ -141,7 +154,7 @@ public final class Deliverer: Sendable {
                 switch verdict {
                 case .allowed:
                     sendWebPush(item.request, subscription: subscription, web: web, appID: credentials.appID, now: now, attempt: attempt,
-                                connectPolicy: connectPolicy, completion: completion)
+                                connectPolicy: connectPolicy, shouldWrite: shouldWrite, completion: completion)
                 case .refused(let address):
                     logger.warning("Web Push endpoint refused: private or loopback address", [
                         "webpush.host": host, "webpush.address": address,
@@ -155,7 +168,7 @@ public final class Deliverer: Sendable {
         case .huawei:
             // A batch of one: the worker and `send` batch Huawei recipients (`deliverHMSBatch`).
             guard let token = request.hmsToken else { return completion(Self.noCredentials(attempt)) }
-            deliverHMSBatch(request, tokens: [token], credentials: credentials) { attempts in
+            deliverHMSBatch(request, tokens: [token], credentials: credentials, shouldWrite: shouldWrite) { attempts in
                 completion(attempts.first ?? Self.noCredentials(attempt))
             }
         }
@@ -165,16 +178,18 @@ public final class Deliverer: Sendable {
     /// expired-token answer. Its completion keeps only what that retry needs (the request, the
     /// APNs key and the JWT), not the app's whole credentials.
     private func deliverWithToken(_ item: SendItem, apns: AppCredentials.APNS, appID: String, now: Double, attempt: Int,
-                                  completion: @escaping Completion) {
+                                  shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
         let token: APNSTokenCache.Token
         do { token = try apnsTokens.current(for: apns, now: now) } catch {
             logger.error("cannot sign the APNs provider token", ["app.id": appID, "error": "\(error)"])
             return completion(Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
         }
         let jwt = token.jwt
-        send(item.request, authorization: token.authorization, body: item.request.body, extraHeaders: [], attempt: attempt) { [self] result in
+        send(item.request, authorization: token.authorization, body: item.request.body, extraHeaders: [], attempt: attempt,
+             shouldWrite: shouldWrite) { [self] result in
             if case .authExpired = result.outcome, attempt == 1, apnsTokens.refresh(after: jwt, for: apns, now: clock()) {
-                deliverWithToken(item, apns: apns, appID: appID, now: clock(), attempt: attempt + 1, completion: completion)
+                deliverWithToken(item, apns: apns, appID: appID, now: clock(), attempt: attempt + 1, shouldWrite: shouldWrite,
+                                 completion: completion)
             } else {
                 completion(Self.finalizeAuth(result))
             }
@@ -184,14 +199,14 @@ public final class Deliverer: Sendable {
     /// APNs certificate auth (DESIGN §18): the TLS client certificate instead of an
     /// `authorization` header; a refused certificate stops the app (``APNSCertificateCircuit``).
     private func deliverWithCertificate(_ item: SendItem, certificate: AppCredentials.APNSCertificate, appID: String,
-                                        attempt: Int, completion: @escaping Completion) {
+                                        attempt: Int, shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
         let fingerprint = certificate.identity.fingerprint
         if let reason = certificateCircuit.refusal(for: fingerprint, now: clock()) {
             metrics.increment("pushworker_apns_certificate_held_total")
             return completion(Attempt(outcome: .rejected(reason: reason), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
         }
         send(item.request, authorization: nil, body: item.request.body, extraHeaders: [], clientCertificate: certificate.clientCertificate,
-             attempt: attempt) { [self] result in
+             attempt: attempt, shouldWrite: shouldWrite) { [self] result in
             let refused = APNSResponseClassifier.isCertificateRefusal(result.outcome)
                 || result.outcome == .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
             if refused, let reason = result.outcome.reason {
@@ -216,7 +231,8 @@ public final class Deliverer: Sendable {
     static let publicAddressesOnly = ConnectAddressPolicy { bytes in IPAddress(bytes: bytes).map { !$0.isPrivate } ?? false }
 
     private func sendWebPush(_ request: ProviderRequest, subscription: WebPushSubscription, web: AppCredentials.WebPush, appID: String,
-                             now: Double, attempt: Int, connectPolicy: ConnectAddressPolicy? = nil, completion: @escaping Completion) {
+                             now: Double, attempt: Int, connectPolicy: ConnectAddressPolicy? = nil, shouldWrite: @escaping WriteCheck,
+                             completion: @escaping Completion) {
         do {
             let audience = try Self.origin(of: subscription.endpoint)
             let authorization = try vapid.authorization(appID: appID, audience: audience, web: web, now: now)
@@ -226,7 +242,8 @@ public final class Deliverer: Sendable {
             webPushEncryptionSeconds.increment(by: max(0, ThreadCPUClock.seconds() - cpuBefore))
             webPushEncryptions.increment()
             send(request, authorization: authorization, body: body,
-                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, connectPolicy: connectPolicy, attempt: attempt) { result in
+                 extraHeaders: [HTTPHeader(name: "content-encoding", value: "aes128gcm")], clientCertificate: nil, connectPolicy: connectPolicy,
+                 attempt: attempt, shouldWrite: shouldWrite) { result in
                 completion(Self.finalizeAuth(result))
             }
         } catch {
@@ -239,7 +256,7 @@ public final class Deliverer: Sendable {
     /// addresses libcurl may connect to (Web Push).
     private func send(_ request: ProviderRequest, authorization: String?, body: [UInt8], extraHeaders: [HTTPHeader],
                       clientCertificate: ClientCertificate? = nil, connectPolicy: ConnectAddressPolicy? = nil,
-                      attempt: Int, completion: @escaping Completion) {
+                      attempt: Int, shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
         let platform = request.platform
         // Checked and laid out for libcurl here, on the calling (consumer) thread, before the
         // gate: a request that waits in the gate is started on the I/O thread. The headers
@@ -258,17 +275,29 @@ public final class Deliverer: Sendable {
             return answer(.failure(error), platform: platform, attempt: attempt, started: DispatchTime.now().uptimeNanoseconds,
                           hasClientCertificate: clientCertificate != nil, completion: completion)
         }
-        guard let gate else { return submit(prepared, platform: platform, attempt: attempt, lane: nil, completion: completion) }
+        guard let gate else {
+            return submit(prepared, platform: platform, attempt: attempt, lane: nil, shouldWrite: shouldWrite, completion: completion)
+        }
         let lane = gate.lane(forURL: request.url, identity: clientCertificate?.id)
         gate.enter(lane) { [self] in
-            submit(prepared, platform: platform, attempt: attempt, lane: lane, completion: completion)
+            submit(prepared, platform: platform, attempt: attempt, lane: lane, shouldWrite: shouldWrite, completion: completion)
         }
+    }
+
+    /// The completion of a request the caller's `shouldWrite` withheld: nothing was written.
+    static func withheld(_ attempt: Int) -> Attempt {
+        Attempt(outcome: .retry(reason: "withheld", retryAfterSeconds: nil, scope: .recipient), httpStatus: nil, latencyMs: 0,
+                attempts: attempt - 1, certainty: .withheld)
     }
 
     /// `lane`: the gate's lane the request holds a slot of, left as soon as the answer is in.
     /// One closure per request on the I/O thread, holding neither the request nor its bytes.
     private func submit(_ prepared: PreparedHTTPRequest, platform: Platform, attempt: Int, lane: OriginGate.Lane?,
-                        completion: @escaping Completion) {
+                        shouldWrite: WriteCheck, completion: @escaping Completion) {
+        guard shouldWrite() else {
+            if let lane { gate?.leave(lane) }
+            return completion(Self.withheld(attempt))
+        }
         let started = DispatchTime.now().uptimeNanoseconds
         let hasClientCertificate = prepared.hasClientCertificate
         http.submit(prepared) { [self] result in
@@ -290,7 +319,8 @@ public final class Deliverer: Sendable {
             let outcome = ResponseClassifier.classify(platform: platform, status: response.status,
                                                       header: { response.header($0) }, body: response.body,
                                                       nowUnix: Date().timeIntervalSince1970)
-            completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt))
+            completion(Attempt(outcome: outcome, httpStatus: response.status, latencyMs: latency * 1000, attempts: attempt,
+                               certainty: .answered))
         case .failure(let error):
             if case .addressRefused(let detail) = error {
                 logger.warning("Web Push endpoint refused at connect time: private address", ["webpush.detail": detail])
@@ -298,10 +328,12 @@ public final class Deliverer: Sendable {
             providerMetrics.record(seconds: latency, status: nil)
             // A handshake the server aborted over our client certificate is final, like a 403
             // BadCertificate, not a transient TLS failure.
+            let transport = Self.transportFailure(error)
             let outcome = hasClientCertificate && APNSCertificateCircuit.isHandshakeRefusal(error)
                 ? .rejected(reason: APNSCertificateCircuit.handshakeRefusalReason)
-                : ResponseClassifier.classify(transport: Self.transportFailure(error))
-            completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail))
+                : ResponseClassifier.classify(transport: transport)
+            completion(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latency * 1000, attempts: attempt, detail: error.detail,
+                               certainty: Self.certainty(of: error), transport: transport))
         }
     }
 
@@ -336,7 +368,14 @@ public final class Deliverer: Sendable {
         case .invalidRequest: .invalidRequest
         case .addressRefused: .addressRefused
         case .other: .other
+        case .unanswered: .unanswered
         }
+    }
+
+    /// Whether a transport failure may have reached the provider (docs/http-client.md "When the
+    /// server does not answer").
+    static func certainty(of error: HTTPTransportError) -> AttemptCertainty {
+        error.certainty == .unknown ? .unknown : .notDelivered
     }
 
     /// `https://host[:port]` of a push endpoint: the VAPID `aud` (RFC 8292 §2: the origin of the
@@ -350,6 +389,13 @@ public final class Deliverer: Sendable {
     }
 
     struct CredentialsErrorBox: Error {}
+}
+
+extension Deliverer: ProviderTransport {
+    public func holdWakeUps() { http.holdWakeUps() }
+    public func releaseWakeUps() { http.releaseWakeUps() }
+    public func withdrawQueued() { gate?.runWaitingNow() }
+    public func shutdown(drainTimeout: Duration) { http.shutdown(drainTimeout: drainTimeout) }
 }
 
 /// Per-origin admission: at most `limit` requests of one origin are with libcurl at once; the
@@ -431,6 +477,20 @@ final class OriginGate: Sendable {
         let lane = Lane(origin: origin, identity: identity)
         registry.lanes[key] = lane
         return lane
+    }
+
+    /// Runs every waiting start now, whatever the room (each is counted as admitted and leaves as
+    /// usual): how a drain withholds the requests that wait here (their write checks say no).
+    func runWaitingNow() {
+        let lanes = registry.withLock { Array($0.lanes.values) }
+        for lane in lanes {
+            let waiting: [Start] = lane.state.withLock { state in
+                var all: [Start] = []
+                while let next = state.pop() { all.append(next); state.active += 1 }
+                return all
+            }
+            for start in waiting { start() }
+        }
     }
 
     /// Runs `start` when `lane` has room: now, on the caller's thread, or after a request ends.

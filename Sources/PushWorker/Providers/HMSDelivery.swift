@@ -19,9 +19,9 @@ extension Deliverer {
     /// (``HMSPayloadBuilder``, no tokens in the body), `tokens` theirs, in order. `completion` gets
     /// exactly one attempt per token, in the same order, on the HTTP I/O thread (keep it cheap).
     public func deliverHMSBatch(_ request: ProviderRequest, tokens: [String], credentials: AppCredentials,
-                                completion: @escaping BatchCompletion) {
+                                shouldWrite: @escaping WriteCheck = Deliverer.alwaysWrite, completion: @escaping BatchCompletion) {
         let count = tokens.count
-        deliverHMSBatch(request, tokens: tokens, credentials: credentials, attempt: 1) { attempts in
+        deliverHMSBatch(request, tokens: tokens, credentials: credentials, attempt: 1, shouldWrite: shouldWrite) { attempts in
             guard attempts.count != count else { return completion(attempts) }
             // Never happens by construction; a missing attempt would leave a recipient unfinished.
             let filler = Attempt(outcome: .retry(reason: "internal_error", retryAfterSeconds: nil, scope: .recipient),
@@ -31,7 +31,7 @@ extension Deliverer {
     }
 
     private func deliverHMSBatch(_ request: ProviderRequest, tokens: [String], credentials: AppCredentials, attempt: Int,
-                                 completion: @escaping BatchCompletion) {
+                                 shouldWrite: @escaping WriteCheck, completion: @escaping BatchCompletion) {
         @Sendable func all(_ attempt: Attempt) -> [Attempt] { Array(repeating: attempt, count: tokens.count) }
         guard !tokens.isEmpty else { return completion([]) }
         guard let hms = credentials.hms else { return completion(all(Self.noCredentials(attempt))) }
@@ -49,13 +49,16 @@ extension Deliverer {
             case .success(let value):
                 accessToken = value
             }
-            sendHMS(request, body: body, authorization: "Bearer " + accessToken) { [self] result, latencyMs in
+            sendHMS(request, body: body, authorization: "Bearer " + accessToken, shouldWrite: shouldWrite) { [self] result, latencyMs in
                 let response: HTTPResponse
                 switch result {
+                case .failure(let error) where error == .withheldByCaller:
+                    return completion(all(Self.withheld(attempt)))
                 case .failure(let error):
-                    let outcome = ResponseClassifier.classify(transport: Self.transportFailure(error))
+                    let transport = Self.transportFailure(error)
+                    let outcome = ResponseClassifier.classify(transport: transport)
                     return completion(all(Attempt(outcome: outcome, httpStatus: nil, latencyMs: latencyMs, attempts: attempt,
-                                                  detail: error.detail)))
+                                                  detail: error.detail, certainty: Self.certainty(of: error), transport: transport)))
                 case .success(let value):
                     response = value
                 }
@@ -65,18 +68,21 @@ extension Deliverer {
                 case .split(let reason):
                     guard tokens.count > 1 else {
                         return completion([Attempt(outcome: .rejected(reason: reason), httpStatus: response.status, latencyMs: latencyMs,
-                                                   attempts: attempt)])
+                                                   attempts: attempt, certainty: .answered)])
                     }
                     logger.warning("Huawei refused the number of tokens in one request: sending the halves",
                                    ["app.id": credentials.appID, "hms.code": reason, "hms.tokens": "\(tokens.count)"])
-                    split(request, tokens: tokens, credentials: credentials, attempt: attempt + 1, completion: completion)
+                    split(request, tokens: tokens, credentials: credentials, attempt: attempt + 1, shouldWrite: shouldWrite,
+                          completion: completion)
                 case .outcomes(let outcomes):
                     if attempt == 1, case .authExpired = outcomes.first {
                         hmsTokens.invalidate(hms, token: accessToken)
-                        return deliverHMSBatch(request, tokens: tokens, credentials: credentials, attempt: attempt + 1, completion: completion)
+                        return deliverHMSBatch(request, tokens: tokens, credentials: credentials, attempt: attempt + 1,
+                                               shouldWrite: shouldWrite, completion: completion)
                     }
                     completion(outcomes.map {
-                        Self.finalizeAuth(Attempt(outcome: $0, httpStatus: response.status, latencyMs: latencyMs, attempts: attempt))
+                        Self.finalizeAuth(Attempt(outcome: $0, httpStatus: response.status, latencyMs: latencyMs, attempts: attempt,
+                                                  certainty: .answered))
                     })
                 }
             }
@@ -85,12 +91,12 @@ extension Deliverer {
 
     /// Sends both halves of `tokens` and completes once with their attempts, in order.
     private func split(_ request: ProviderRequest, tokens: [String], credentials: AppCredentials, attempt: Int,
-                       completion: @escaping BatchCompletion) {
+                       shouldWrite: @escaping WriteCheck, completion: @escaping BatchCompletion) {
         let middle = tokens.count / 2
         let halves = [Array(tokens[..<middle]), Array(tokens[middle...])]
         let results = Mutex<(parts: [[Attempt]?], missing: Int)>(([nil, nil], 2))
         for (position, half) in halves.enumerated() {
-            deliverHMSBatch(request, tokens: half, credentials: credentials, attempt: attempt) { attempts in
+            deliverHMSBatch(request, tokens: half, credentials: credentials, attempt: attempt, shouldWrite: shouldWrite) { attempts in
                 let joined: [Attempt]? = results.withLock { state in
                     state.parts[position] = attempts
                     state.missing -= 1
@@ -102,7 +108,7 @@ extension Deliverer {
     }
 
     /// One HTTP request through the origin's admission gate, with the provider metrics.
-    private func sendHMS(_ request: ProviderRequest, body: [UInt8], authorization: String,
+    private func sendHMS(_ request: ProviderRequest, body: [UInt8], authorization: String, shouldWrite: @escaping WriteCheck,
                          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>, Double) -> Void) {
         var headers = request.headers.map { HTTPHeader(name: $0.key, value: $0.value) }
         headers.append(HTTPHeader(name: "authorization", value: authorization))
@@ -110,6 +116,10 @@ extension Deliverer {
         let lane = gate?.lane(forURL: request.url)
         let providerMetrics = providerMetrics[ProviderMetrics.index(.huawei)]
         let start: @Sendable () -> Void = { [self] in
+            guard shouldWrite() else {
+                if let gate, let lane { gate.leave(lane) }
+                return completion(.failure(.withheldByCaller), 0)
+            }
             let started = DispatchTime.now().uptimeNanoseconds
             http.submit(httpRequest) { [self] result in
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -123,4 +133,9 @@ extension Deliverer {
         }
         if let gate, let lane { gate.enter(lane, start) } else { start() }
     }
+}
+
+extension HTTPTransportError {
+    /// Stands for "the caller's write check said no" inside ``Deliverer/deliverHMSBatch(_:tokens:credentials:shouldWrite:completion:)``.
+    static let withheldByCaller = HTTPTransportError.other(code: -1, message: "withheld by the caller")
 }

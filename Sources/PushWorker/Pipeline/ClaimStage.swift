@@ -1,0 +1,297 @@
+import Foundation
+import PushCore
+import PushPipeline
+import PushProviders
+import PushRedis
+
+/// Where a stage hands a recipient's outcome (the result publisher).
+protocol OutcomeSink: Sendable {
+    func add(_ run: JobRun, _ index: Int, _ outcome: consuming RecipientOutcome, holdsSlot: Bool)
+}
+
+extension ResultPublisher: OutcomeSink {}
+
+/// A claim round's sends: one processing's claimed recipients.
+struct SendBatch: Sendable {
+    let run: JobRun
+    var items: [SendItem]
+}
+
+/// The claim stage (docs/pipeline.md "Claim"): takes queued recipients the worker has room for
+/// and whose endpoint admits them (``PushPipeline/Admission``), takes their tokens from the
+/// fleet's buckets, and claims them in one round trip that also reads their dead-token records
+/// and their endpoints' fleet backoffs. It answers each claim's verdict: send (or resend), a
+/// final result (duplicate, known-invalid token, unanswered), or wait and ask again. It also
+/// renews the leases of claims held long (``renewLeases()``).
+///
+/// Runs on the consumer thread only.
+final class ClaimStage: Sendable {
+    struct Settings: Sendable {
+        var leaseMs: Int64
+        var unansweredLimit: Int
+        var admission: Admission
+    }
+
+    let settings: Settings
+    let state: any DeliveryStatePort
+    let clock: any PipelineClock
+    let queue: ClaimQueue
+    let endpoints: EndpointTable
+    let slots: InFlightSlots
+    let registry: JobRegistry
+    let outcomes: any OutcomeSink
+    let health: RedisHealth
+    let metrics: Metrics
+    let logger: Logger
+
+    init(settings: Settings, state: any DeliveryStatePort, clock: any PipelineClock, queue: ClaimQueue, endpoints: EndpointTable,
+         slots: InFlightSlots, registry: JobRegistry, outcomes: any OutcomeSink, health: RedisHealth, metrics: Metrics, logger: Logger) {
+        self.settings = settings; self.state = state; self.clock = clock; self.queue = queue; self.endpoints = endpoints
+        self.slots = slots; self.registry = registry; self.outcomes = outcomes; self.health = health; self.metrics = metrics
+        self.logger = logger
+    }
+
+    var leaseSeconds: Double { Double(settings.leaseMs) / 1000 }
+
+    /// One claim round for up to `room` recipients; `parkHeld`: send every held recipient to the
+    /// retry topic now (the worker is saturated by load and must take other tenants' jobs).
+    func round(room: Int, parkHeld: Bool) -> [SendBatch] {
+        let requests = queue.takeAll()
+        guard !requests.isEmpty else { return [] }
+        let now = clock.monotonicSeconds
+        let view = endpoints.admissionView(now: now)
+        let choices = settings.admission.choose(requests.map { Admission.Candidate(due: $0.due, endpoint: $0.endpoint) },
+                                                room: room, now: now, inFlight: view.inFlight, gates: view.gates, parkHeld: parkHeld)
+        var kept: [ClaimRequest] = []
+        var taken: [ClaimRequest] = []
+        var probes: Set<Int> = []
+        for (request, choice) in zip(requests, choices) {
+            switch choice {
+            case .take:
+                taken.append(request)
+                if request.endpoint < view.gates.count, view.gates[request.endpoint] == .probe { probes.insert(request.endpoint) }
+            case .keep:
+                kept.append(request)
+            case .park(let until):
+                park(request, until: until, now: now)
+            }
+        }
+        for endpoint in probes { endpoints.probeSent(endpoint, now: now) }
+        taken = takeTokens(taken, now: now, kept: &kept)
+        queue.restore(kept)
+        guard !taken.isEmpty else { return [] }
+        return claim(taken, now: now)
+    }
+
+    /// A held recipient goes to the retry topic, due when its hold ends; if that is past its
+    /// job's horizon, it is `expired` instead.
+    private func park(_ request: ClaimRequest, until: Double, now: Double) {
+        let run = request.run, index = request.index
+        let wait = max(0, until - now)
+        let wallNow = clock.wallSeconds
+        metrics.increment("pushworker_parked_total")
+        if wallNow + wait > run.horizon {
+            let result = run.result(index, .expired, reason: "expired_while_held", atMs: Int64(wallNow * 1000),
+                                    attempts: run.attemptsBefore(index))
+            outcomes.add(run, index, .final(result), holdsSlot: false)
+        } else {
+            outcomes.add(run, index, .retry(run.plans[index].recipient, attempts: run.attemptsBefore(index), delaySeconds: wait),
+                         holdsSlot: false)
+        }
+    }
+
+    /// Takes tokens from the fleet's buckets (`app.json` `ratePerSecond` per app × provider, the
+    /// job's `throttlePerMinute` per campaign) for the taken recipients that have any, before they
+    /// are claimed: a recipient waiting for tokens holds no claim and no slot.
+    private func takeTokens(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest]) -> [ClaimRequest] {
+        guard taken.contains(where: { !buckets(for: $0.run, $0.index).isEmpty }) else { return taken }
+        var granted: [ClaimRequest] = []
+        granted.reserveCapacity(taken.count)
+        var start = 0
+        while start < taken.count {
+            // Consecutive recipients of one run and endpoint share their buckets.
+            var end = start + 1
+            while end < taken.count && taken[end].run === taken[start].run && taken[end].endpoint == taken[start].endpoint { end += 1 }
+            let group = taken[start..<end]
+            let buckets = self.buckets(for: taken[start].run, taken[start].index)
+            if buckets.isEmpty {
+                granted.append(contentsOf: group)
+            } else {
+                do {
+                    let answer = try state.acquire(count: group.count, from: buckets)
+                    health.answered()
+                    let count = min(max(answer.granted, 0), group.count)
+                    granted.append(contentsOf: group.prefix(count))
+                    let due = now + max(0.02, Double(answer.retryAfterMs) / 1000)
+                    for var request in group.dropFirst(count) {
+                        request.due = due
+                        if due - now > settings.admission.holdMaxSeconds { park(request, until: due, now: now) } else { kept.append(request) }
+                    }
+                    if count < group.count { metrics.increment("pushworker_throttle_waits_total", by: Double(group.count - count)) }
+                } catch {
+                    health.failed(error, during: "token bucket")
+                    for var request in group { request.due = now + 1; kept.append(request) }
+                }
+            }
+            start = end
+        }
+        return granted
+    }
+
+    func buckets(for run: JobRun, _ index: Int) -> [DeliveryStateStore.Bucket] {
+        var buckets: [DeliveryStateStore.Bucket] = []
+        if let rate = run.credentials?.ratePerSecond, rate > 0, let platform = run.plans[index].recipient.platform {
+            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: run.job.appID, provider: Deliverer.providerLabel(platform)),
+                                                     ratePerSecond: rate, burst: max(1, rate)))
+        }
+        if let perMinute = run.job.throttlePerMinute, perMinute > 0 {
+            let rate = Double(perMinute) / 60
+            buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.campaignBucket(appID: run.job.appID, campaignID: run.job.campaignID),
+                                                     ratePerSecond: rate, burst: max(1, rate)))
+        }
+        return buckets
+    }
+
+    /// The claim round trip and its verdicts.
+    private func claim(_ taken: [ClaimRequest], now: Double) -> [SendBatch] {
+        var items: [DeliveryStateStore.ClaimItem] = []
+        items.reserveCapacity(taken.count)
+        var pairEndpoints: [Int] = []
+        var pairs: [(appID: String, provider: String)] = []
+        for request in taken {
+            items.append(request.run.claimItem(request.index))
+            // Recipients of one job come together: the endpoint before is checked first.
+            if pairEndpoints.last != request.endpoint && !pairEndpoints.contains(request.endpoint) {
+                pairEndpoints.append(request.endpoint)
+                pairs.append(endpoints.appAndProvider(request.endpoint))
+            }
+        }
+        let startedAt = clock.monotonicSeconds
+        let answers: DeliveryStateStore.ClaimAnswers
+        do {
+            answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: pairs)
+            health.answered()
+        } catch {
+            health.failed(error, during: "claim")
+            queue.restore(taken.map { var request = $0; request.due = now + 1; return request })
+            return []
+        }
+        // Backoffs another worker set: this worker's endpoint holds them too, from now on.
+        var heldNow: Set<Int> = []
+        for (position, endpoint) in pairEndpoints.enumerated() {
+            guard position < answers.backoffRemainingMs.count, let remaining = answers.backoffRemainingMs[position], remaining > 0 else { continue }
+            endpoints.noteBackoff(endpoint, until: startedAt + Double(remaining) / 1000)
+            heldNow.insert(endpoint)
+        }
+        var batches: [SendBatch] = []
+        var batchOf: [ObjectIdentifier: Int] = [:]
+        var again: [ClaimRequest] = []
+        var releases: [DeliveryStateStore.RecordEntry] = []
+        var taking: [Int: Int] = [:]
+        var counts = (send: 0, resend: 0, duplicate: 0, wait: 0, invalid: 0, unanswered: 0)
+        let nowMs = Int64(clock.wallSeconds * 1000)
+        for (position, request) in taken.enumerated() {
+            let run = request.run, index = request.index
+            let verdict = ClaimDecision.verdict(answers.replies[position], invalidSinceMs: answers.invalidSinceMs[position],
+                                                tokenUpdatedAtMs: run.plans[index].recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
+            switch verdict {
+            case .send, .resend:
+                if heldNow.contains(request.endpoint) {
+                    // Claimed before the fleet's backoff was known: given back, queued again.
+                    if let entry = run.recordEntry(index, .released) { releases.append(entry) }
+                    again.append(request)
+                    continue
+                }
+                guard let providerRequest = run.takeRequest(index) else {
+                    if let entry = run.recordEntry(index, .released) { releases.append(entry) }
+                    continue
+                }
+                run.noteClaimed(index, at: startedAt, resend: verdict == .resend)
+                let item = SendItem(index: index, request: providerRequest)
+                if let batch = batchOf[ObjectIdentifier(run)] {
+                    batches[batch].items.append(item)
+                } else {
+                    batchOf[ObjectIdentifier(run)] = batches.count
+                    batches.append(SendBatch(run: run, items: [item]))
+                }
+                taking[request.endpoint, default: 0] += 1
+                if verdict == .resend { counts.resend += 1 } else { counts.send += 1 }
+            case .duplicate:
+                _ = run.takeRequest(index) // never sent: its payload need not wait for the run's end
+                outcomes.add(run, index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)), holdsSlot: false)
+                counts.duplicate += 1
+            case .wait:
+                var retry = request
+                retry.waits += 1
+                retry.due = now + min(1.0, 0.05 * Double(1 << min(retry.waits, 5)))
+                again.append(retry)
+                counts.wait += 1
+            case .knownInvalid:
+                _ = run.takeRequest(index)
+                run.noteClaimed(index, at: startedAt) // released when its outcome is recorded
+                outcomes.add(run, index, .final(run.result(index, .invalidToken, reason: "known_invalid", atMs: nowMs)), holdsSlot: false)
+                counts.invalid += 1
+            case .unanswered:
+                _ = run.takeRequest(index)
+                let result = run.result(index, .failed, reason: "unanswered", atMs: nowMs, attempts: run.attemptsBefore(index))
+                outcomes.add(run, index, .final(result), holdsSlot: false)
+                counts.unanswered += 1
+            }
+        }
+        if !releases.isEmpty {
+            do { try state.record(releases, invalid: []) } catch { health.failed(error, during: "release") }
+        }
+        queue.append(again)
+        for (verdict, count) in [("send", counts.send), ("resend", counts.resend), ("duplicate", counts.duplicate), ("wait", counts.wait),
+                                 ("known_invalid", counts.invalid), ("unanswered", counts.unanswered)] where count > 0 {
+            metrics.increment("pushworker_claims_total", [("verdict", verdict)], by: Double(count))
+        }
+        let sending = counts.send + counts.resend
+        if sending > 0 {
+            slots.take(sending)
+            endpoints.addInFlight(taking)
+        }
+        return batches
+    }
+
+    /// Renews the leases of claims held for a third of the lease (a slow provider, a long wait
+    /// for a connection): one round trip for all of them. A claim another processing took
+    /// meanwhile is lost: its request is not written (``JobRun/mayWrite(_:now:leaseSeconds:requestTimeoutSeconds:)``).
+    func renewLeases() {
+        guard health.isHealthy else { return }
+        let now = clock.monotonicSeconds
+        var items: [DeliveryStateStore.ClaimItem] = []
+        var owners: [(run: JobRun, index: Int)] = []
+        for run in registry.runs {
+            for index in run.claimsToRenew(now: now, leaseSeconds: leaseSeconds) {
+                items.append(run.claimItem(index))
+                owners.append((run, index))
+            }
+        }
+        guard !items.isEmpty else { return }
+        do {
+            let answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: [])
+            health.answered()
+            var lost = 0
+            var stale: [DeliveryStateStore.RecordEntry] = []
+            for (position, reply) in answers.replies.enumerated() {
+                let (run, index) = owners[position]
+                switch reply {
+                case .claimed, .alreadyOurs, .claimedResend:
+                    // Recorded meanwhile: the renewal wrote a claim nobody holds; give it back.
+                    if !run.renewed(index, at: now), let entry = run.recordEntry(index, .released) { stale.append(entry) }
+                case .alreadySent, .claimedElsewhere, .unansweredFinal:
+                    run.noteLost(index)
+                    lost += 1
+                }
+            }
+            if !stale.isEmpty { try state.record(stale, invalid: []) }
+            if lost > 0 {
+                metrics.increment("pushworker_claims_lost_total", by: Double(lost))
+                logger.warning("claims lost before their outcome (a lease ran out): their requests are not written", ["claims": "\(lost)"])
+            }
+        } catch {
+            health.failed(error, during: "lease renewal")
+        }
+    }
+}

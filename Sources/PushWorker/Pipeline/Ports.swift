@@ -1,0 +1,91 @@
+import Dispatch
+import Foundation
+import PushCore
+import PushKafka
+import PushProviders
+import PushRedis
+
+/// Time as the pipeline reads it, and only through this (tests inject a ``ManualClock``-like fake).
+public protocol PipelineClock: Sendable {
+    /// Unix seconds: results' timestamps, job expiry, retry `notBefore`.
+    var wallSeconds: Double { get }
+    /// Seconds on a clock that never goes back (leases, waits, holds, breakers).
+    var monotonicSeconds: Double { get }
+}
+
+/// The process's clocks: `Date()` and the uptime clock.
+public struct SystemClock: PipelineClock {
+    public init() {}
+    public var wallSeconds: Double { Date().timeIntervalSince1970 }
+    public var monotonicSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+}
+
+/// The fleet's shared delivery state (docs/redis.md): claims with leases on Redis's clock, sent
+/// markers, unanswered attempts, dead tokens, provider backoffs, token buckets. Implemented by
+/// ``DeliveryStateStore`` (Redis, standalone or Cluster) and, in tests, by an in-memory fake.
+/// Blocking calls: never on the cooperative pool.
+public protocol DeliveryStatePort: AnyObject, Sendable {
+    func claim(_ items: [DeliveryStateStore.ClaimItem], leaseMs: Int64, unansweredLimit: Int,
+               backoffs: [(appID: String, provider: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers
+    func record(_ entries: [DeliveryStateStore.RecordEntry],
+                invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]) throws(RedisError)
+    func acquire(count: Int, from buckets: [DeliveryStateStore.Bucket]) throws(RedisError) -> (granted: Int, retryAfterMs: Int64)
+    @discardableResult
+    func setBackoff(appID: String, provider: String, milliseconds: Int64) throws(RedisError) -> Int64
+    /// Whether the state answers now (readiness).
+    func isReachable() -> Bool
+    /// Loads what later calls need (Redis: the Lua scripts); optional.
+    func prepare() throws(RedisError)
+}
+
+extension DeliveryStateStore: DeliveryStatePort {
+    public func claim(_ items: [ClaimItem], leaseMs: Int64, unansweredLimit: Int,
+                      backoffs: [(appID: String, provider: String)]) throws(RedisError) -> ClaimAnswers {
+        try claim(items, nowMs: nil, leaseMs: leaseMs, unansweredLimit: unansweredLimit, backoffs: backoffs)
+    }
+
+    public func acquire(count: Int, from buckets: [Bucket]) throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {
+        try acquire(count: count, from: buckets, nowMs: nil)
+    }
+
+    public func isReachable() -> Bool { client.ping() }
+
+    public func prepare() throws(RedisError) { try preloadScripts() }
+}
+
+/// Where the pipeline's messages go: results, token invalidations, retry jobs, dead letters.
+/// Every message ends acknowledged exactly once (``acknowledgement(_:)``'s closure or `acked`),
+/// after the broker took it or after a permanent failure was dealt with. Implemented by
+/// ``ReliableProducer`` (Kafka) and, in tests, by an in-memory fake.
+public protocol MessageSink: Sendable {
+    /// A handler shared by many messages (one per job processing): ``produce(topic:key:value:acknowledgement:)``.
+    associatedtype Acknowledgement: Sendable
+    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> Acknowledgement
+    /// The bytes are copied before the call returns.
+    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: Acknowledgement)
+    func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], acked: @escaping @Sendable () -> Void)
+    /// The largest dead-letter copy: longer values are cut to it.
+    var deadLetterMaxBytes: Int { get }
+    /// Waits up to `timeout` for what was produced to be acknowledged.
+    func flush(timeout: Duration)
+}
+
+/// How the pipeline reaches the providers: one request (or one Huawei batch) at a time, each
+/// completed once on the transport's thread. `shouldWrite` is asked right before the request is
+/// handed to the connection: false ⇒ nothing is written and the completion says
+/// ``PushProviders/AttemptCertainty/withheld``. Implemented by ``Deliverer`` (libcurl HTTP/2) and, in
+/// tests, by a fake.
+public protocol ProviderTransport: Sendable {
+    func deliver(_ item: SendItem, credentials: AppCredentials, shouldWrite: @escaping @Sendable () -> Bool,
+                 completion: @escaping Deliverer.Completion)
+    /// One attempt per token, in order.
+    func deliverHMSBatch(_ request: ProviderRequest, tokens: [String], credentials: AppCredentials,
+                         shouldWrite: @escaping @Sendable () -> Bool, completion: @escaping @Sendable ([Deliverer.Attempt]) -> Void)
+    /// Requests submitted between the two leave together (one I/O turn).
+    func holdWakeUps()
+    func releaseWakeUps()
+    /// Requests waiting to be written are withheld at once (each completes `.withheld`).
+    func withdrawQueued()
+    /// Stops: in-flight requests get up to `drainTimeout`, then complete as aborted.
+    func shutdown(drainTimeout: Duration)
+}

@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Whether the fleet's state answers, as the pipeline last saw it: a failed call marks it away
+/// (the worker stops claiming and `/readyz` answers 503); the next call or probe that succeeds
+/// marks it back and runs the "back" action (writing again what Redis may have lost).
+///
+/// Thread safety: an atomic and a lock; any thread.
+final class RedisHealth: Sendable {
+    private let healthy = Atomic<Bool>(true)
+    private let metrics: Metrics
+    private let logger: Logger
+    private let back = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(metrics: Metrics, logger: Logger) {
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    var isHealthy: Bool { healthy.load(ordering: .relaxed) }
+
+    /// What to do when Redis answers again after an outage (set once, at composition).
+    func onBack(_ action: @escaping @Sendable () -> Void) { back.withLock { $0 = action } }
+
+    /// A call failed: unready, no new claims until a call succeeds again.
+    func failed(_ error: any Error, during step: String) {
+        metrics.increment("pushworker_redis_errors_total")
+        if healthy.exchange(false, ordering: .relaxed) {
+            logger.error("redis unreachable: no new claims until it is back", ["redis.error": "\(error)", "redis.step": step])
+        }
+    }
+
+    /// A probe found it away.
+    func probeFailed() {
+        if healthy.exchange(false, ordering: .relaxed) {
+            metrics.increment("pushworker_redis_errors_total")
+            logger.error("redis unreachable: no new claims until it is back", ["redis.check": "ping"])
+        }
+    }
+
+    /// A call succeeded: when it was away, it may have lost its data.
+    func answered() {
+        guard !healthy.exchange(true, ordering: .relaxed) else { return }
+        logger.info("redis is back: re-recording the unfinished jobs' sent markers and claims")
+        back.withLock { $0 }?()
+    }
+}
