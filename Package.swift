@@ -77,7 +77,8 @@ let package = Package(
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushEncoding", "PushKafka", "PushProcess"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
+        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),

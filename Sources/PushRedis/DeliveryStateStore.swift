@@ -63,6 +63,10 @@ public final class DeliveryStateStore: Sendable {
         /// The backoffs asked for with the claim, in order: how long each still runs (ms, judged
         /// by Redis's clock), nil when there is none.
         public var backoffRemainingMs: [Int64?]
+
+        public init(replies: [ClaimReply], invalidSinceMs: [Int64?], backoffRemainingMs: [Int64?]) {
+            self.replies = replies; self.invalidSinceMs = invalidSinceMs; self.backoffRemainingMs = backoffRemainingMs
+        }
     }
 
     /// Claims every item atomically per bucket (one Lua script call per group of keys; a group is

@@ -1,7 +1,7 @@
 import PushCore
 import Testing
 
-@Suite("Claim decisions (DESIGN §8 Claims)")
+@Suite("Claim decisions (docs/redis.md \"Claims\")")
 struct ClaimDecisionTests {
     @Test("verdict per script reply, dead-token record and re-registration", arguments: [
         // reply, invalidSince, tokenUpdatedAt, verdict
@@ -16,6 +16,10 @@ struct ClaimDecisionTests {
         (.claimed, 1_000, 1_000, .knownInvalid(invalidSinceMs: 1_000)),
         (.claimed, 1_000, 1_001, .send),                   // re-registered after it died: valid again
         (.alreadyOurs, 5, 9_999, .send),
+        (.claimedResend, nil, nil, .resend),               // an earlier attempt was never answered
+        (.claimedResend, 1_000, nil, .knownInvalid(invalidSinceMs: 1_000)),
+        (.unansweredFinal, nil, nil, .unanswered),         // no resend left: never sent again
+        (.unansweredFinal, 1_000, nil, .unanswered),
     ])
     func verdicts(reply: ClaimReply, invalidSince: Int64?, tokenUpdatedAt: Int64?, expected: ClaimVerdict) {
         #expect(ClaimDecision.verdict(reply, invalidSinceMs: invalidSince, tokenUpdatedAtMs: tokenUpdatedAt) == expected)
@@ -23,7 +27,7 @@ struct ClaimDecisionTests {
 
     @Test("script reply codes are the documented ones")
     func replyCodes() {
-        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3])
+        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
     }
 }
 

@@ -7,9 +7,13 @@ import PushRedis
 /// Where a stage hands a recipient's outcome (the result publisher).
 protocol OutcomeSink: Sendable {
     func add(_ run: JobRun, _ index: Int, _ outcome: consuming RecipientOutcome, holdsSlot: Bool)
+    /// A processing without recipients is done at once.
+    func finishIfEmpty(_ run: JobRun)
 }
 
-extension ResultPublisher: OutcomeSink {}
+extension ResultPublisher: OutcomeSink {
+    func finishIfEmpty(_ run: JobRun) { perform(run, run.finishIfEmpty()) }
+}
 
 /// A claim round's sends: one processing's claimed recipients.
 struct SendBatch: Sendable {

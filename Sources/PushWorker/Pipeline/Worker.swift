@@ -42,6 +42,7 @@ public final class Worker: Sendable {
     let slots: InFlightSlots
     let health: RedisHealth
     let publisher: ResultPublisher<ReliableProducer>
+    let intake: JobIntake
     let claims: ClaimStage
     let dispatcher: DispatchStage
     let stopRequested = Atomic<Bool>(false)
@@ -115,6 +116,11 @@ public final class Worker: Sendable {
                             rule: AttemptRule(policy: policy, retryPolicy: RetryPolicy(maxAttempts: configuration.maxAttempts))),
             transport: deliverer, clock: clock, endpoints: endpoints, outcomes: publisher, state: state, health: health, metrics: metrics,
             logger: logger, background: finisher)
+        let store = credentials
+        intake = JobIntake(
+            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds), planner: planner,
+            credentials: { store.credentials(for: $0) }, clock: clock, registry: registry, queue: claimQueue, endpoints: endpoints,
+            outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, metrics: metrics, logger: logger)
         health.onBack { [publisher] in
             finisher.async { publisher.reRecord(leaseMs: leaseMs, unansweredLimit: policy.claimLimit) }
         }
@@ -160,7 +166,7 @@ public final class Worker: Sendable {
             for action in actions {
                 switch action {
                 case .process(let message):
-                    loop.processed(recipients: process(message))
+                    loop.processed(recipients: intake.process(message))
                 case .deadLetter(let message, let reason):
                     publisher.deadLetter(message, reason: reason)
                 case .claimAndDispatch(let room, let parkHeld):
@@ -304,58 +310,6 @@ public final class Worker: Sendable {
 
     static func describe(_ partitions: [TopicPartition]) -> String {
         partitions.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ",")
-    }
-
-    // MARK: - One job
-
-    /// Starts work on one message: decodes (bad ⇒ DLQ), plans, finalizes what needs no send,
-    /// queues the rest for claims. Returns the job's recipient count (0 for a dead letter).
-    private func process(_ message: KafkaMessage) -> Int {
-        let job: FanOutJob
-        do throws(JobValidationError) {
-            job = try JobDecoder.decode(message.value)
-        } catch {
-            publisher.deadLetter(message, reason: error.description)
-            return 0
-        }
-        let now = clock.wallSeconds
-        let appCredentials = credentials.credentials(for: job.appID)
-        var parts = JobRun.Parts(capacity: job.plannedCount)
-        planner.plan(job, profile: appCredentials?.profile, now: Date(timeIntervalSince1970: now)) { parts.add($0) }
-        let starts = parts.starts
-        let nowMs = Int64(now * 1000)
-        let retention = DedupRetention.milliseconds(
-            expiresAtMs: job.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }, ttlSeconds: job.ttlSeconds, nowMs: nowMs,
-            maximumSeconds: configuration.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, configuration.dedupMaxSeconds))
-        let recipientCount = parts.count
-        // The run keeps the job without its recipient list: each plan holds its recipient.
-        let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: message.topicPartition, offset: message.offset,
-                         generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts,
-                         owner: registry.nextOwner(), retentionMs: retention, startedAt: now,
-                         endpoints: claims.endpoints.ids(appID: job.appID))
-        registry.add(run)
-        metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
-        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",
-                                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
-        var requests: [ClaimRequest] = []
-        let due = clock.monotonicSeconds
-        for (index, start) in starts.enumerated() {
-            switch start {
-            case .expired:
-                publisher.add(run, index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)), holdsSlot: false)
-            case .rejected(let reason):
-                publisher.add(run, index, .final(run.result(index, .rejected, reason: reason, atMs: nowMs)), holdsSlot: false)
-            case .ready:
-                if appCredentials == nil || run.keys[index] == nil {
-                    publisher.add(run, index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)), holdsSlot: false)
-                } else {
-                    requests.append(ClaimRequest(run: run, index: index, due: due, endpoint: run.endpoint(index)))
-                }
-            }
-        }
-        if recipientCount == 0 { publisher.perform(run, run.finishIfEmpty()) }
-        claims.queue.append(requests)
-        return recipientCount
     }
 
     /// The largest DLQ value: the producer's `message.max.bytes` (librdkafka default 1,000,000)

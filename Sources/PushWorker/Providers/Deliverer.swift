@@ -27,6 +27,12 @@ public final class Deliverer: Sendable {
         public var certainty: AttemptCertainty = .notDelivered
         /// The transport failure, when no status came.
         public var transport: TransportFailure? = nil
+
+        public init(outcome: ProviderOutcome, httpStatus: Int?, latencyMs: Double, attempts: Int, detail: String? = nil,
+                    certainty: AttemptCertainty = .notDelivered, transport: TransportFailure? = nil) {
+            self.outcome = outcome; self.httpStatus = httpStatus; self.latencyMs = latencyMs; self.attempts = attempts
+            self.detail = detail; self.certainty = certainty; self.transport = transport
+        }
     }
 
     /// Asked right before a request is handed to the connection (``ProviderTransport``).

@@ -1,0 +1,84 @@
+import Foundation
+import PushCore
+import PushKafka
+import PushPipeline
+
+/// The first stage (docs/pipeline.md "Decode" and "Plan"): a polled message becomes a processing.
+/// Bad bytes or an invalid job go to the dead-letter topic; otherwise every recipient is planned
+/// (language, templates, msgId, payload), the ones that need no send (expired, rejected, no
+/// credentials) get their result at once, and the rest are queued for their claim.
+final class JobIntake: Sendable {
+    struct Settings: Sendable {
+        /// `PUSHWORKER_DEDUP_MAX_SECONDS`.
+        var dedupMaxSeconds: Int
+    }
+
+    let settings: Settings
+    let planner: JobPlanner
+    let credentials: @Sendable (String) -> AppCredentials?
+    let clock: any PipelineClock
+    let registry: JobRegistry
+    let queue: ClaimQueue
+    let endpoints: EndpointTable
+    let outcomes: any OutcomeSink
+    let deadLetter: @Sendable (KafkaMessage, String) -> Void
+    let metrics: Metrics
+    let logger: Logger
+
+    init(settings: Settings, planner: JobPlanner, credentials: @escaping @Sendable (String) -> AppCredentials?, clock: any PipelineClock,
+         registry: JobRegistry, queue: ClaimQueue, endpoints: EndpointTable, outcomes: any OutcomeSink,
+         deadLetter: @escaping @Sendable (KafkaMessage, String) -> Void, metrics: Metrics, logger: Logger) {
+        self.settings = settings; self.planner = planner; self.credentials = credentials; self.clock = clock
+        self.registry = registry; self.queue = queue; self.endpoints = endpoints; self.outcomes = outcomes
+        self.deadLetter = deadLetter; self.metrics = metrics; self.logger = logger
+    }
+
+    /// Starts work on one message. Returns the job's recipient count (0 for a dead letter).
+    @discardableResult
+    func process(_ message: KafkaMessage) -> Int {
+        let job: FanOutJob
+        do throws(JobValidationError) {
+            job = try JobDecoder.decode(message.value)
+        } catch {
+            deadLetter(message, error.description)
+            return 0
+        }
+        let now = clock.wallSeconds
+        let appCredentials = credentials(job.appID)
+        var parts = JobRun.Parts(capacity: job.plannedCount)
+        planner.plan(job, profile: appCredentials?.profile, now: Date(timeIntervalSince1970: now)) { parts.add($0) }
+        let starts = parts.starts
+        let nowMs = Int64(now * 1000)
+        let retention = DedupRetention.milliseconds(
+            expiresAtMs: job.expiresAt.map { Int64($0.timeIntervalSince1970 * 1000) }, ttlSeconds: job.ttlSeconds, nowMs: nowMs,
+            maximumSeconds: settings.dedupMaxSeconds, minimumSeconds: min(DedupRetention.defaultMinimumSeconds, settings.dedupMaxSeconds))
+        let recipientCount = parts.count
+        // The run keeps the job without its recipient list: each plan holds its recipient.
+        let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: message.topicPartition, offset: message.offset,
+                         generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts,
+                         owner: registry.nextOwner(), retentionMs: retention, startedAt: now, endpoints: endpoints.ids(appID: job.appID))
+        registry.add(run)
+        metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
+        logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",
+                                    "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
+        var requests: [ClaimRequest] = []
+        let due = clock.monotonicSeconds
+        for (index, start) in starts.enumerated() {
+            switch start {
+            case .expired:
+                outcomes.add(run, index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)), holdsSlot: false)
+            case .rejected(let reason):
+                outcomes.add(run, index, .final(run.result(index, .rejected, reason: reason, atMs: nowMs)), holdsSlot: false)
+            case .ready:
+                if appCredentials == nil || run.keys[index] == nil {
+                    outcomes.add(run, index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)), holdsSlot: false)
+                } else {
+                    requests.append(ClaimRequest(run: run, index: index, due: due, endpoint: run.endpoint(index)))
+                }
+            }
+        }
+        if recipientCount == 0 { outcomes.finishIfEmpty(run) }
+        queue.append(requests)
+        return recipientCount
+    }
+}
