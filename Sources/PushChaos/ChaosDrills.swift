@@ -14,7 +14,10 @@ import PushDevTools
 public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
     public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
-                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + clusterDrillNames
+                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + clusterDrillNames
+
+    /// The drills of the once-promise when the provider does not answer (docs/reliability.md).
+    public static let onceDrillNames = ["clock-skew", "retry-too-far"]
 
     /// Runs drill `name`; a drill that cannot even set up reports a failed check. The cluster
     /// drills use `cluster` when given (the tests share one), otherwise start their own.
@@ -37,6 +40,8 @@ public enum ChaosDrills {
             case "410-flood": try unregisteredFlood(options, &report)
             case "hostile-jobs": try HostileJobs.run(options, &report)
             case "fuzz": ChaosFuzz.run(options, &report)
+            case "clock-skew": try clockSkew(options, &report)
+            case "retry-too-far": try retryTooFar(options, &report)
             case "cluster-campaign": try withCluster(cluster, options) { try clusterCampaign(options, cluster: $0, &report) }
             case "cluster-reshard": try withCluster(cluster, options) { try clusterReshard(options, cluster: $0, &report) }
             case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }
