@@ -17,8 +17,10 @@ struct ChaosCampaign {
 
     /// `jobs` jobs of `perJob` recipients: iOS and Android alternating; every `webEvery`-th
     /// recipient is a Web Push one when `web` subscriptions are given.
+    /// `app` and `collapseID` (nil: none, so each recipient's replace key is derived from its
+    /// msgId) are the jobs' own.
     static func make(prefix: String, jobs: Int, perJob: Int, platforms: [String] = ["ios", "android"], web: [String] = [],
-                     seed: UInt64 = 1) -> ChaosCampaign {
+                     seed: UInt64 = 1, app: String = ChaosHarness.app, collapseID: String? = "chaos") -> ChaosCampaign {
         var campaign = ChaosCampaign()
         var serial = Int(seed % 1000) * 1_000_000
         for jobIndex in 0..<jobs {
@@ -36,7 +38,7 @@ struct ChaosCampaign {
                 let token = platform == "ios" ? apnsToken(serial) : fcmToken(serial)
                 recipients.append(#"{"userId":"u\#(serial)","subscriptionId":"\#(subscriptionID)","platform":"\#(platform)","token":"\#(token)","properties":{"name":"N\#(serial)"}}"#)
             }
-            campaign.jobs.append((jobID, Array(job(id: jobID, recipients: recipients).utf8)))
+            campaign.jobs.append((jobID, Array(job(id: jobID, recipients: recipients, app: app, collapseID: collapseID).utf8)))
         }
         return campaign
     }
@@ -63,9 +65,11 @@ struct ChaosCampaign {
     }
 
     /// A valid job of app `app_chaos` with the given recipient JSON objects.
-    static func job(id: String, recipients: [String], data: String = #"{"screen":"chaos"}"#) -> String {
+    static func job(id: String, recipients: [String], data: String = #"{"screen":"chaos"}"#, app: String = ChaosHarness.app,
+                    collapseID: String? = "chaos") -> String {
         let expires = RFC3339Timestamp.format(Date().addingTimeInterval(3600))
-        return #"{"schemaVersion":1,"jobId":"\#(id)","appId":"\#(ChaosHarness.app)","campaignId":"cmp_chaos","variant":"A","expiresAt":"\#(expires)","priority":"high","ttlSeconds":3600,"collapseId":"chaos","content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi {{ name | default: \"there\" }}","body":"Chaos drill","url":"https://shop.example/chaos","actions":[{"id":"buy","title":"Buy","url":"https://shop.example/buy"}]}}},"data":\#(data),"recipients":[\#(recipients.joined(separator: ","))]}"#
+        let collapse = collapseID.map { #""collapseId":"\#($0)","# } ?? ""
+        return #"{"schemaVersion":1,"jobId":"\#(id)","appId":"\#(app)","campaignId":"cmp_chaos","variant":"A","expiresAt":"\#(expires)","priority":"high","ttlSeconds":3600,\#(collapse)"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi {{ name | default: \"there\" }}","body":"Chaos drill","url":"https://shop.example/chaos","actions":[{"id":"buy","title":"Buy","url":"https://shop.example/buy"}]}}},"data":\#(data),"recipients":[\#(recipients.joined(separator: ","))]}"#
     }
 }
 
@@ -78,6 +82,8 @@ final class ResultWatcher {
     private(set) var results = 0
     private(set) var statuses: [String: Int] = [:]
     private(set) var reasons: [String: Int] = [:]
+    /// `certainty` values of the results that carry one.
+    private(set) var certainties: [String: Int] = [:]
     /// Results for pairs outside the campaign (should stay 0).
     private(set) var strangers = 0
     /// Every result of each (jobId|subscriptionId): status and `at` (Unix ms), in arrival order.
@@ -109,6 +115,7 @@ final class ResultWatcher {
             byPair[pair, default: []].append((status, at))
             statuses[status, default: 0] += 1
             if let reason = object["reason"] as? String { reasons[reason, default: 0] += 1 }
+            if let certainty = object["certainty"] as? String { certainties[certainty, default: 0] += 1 }
         }
     }
 

@@ -17,7 +17,8 @@ public enum ChaosDrills {
                                "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + clusterDrillNames
 
     /// The drills of the once-promise when the provider does not answer (docs/reliability.md).
-    public static let onceDrillNames = ["clock-skew", "retry-too-far"]
+    public static let onceDrillNames = ["slow-provider", "slow-provider-never", "drain-slow", "clock-skew", "tenant-429",
+                                        "provider-outage", "retry-too-far"]
 
     /// Runs drill `name`; a drill that cannot even set up reports a failed check. The cluster
     /// drills use `cluster` when given (the tests share one), otherwise start their own.
@@ -42,6 +43,11 @@ public enum ChaosDrills {
             case "fuzz": ChaosFuzz.run(options, &report)
             case "clock-skew": try clockSkew(options, &report)
             case "retry-too-far": try retryTooFar(options, &report)
+            case "slow-provider": try slowProvider(options, policy: "replace", &report)
+            case "slow-provider-never": try slowProvider(options, policy: "never", &report)
+            case "drain-slow": try drainSlow(options, &report)
+            case "tenant-429": try tenant429(options, &report)
+            case "provider-outage": try providerOutage(options, &report)
             case "cluster-campaign": try withCluster(cluster, options) { try clusterCampaign(options, cluster: $0, &report) }
             case "cluster-reshard": try withCluster(cluster, options) { try clusterReshard(options, cluster: $0, &report) }
             case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }

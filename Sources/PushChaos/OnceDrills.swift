@@ -169,3 +169,196 @@ extension ChaosDrills {
         message.headers.first { $0.name == name }.map { String(decoding: $0.value ?? [], as: UTF8.self) }
     }
 }
+
+extension ChaosDrills {
+    // MARK: what the sandbox accepted, by msgId
+
+    /// Per msgId the sandbox accepted: how many times, and the replace keys the copies carried
+    /// (APNs `apns-collapse-id`, Web Push `topic`, FCM `android.collapse_key`, Huawei
+    /// `android.notification.tag`).
+    struct Acceptances {
+        var count: [String: Int] = [:]
+        var keys: [String: Set<String>] = [:]
+
+        /// msgIds accepted more than once.
+        var acceptedTwice: Int { count.values.filter { $0 > 1 }.count }
+        /// msgIds accepted more than twice (one resend at most).
+        var acceptedThrice: Int { count.values.filter { $0 > 2 }.count }
+        /// Copies a device would show twice: a msgId accepted more than once whose copies do not
+        /// all carry one replace key.
+        var deviceVisibleDuplicates: Int { count.filter { $0.value > 1 && (keys[$0.key]?.count ?? 0) != 1 }.count }
+    }
+
+    static func acceptances(_ harness: ChaosHarness) -> Acceptances {
+        let text = ChaosHarness.curl(["-s", "--max-time", "10", "--cacert", harness.certificate, harness.origin + "/_sandbox/messages"])
+        var result = Acceptances()
+        for line in text.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let msgID = object["msgId"] as? String else { continue }
+            result.count[msgID, default: 0] += 1
+            if let key = replaceKey(object) { result.keys[msgID, default: []].insert(key) }
+        }
+        return result
+    }
+
+    static func replaceKey(_ record: [String: Any]) -> String? {
+        let headers = record["headers"] as? [String: Any] ?? [:]
+        let body = record["body"] as? [String: Any]
+        let message = body?["message"] as? [String: Any]
+        let android = message?["android"] as? [String: Any]
+        switch record["platform"] as? String {
+        case "ios": return headers["apns-collapse-id"] as? String
+        case "web": return headers["topic"] as? String
+        case "android": return android?["collapse_key"] as? String
+        case "huawei": return (android?["notification"] as? [String: Any])?["tag"] as? String
+        default: return nil
+        }
+    }
+
+    // MARK: slow-provider — answers later than the request timeout
+
+    /// The provider answers in 800–1400 ms, the worker gives up after 1000 ms and makes 3
+    /// attempts: under `replace` a request written and never answered is resent once with the
+    /// same replace key (no copy a device would show twice), under `never` it is not resent
+    /// (no msgId accepted twice); no result says `timeout`.
+    static func slowProvider(_ options: ChaosOptions, policy: String, _ report: inout DrillReport) throws {
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "800", "--latency-jitter-ms", "600"])
+        let campaign = ChaosCampaign.make(prefix: "slow", jobs: options.scaled(5, minimum: 1), perJob: 20, platforms: ["ios"],
+                                          seed: options.seed, collapseID: nil)
+        let watcher = try ResultWatcher(harness, expected: campaign.expected)
+        try harness.produce(campaign.jobs)
+        let worker = try harness.startWorker(extra: ["PUSHWORKER_REQUEST_TIMEOUT_MS": "1000", "PUSHWORKER_CLAIM_LEASE_SECONDS": "5",
+                                                     "PUSHWORKER_MAX_ATTEMPTS": "3", "PUSHWORKER_RESEND_UNANSWERED": policy])
+        watcher.wait(timeout: 120)
+        let accepted = acceptances(harness)
+        report.figure("results", "\(watcher.statusSummary); reasons \(watcher.reasons.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        report.figure("accepted by the sandbox", "\(accepted.count.values.reduce(0, +)) requests for \(accepted.count.count) msgIds")
+        report.figure("sent after an unanswered attempt (unanswered_resent)", "\(watcher.certainties["unanswered_resent"] ?? 0)")
+        report.check("every recipient has a final result", "\(watcher.covered.count)/\(campaign.recipientCount)", watcher.complete)
+        report.check("no result says timeout for a request the provider may have shown", "\(watcher.reasons["timeout"] ?? 0)",
+                     (watcher.reasons["timeout"] ?? 0) == 0)
+        report.check("copies a device would show twice (a msgId accepted twice with different replace keys)",
+                     "\(accepted.deviceVisibleDuplicates)", accepted.deviceVisibleDuplicates == 0)
+        if policy == "never" {
+            report.check("under never, msgIds accepted twice", "\(accepted.acceptedTwice)", accepted.acceptedTwice == 0)
+        } else {
+            report.figure("msgIds accepted twice (one replace key each)", "\(accepted.acceptedTwice)")
+            report.check("no msgId accepted more than twice (one resend at most)", "\(accepted.acceptedThrice)", accepted.acceptedThrice == 0)
+        }
+        stop(worker, &report)
+    }
+
+    // MARK: drain-slow — SIGTERM while the provider takes 3–6 s
+
+    /// SIGTERM with a 3–6 s provider and a 3 s drain: the worker stops claiming at once, keeps
+    /// the answers that come within the drain, aborts the rest (counted as unanswered), exits 0;
+    /// a second worker redoes the jobs: no copy a device would show twice, nothing lost.
+    static func drainSlow(_ options: ChaosOptions, _ report: inout DrillReport) throws {
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "3000", "--latency-jitter-ms", "3000"])
+        let campaign = ChaosCampaign.make(prefix: "drain", jobs: options.scaled(10, minimum: 2), perJob: 20, platforms: ["ios"],
+                                          seed: options.seed, collapseID: nil)
+        let watcher = try ResultWatcher(harness, expected: campaign.expected)
+        try harness.produce(campaign.jobs)
+        let settings = ["PUSHWORKER_DRAIN_SECONDS": "3", "PUSHWORKER_REQUEST_TIMEOUT_MS": "10000", "PUSHWORKER_CLAIM_LEASE_SECONDS": "25",
+                        "PUSHWORKER_MAX_IN_FLIGHT": "100"]
+        let first = try harness.startWorker(extra: settings)
+        guard ChildProcess.waitFor(timeout: 60, { (first.inFlight() ?? 0) >= 50 }) else {
+            report.check("sends in flight before SIGTERM", "\(first.inFlight() ?? -1)", false)
+            first.signal(SIGKILL)
+            return
+        }
+        let inFlight = first.inFlight() ?? -1
+        let signalled = Date()
+        first.signal(SIGTERM)
+        let status = first.wait(timeout: 30)
+        let drain = Date().timeIntervalSince(signalled)
+        report.figure("in flight at SIGTERM", "\(inFlight)")
+        report.check("the worker exits 0 within the drain (3 s) and its wind-down", "\(status.map { "\($0)" } ?? "running") after \(format(drain))",
+                     status == 0 && drain < 15)
+        let second = try harness.startWorker(extra: settings)
+        watcher.wait(timeout: 120)
+        let accepted = acceptances(harness)
+        report.figure("results", watcher.statusSummary)
+        report.figure("msgIds accepted twice (one replace key each)", "\(accepted.acceptedTwice)")
+        report.check("every recipient has a final result", "\(watcher.covered.count)/\(campaign.recipientCount)", watcher.complete)
+        report.check("copies a device would show twice", "\(accepted.deviceVisibleDuplicates)", accepted.deviceVisibleDuplicates == 0)
+        report.check("no msgId accepted more than twice", "\(accepted.acceptedThrice)", accepted.acceptedThrice == 0)
+        stop(second, &report)
+    }
+
+    // MARK: tenant-429 — one app's long backoff does not stall another app
+
+    /// App A's FCM answers 429 `QUOTA_EXCEEDED` with `Retry-After: 3600`: its waiting recipients
+    /// leave for the retry topic (no in-flight slot held); app B's job, enqueued after, is sent
+    /// within 10 s.
+    static func tenant429(_ options: ChaosOptions, _ report: inout DrillReport) throws {
+        let other = "app_other"
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "50", "--app", other])
+        let busy = ChaosCampaign.make(prefix: "busy", jobs: 1, perJob: 150, platforms: ["android"], seed: options.seed)
+        let small = ChaosCampaign.make(prefix: "small", jobs: 1, perJob: 10, platforms: ["android"], seed: options.seed + 1, app: other)
+        let project = "sandbox-" + ChaosHarness.app.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        try harness.setFaults(#"{"pathPrefix":"/v1/projects/\#(project)/","throttleShare":1,"retryAfter":3600}"#)
+        let watcher = try ResultWatcher(harness, expected: small.expected)
+        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "100"])
+        guard ChildProcess.waitFor(timeout: 60, { worker.readyz() == 200 }) else {
+            report.check("worker ready", "\(worker.readyz())", false)
+            worker.signal(SIGKILL)
+            return
+        }
+        try harness.produce(busy.jobs)
+        guard ChildProcess.waitFor(timeout: 30, { ((harness.sandboxStats()["responses"] as? [String: Any])?["429"] as? Int ?? 0) > 0 }) else {
+            report.check("app A answered 429", "none", false)
+            stop(worker, &report)
+            return
+        }
+        let enqueued = Date()
+        try harness.produce(small.jobs)
+        var sentAt: Double?
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && sentAt == nil {
+            watcher.update(0.1)
+            if (watcher.statuses["sent"] ?? 0) >= small.recipientCount { sentAt = Date().timeIntervalSince(enqueued) }
+        }
+        let requests = (harness.sandboxStats()["responses"] as? [String: Any])?["429"] as? Int ?? 0
+        report.figure("app A's requests answered 429", "\(requests)")
+        report.check("app B's 10 recipients all sent within 10 s", sentAt.map { format($0) } ?? "not all sent",
+                     (sentAt ?? 999) <= 10)
+        let parked = Int(worker.metricsText().split(separator: "\n").first { $0.hasPrefix("pushworker_parked_total ") }?
+            .split(separator: " ").last.flatMap { Double($0) } ?? 0)
+        report.check("app A's waiting recipients went to the retry topic (parked)", "\(parked)", parked > 0)
+        stop(worker, &report)
+    }
+
+    // MARK: provider-outage — 20 s without a connection
+
+    /// Every connection to the provider is refused for 20 s mid-campaign: the endpoint's
+    /// breaker opens, its recipients wait without spending attempts, and after the outage every
+    /// recipient is sent: none `failed`.
+    static func providerOutage(_ options: ChaosOptions, _ report: inout DrillReport) throws {
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "100"])
+        let campaign = ChaosCampaign.make(prefix: "outage", jobs: options.scaled(20, minimum: 4), perJob: 50, seed: options.seed)
+        let watcher = try ResultWatcher(harness, expected: campaign.expected)
+        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200", "PUSHWORKER_REQUEST_TIMEOUT_MS": "2000",
+                                                     "PUSHWORKER_CLAIM_LEASE_SECONDS": "5"])
+        try harness.produce(campaign.jobs)
+        guard watcher.wait(fraction: 0.2, timeout: 60) else {
+            report.check("campaign started", "\(watcher.covered.count) results", false)
+            stop(worker, &report)
+            return
+        }
+        try harness.setFaults(#"{"outageSeconds":20}"#)
+        let outageStart = Date()
+        watcher.wait(timeout: 180)
+        let done = Date().timeIntervalSince(outageStart)
+        let failed = watcher.statuses["failed"] ?? 0
+        let breaker = worker.metricsText().split(separator: "\n").contains { $0.hasPrefix("pushworker_breaker_open{") }
+        report.figure("results", watcher.statusSummary)
+        report.figure("complete after the outage began", format(done))
+        report.check("every recipient has a final result", "\(watcher.covered.count)/\(campaign.recipientCount)", watcher.complete)
+        report.check("none failed", "\(failed)", failed == 0)
+        report.check("every recipient sent", "\(watcher.statuses["sent"] ?? 0)/\(campaign.recipientCount)",
+                     (watcher.statuses["sent"] ?? 0) >= campaign.recipientCount)
+        report.check("the endpoint's breaker opened (pushworker_breaker_open)", breaker ? "yes" : "no", breaker)
+        stop(worker, &report)
+    }
+}
