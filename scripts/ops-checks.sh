@@ -12,7 +12,7 @@ if [ -f scripts/requirements-ci.txt ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/requirements-ci.txt
 fi
 status=0
-for check in scripts/check_schemas.py scripts/check_chart.py; do
+for check in scripts/check_schemas.py scripts/check_chart.py scripts/check_version.py; do
   if [ -f "$check" ]; then
     echo "== $check"
     "$venv/bin/python" "$check" || status=1
