@@ -9,7 +9,7 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker run`: the worker (DESIGN §1, §9, §12).
+/// `pushworker run`: the worker (docs/reference/cli.md, configuration.md).
 enum RunCommand {
     static let usage = """
     usage: pushworker run
