@@ -14,6 +14,7 @@ ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${SWIFT_IMAGE} AS build
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # Headers and pkg-config files of the C libraries the Swift modules link (Package.swift
 # systemLibrary targets). Versions are bookworm's: librdkafka 2.0.2, OpenSSL 3.0, hiredis
 # 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75, jemalloc 5.3 (the process's malloc) — except libcurl, 8.14 from bookworm-backports
