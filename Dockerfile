@@ -8,11 +8,13 @@
 # as the runtime stage, so the -dev packages built against match the runtime libraries
 # exactly; the toolchain is the publisher's signed build, and the layer is cached). To use a
 # mirror or another patch release, pass --build-arg SWIFT_IMAGE=registry.example/swift:6.3.1-bookworm.
-# The toolchain must be Swift >= 6.0 on bookworm; we develop and test on 6.3.1.
+# The toolchain must be Swift >= 6.0 on bookworm (a clang with #embed, 19 or later, reads VERSION
+# itself; an older one takes it from the generated header below); we develop and test on 6.3.1.
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${SWIFT_IMAGE} AS build
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # Headers and pkg-config files of the C libraries the Swift modules link (Package.swift
 # systemLibrary targets). Versions are bookworm's: librdkafka 2.0.2, OpenSSL 3.0, hiredis
 # 0.14.1, nghttp2 1.52, libmicrohttpd 0.9.75, jemalloc 5.3 (the process's malloc) — except libcurl, 8.14 from bookworm-backports
@@ -30,12 +32,15 @@ WORKDIR /src
 # Manifest first: dependency resolution is cached until Package.swift changes.
 COPY Package.swift Package.resolved* ./
 RUN swift package resolve
+COPY VERSION ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-# The commit `pushworker version` reports (the build context has no .git):
-#   docker build --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD) .
+# The version comes from VERSION; the commit `pushworker version` reports is a build argument
+# (the build context has no .git):
+#   docker build --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD) -t pushworker:$(cat VERSION) .
 ARG GIT_COMMIT=unknown
-RUN printf '#define PW_GIT_COMMIT "%s"\n' "$(printf '%s' "$GIT_COMMIT" | tr -cd 'A-Za-z0-9._-')" > Sources/CPushBuildInfo/commit.h
+RUN printf '#define PW_GIT_COMMIT "%s"\n#define PW_VERSION "%s"\n' "$(printf '%s' "$GIT_COMMIT" | tr -cd 'A-Za-z0-9._-')" \
+      "$(head -n 1 VERSION | tr -cd 'A-Za-z0-9.+-')" > Sources/CPushBuildInfo/generated.h
 # --static-swift-stdlib links the Swift runtime and Foundation into the binary (~70 MB), so
 # the runtime stage needs only the C libraries below.
 RUN --mount=type=cache,target=/src/.build \
@@ -65,7 +70,7 @@ ENV PUSHWORKER_HTTP_ADDR=0.0.0.0:9400 \
     PUSHWORKER_LOG_FORMAT=json
 USER 65532:65532
 EXPOSE 9400
-# SIGTERM is the graceful drain (DESIGN §12); pushworker is PID 1 and handles it itself.
+# SIGTERM is the graceful drain (docs/operations.md); pushworker is PID 1 and handles it itself.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["pushworker"]
 CMD ["run"]

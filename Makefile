@@ -11,7 +11,8 @@ deps:
 	@bash scripts/install-deps.sh
 
 # The git commit `pushworker version` and pushworker_build_info report (a plain `swift build`
-# says "unknown"): Sources/CPushBuildInfo/commit.h, rewritten only when the commit changes.
+# says "unknown") and the VERSION release: Sources/CPushBuildInfo/generated.h, rewritten only
+# when either changes.
 build-info:
 	@bash scripts/write-build-info.sh
 

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// pushworker — the delivery fleet of OpenNotification. See ../shared/DESIGN.md and README.md.
+// pushworker — the delivery fleet of OpenNotification. See README.md and docs/reference/.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -28,8 +28,8 @@ let package = Package(
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
         .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
-        // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: cross-thread frees
-        // cost glibc's arenas 19.5 % of the worker's CPU (docs/performance.md "The allocator").
+        // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: the worker frees
+        // on other threads than it allocates (docs/performance.md "The allocator").
         .target(name: "CPushAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Pure core: no C import, no I/O (and the one JSON parser/writer, base64url, RFC 3339).

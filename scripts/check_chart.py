@@ -23,10 +23,17 @@ Validation:
   (synthetic series: each tested alert fires when it should and not on a healthy fleet; the
   lag query keeps its last value when every worker is gone);
 - every runbook_url anchor exists in docs/operations.md, every metric an alert or panel uses
-  is listed there and is exported by Sources/ (or marked "planned" there);
+  is listed in docs/reference/metrics.md and is exported by Sources/ (or marked "planned" there);
 - the chart rendered as a subchart of a parent chart written to a temp dir (`global`);
 - `helm lint --strict` on the chart and on that parent;
-- value sets that must FAIL to render (keda maxReplicaCount > partitions, ...).
+- the operator's features, each rendered on and off: commonLabels on every object and pod,
+  podAnnotations, extraEnv, extraVolumes/extraVolumeMounts, initContainers, sidecars,
+  extraObjects (objects and templated strings), the rollout strategy, the startupProbe, the
+  ServiceMonitor's namespace and relabelings, the `topics apply` hook Job;
+- values.schema.json refuses unknown keys in every object (`global` and extraObjects' manifests
+  excepted), its embedded Kubernetes definitions are current (scripts/chart_schema_k8s.py);
+- value sets that must FAIL to render (keda maxReplicaCount > partitions, a typo at any level
+  such as `kafka.brokrs`, ...), and every missing required value reported in one error.
 
 Prints one line per failure (all lines with -v), then "N passed, N failed"; exit 1 on any
 failure. Usage: python3 scripts/check_chart.py [-v]
@@ -56,6 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "charts" / "pushworker"
 DASHBOARD = CHART / "dashboards" / "pushworker.json"
 OPERATIONS = ROOT / "docs" / "operations.md"
+METRICS_REFERENCE = ROOT / "docs" / "reference" / "metrics.md"
 KUBE_VERSIONS = ("1.27", kubernetes_validate.latest_version())
 RELEASE, NAMESPACE = "pw", "push"
 FULLNAME = "pw-pushworker"
@@ -302,6 +310,33 @@ SETS: dict[str, dict] = {
                                        "events": {"enabled": True}}),
     "tests-off": merged(REQUIRED, {"tests": {"enabled": False}, "events": {"enabled": True},
                                    "networkPolicy": {"enabled": True, "ingressFrom": [{"podSelector": {"matchLabels": {"app": "prometheus"}}}]}}),
+    # Every operator feature at once, with the events pods, the NetworkPolicy and the topics hook.
+    "operator-features": merged(REQUIRED, CREDENTIALS, {
+        "commonLabels": {"team": "push", "cost-center": "cc-42"},
+        "podAnnotations": {"example.com/scrape": "true"},
+        "extraEnv": [{"name": "PUSHWORKER_RECORD_DELAY_MS", "value": "10"},
+                     {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "tok", "key": "t"}}}],
+        "extraVolumes": [{"name": "ca", "configMap": {"name": "corp-ca"}}],
+        "extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/pushworker/ca", "readOnly": True}],
+        "initContainers": [{"name": "wait-for-kafka", "image": "busybox:1.36",
+                            "command": ["sh", "-c", "until nc -z kafka 9092; do sleep 1; done"]}],
+        "sidecars": [{"name": "log-shipper", "image": "fluent/fluent-bit:3.0",
+                      "resources": {"limits": {"memory": "64Mi"}}}],
+        "extraObjects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pushworker-extra"}, "data": {"a": "b"}},
+                         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-templated\ndata:\n  release: {{ .Release.Name | quote }}\n"],
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "probes": {"startup": {"failureThreshold": 60, "periodSeconds": 5}},
+        "events": {"enabled": True, "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}}},
+        "serviceMonitor": {"enabled": True, "namespace": "monitoring", "labels": {"release": "kube-prometheus-stack"},
+                           "relabelings": [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}],
+                           "metricRelabelings": [{"sourceLabels": ["__name__"], "regex": "pushworker_process_.*", "action": "drop"}]},
+        "networkPolicy": {"enabled": True},
+        "kafka": {"properties": {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "pushworker"},
+                  "secretProperties": [{"property": "sasl.password", "secretName": "kafka-auth", "secretKey": "password"}]},
+        "topicsJob": {"enabled": True, "replicationFactor": 2, "timeoutSeconds": 30}}),
+    # Recreate rollout, no startupProbe, a dry-run topics hook.
+    "recreate-no-startup": merged(REQUIRED, {"updateStrategy": {"type": "Recreate"}, "probes": {"startup": {"enabled": False}},
+                                             "topicsJob": {"enabled": True, "dryRun": True, "serviceAccountName": "kafka-admin"}}),
 }
 MUST_FAIL: dict[str, tuple[dict, str]] = {
     "keda-max-over-partitions": (merged(REQUIRED, {"autoscaling": {"keda": {"enabled": True, "maxReplicaCount": 25}}}),
@@ -344,7 +379,25 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
     "keda-cert-without-key": (merged(REQUIRED, {"kafka": {"properties": {"security.protocol": "SSL"},
                                                           "secretProperties": [{"property": "ssl.certificate.pem", "secretName": "c", "secretKey": "tls.crt"}]},
                                                 "autoscaling": {"keda": {"enabled": True}}}), "needs both cert and key"),
+    # Unknown keys are refused at every level, not only at the top.
+    "schema-kafka-brokrs": (merged(REQUIRED, {"kafka": {"brokrs": "kafka:9092"}}), "additional properties 'brokrs' not allowed"),
+    "schema-nested-topics-typo": (merged(REQUIRED, {"kafka": {"topics": {"job": "push.jobs.v1"}}}), "additional properties 'job' not allowed"),
+    "schema-worker-typo": (merged(REQUIRED, {"worker": {"maxInflight": 10}}), "additional properties 'maxInflight' not allowed"),
+    "schema-probe-typo": (merged(REQUIRED, {"probes": {"startup": {"failureTreshold": 3}}}), "additional properties 'failureTreshold' not allowed"),
+    "schema-affinity-typo": (merged(REQUIRED, {"affinity": {"nodeAfinity": {}}}), "additional properties 'nodeAfinity' not allowed"),
+    "schema-volume-typo": (merged(REQUIRED, {"extraVolumes": [{"name": "ca", "configmap": {"name": "x"}}]}), "additional properties 'configmap' not allowed"),
+    "schema-sidecar-typo": (merged(REQUIRED, {"sidecars": [{"name": "s", "image": "busybox", "imagePullPolice": "Always"}]}),
+                            "additional properties 'imagePullPolice' not allowed"),
+    "schema-resources-typo": (merged(REQUIRED, {"resources": {"limit": {"memory": "1Gi"}}}), "additional properties 'limit' not allowed"),
+    "schema-relabeling-typo": (merged(REQUIRED, {"serviceMonitor": {"relabelings": [{"sourcelabels": ["a"]}]}}),
+                               "additional properties 'sourcelabels' not allowed"),
+    "schema-topics-job-typo": (merged(REQUIRED, {"topicsJob": {"enable": True}}), "additional properties 'enable' not allowed"),
+    "schema-strategy-type": (merged(REQUIRED, {"updateStrategy": {"type": "BlueGreen"}}), "updateStrategy"),
+    "schema-extra-object-without-kind": (merged(REQUIRED, {"extraObjects": [{"apiVersion": "v1", "metadata": {"name": "x"}}]}), "extraObjects"),
 }
+# Values missing every required value: one error lists them all.
+ALL_REQUIRED_MISSING = ({}, ["3 problem(s)", "kafka.brokers is required", "redis.url or redis.existingSecret is required",
+                             "msgIdKeys.existingSecret is required"])
 
 ENV_DEFAULTS = {
     "PUSHWORKER_KAFKA_GROUP": "pushworker", "PUSHWORKER_TOPIC_JOBS": "push.jobs.v1",
@@ -556,6 +609,7 @@ def presence(set_name: str, docs: list[dict], eff: dict) -> None:
         ("Secret", f"{FULLNAME}-keda-kafka"): auth is not None,
         ("Pod", f"{FULLNAME}-test-readyz"): on(eff, "tests", "enabled"),
         ("Pod", f"{FULLNAME}-test-events"): on(eff, "tests", "enabled") and ev,
+        ("Job", f"{FULLNAME}-topics"): on(eff, "topicsJob", "enabled"),
     }
     for (kind, name), expected in want.items():
         got = find(docs, kind, name) is not None
@@ -674,8 +728,9 @@ def expect_images(set_name: str, docs: list[dict], eff: dict, app_version: str, 
     secrets = [{"name": n} for n in expected_pull_secrets(eff)]
     for name, spec in pod_specs(docs):
         want = test_image if name.startswith(f"{fullname}-test-") else app_image
+        sidecars = [] if name.startswith(f"{fullname}-test-") else [c["image"] for c in eff.get("sidecars") or []]
         images = [c["image"] for c in spec["containers"]]
-        check(L(f"{name} image {want}"), images == [want], str(images))
+        check(L(f"{name} image {want}"), images == [want] + sidecars, str(images))
         check(L(f"{name} imagePullSecrets {[s['name'] for s in secrets]}"), spec.get("imagePullSecrets", []) == secrets,
               json.dumps(spec.get("imagePullSecrets")))
 
@@ -853,6 +908,146 @@ def github_anchors(markdown: str) -> set[str]:
 
 def alert_rules(rule_doc: dict) -> dict[str, dict]:
     return {r["alert"]: r for g in rule_doc["spec"]["groups"] for r in g["rules"] if "alert" in r}
+
+
+def expect_operator_features(set_name: str, docs: list[dict], eff: dict, values: dict) -> None:
+    """commonLabels, podAnnotations, extraEnv, extra volumes, init containers, sidecars,
+    extraObjects, rollout strategies, the startupProbe, the ServiceMonitor's extras and the
+    topics hook Job render as values.yaml says, in every set (on and off)."""
+    L = lambda what: f"[{set_name}] {what}"
+    common = eff.get("commonLabels") or {}
+    own = {d["metadata"]["name"] for d in docs} - {o["metadata"]["name"] for o in values.get("extraObjects", []) if isinstance(o, dict)}
+    for d in docs:
+        name = d["metadata"]["name"]
+        if name not in own or name.endswith("-templated"):
+            continue
+        labels = d["metadata"].get("labels", {})
+        check(L(f"{d['kind']}/{name} carries commonLabels"), all(labels.get(k) == v for k, v in common.items()), json.dumps(labels))
+        template = (d.get("spec", {}).get("template") or {}).get("metadata")
+        if template is not None:
+            pod_labels = template.get("labels", {})
+            check(L(f"{d['kind']}/{name} pods carry commonLabels"), all(pod_labels.get(k) == v for k, v in common.items()),
+                  json.dumps(pod_labels))
+            check(L(f"{d['kind']}/{name} pods carry podAnnotations"),
+                  all(template.get("annotations", {}).get(k) == v for k, v in (eff.get("podAnnotations") or {}).items()))
+    deployments = [d for d in (find(docs, "Deployment", FULLNAME), find(docs, "Deployment", f"{FULLNAME}-events")) if d]
+    for dep in deployments:
+        pod = dep["spec"]["template"]["spec"]
+        main = pod["containers"][0]
+        label = dep["metadata"]["name"]
+        check(L(f"{label}: initContainers as given"), pod.get("initContainers", []) == eff["initContainers"], json.dumps(pod.get("initContainers")))
+        check(L(f"{label}: sidecars after the main container"), pod["containers"][1:] == eff["sidecars"], json.dumps(pod["containers"][1:]))
+        env = main.get("env", [])
+        check(L(f"{label}: extraEnv in the main container"), all(e in env for e in eff["extraEnv"]))
+        mounts, volumes = main.get("volumeMounts", []), pod.get("volumes", [])
+        check(L(f"{label}: extraVolumes and extraVolumeMounts"),
+              all(v in volumes for v in eff["extraVolumes"]) and all(m in mounts for m in eff["extraVolumeMounts"]))
+        startup = main.get("startupProbe")
+        want = eff["probes"]["startup"]
+        if want.get("enabled"):
+            expected = {k: v for k, v in want.items() if k != "enabled"}
+            check(L(f"{label}: startupProbe on /healthz as configured"),
+                  startup is not None and startup.get("httpGet") == {"path": "/healthz", "port": "http"}
+                  and all(startup.get(k) == v for k, v in expected.items()) and "enabled" not in startup, json.dumps(startup))
+        else:
+            check(L(f"{label}: no startupProbe when probes.startup.enabled is false"), startup is None)
+    worker = find(docs, "Deployment", FULLNAME)
+    if worker is not None:
+        want_strategy = {"type": "Recreate"} if eff["updateStrategy"].get("type") == "Recreate" else eff["updateStrategy"]
+        check(L("worker rollout strategy from updateStrategy (Recreate without rollingUpdate)"), worker["spec"].get("strategy") == want_strategy,
+              json.dumps(worker["spec"].get("strategy")))
+        if "updateStrategy" not in values:
+            check(L("worker rollout never surges by default (maxSurge 0)"),
+                  worker["spec"]["strategy"].get("rollingUpdate", {}).get("maxSurge") == 0)
+    events = find(docs, "Deployment", f"{FULLNAME}-events")
+    if events is not None:
+        check(L("events rollout strategy from events.updateStrategy (none: Kubernetes' default)"),
+              events["spec"].get("strategy") == (eff["events"]["updateStrategy"] or None), json.dumps(events["spec"].get("strategy")))
+    for obj in eff.get("extraObjects") or []:
+        name = obj["metadata"]["name"] if isinstance(obj, dict) else f"{RELEASE}-templated"
+        rendered = find(docs, "ConfigMap", name)
+        check(L(f"extraObjects: {name} rendered"), rendered is not None)
+        if rendered is not None and not isinstance(obj, dict):
+            check(L("extraObjects: strings are templated"), rendered.get("data", {}).get("release") == RELEASE, json.dumps(rendered))
+    sm = find(docs, "ServiceMonitor")
+    if sm is not None:
+        sme = eff["serviceMonitor"]
+        endpoint = sm["spec"]["endpoints"][0]
+        check(L("ServiceMonitor namespace (empty: the release's) and targets in the release's namespace"),
+              sm["metadata"].get("namespace") == (sme["namespace"] or None) and sm["spec"]["namespaceSelector"]["matchNames"] == [NAMESPACE],
+              json.dumps(sm["metadata"]))
+        check(L("ServiceMonitor relabelings and metricRelabelings"),
+              endpoint.get("relabelings") == (sme["relabelings"] or None) and endpoint.get("metricRelabelings") == (sme["metricRelabelings"] or None),
+              json.dumps(endpoint))
+    job = find(docs, "Job", f"{FULLNAME}-topics")
+    if job is not None:
+        tj = eff["topicsJob"]
+        ann = job["metadata"].get("annotations", {})
+        check(L("topics Job is a pre-install/pre-upgrade hook, deleted when it succeeded"),
+              ann.get("helm.sh/hook") == "pre-install,pre-upgrade" and "hook-succeeded" in ann.get("helm.sh/hook-delete-policy", "")
+              and "before-hook-creation" in ann.get("helm.sh/hook-delete-policy", ""), json.dumps(ann))
+        pod = job["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        args = c.get("args", [])
+        want_args = ["topics", "apply", "--timeout", str(tj["timeoutSeconds"])]
+        if tj.get("replicationFactor"):
+            want_args += ["--replication-factor", str(tj["replicationFactor"])]
+        if tj.get("dryRun"):
+            want_args += ["--dry-run"]
+        check(L("topics Job runs `pushworker topics apply` with its options"), args == want_args, json.dumps(args))
+        check(L("topics Job uses the worker image"), c["image"] == expected_image(eff["image"], eff.get("global"), yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]))
+        env = env_names(c)
+        check(L("topics Job has the Kafka settings inline (no ConfigMap before install)"),
+              "envFrom" not in c and env.get("PUSHWORKER_KAFKA_BROKERS", {}).get("value") == eff["kafka"]["brokers"]
+              and all(env.get(f"PUSHWORKER_TOPIC_{k.upper()}", {}).get("value") == v for k, v in eff["kafka"]["topics"].items()), json.dumps(env))
+        for prop, value in (eff["kafka"].get("properties") or {}).items():
+            name = "PUSHWORKER_RDKAFKA_" + prop.upper().replace(".", "_").replace("-", "_")
+            check(L(f"topics Job passes {name}"), env.get(name, {}).get("value") == str(value))
+        for sp in eff["kafka"].get("secretProperties") or []:
+            name = "PUSHWORKER_RDKAFKA_" + sp["property"].upper().replace(".", "_").replace("-", "_")
+            check(L(f"topics Job reads {name} from its Secret"),
+                  env.get(name, {}).get("valueFrom", {}).get("secretKeyRef") == {"name": sp["secretName"], "key": sp["secretKey"]})
+        check(L("topics Job: no message keys, Redis or credentials"),
+              not {"PUSHWORKER_MSGID_KEYS", "PUSHWORKER_REDIS_URL"} & set(env) and "credentials" not in {v["name"] for v in pod.get("volumes", [])})
+        sc = c.get("securityContext", {})
+        check(L("topics Job hardened, no token, never restarted in place"),
+              sc.get("readOnlyRootFilesystem") is True and sc.get("runAsNonRoot") is True and pod.get("automountServiceAccountToken") is False
+              and pod.get("restartPolicy") == "Never", json.dumps(sc))
+        check(L("topics Job's ServiceAccount: the namespace default unless named (the chart's does not exist before install)"),
+              pod.get("serviceAccountName") == (tj["serviceAccountName"] or None), json.dumps(pod.get("serviceAccountName")))
+        labels = job["spec"]["template"]["metadata"]["labels"]
+        check(L("topics Job pods are component topics (not selected by the NetworkPolicy, not by Services)"),
+              labels.get("app.kubernetes.io/component") == "topics")
+        np_ = find(docs, "NetworkPolicy")
+        if np_ is not None:
+            check(L("NetworkPolicy does not select the topics Job's pods"), not selector_matches(np_["spec"]["podSelector"], labels))
+
+
+def check_schema_closed() -> None:
+    """Every object of values.schema.json refuses unknown keys, but `global` and extraObjects' manifests."""
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    allowed_open = {"/properties/global", "/properties/extraObjects/items/anyOf/1"}
+    open_objects: list[str] = []
+
+    def walk(node: Any, path: str, is_schema: bool) -> None:
+        if isinstance(node, dict):
+            if is_schema and (node.get("type") == "object" or "properties" in node) and "additionalProperties" not in node \
+                    and "$ref" not in node and path not in allowed_open:
+                open_objects.append(path)
+            for key, value in node.items():
+                if key in ("properties", "definitions", "$defs"):
+                    for name, child in value.items():
+                        walk(child, f"{path}/{key}/{name}", True)
+                elif key in ("items", "additionalProperties", "not"):
+                    walk(value, f"{path}/{key}", True)
+                elif key in ("anyOf", "oneOf", "allOf"):
+                    for i, child in enumerate(value):
+                        walk(child, f"{path}/{key}/{i}", True)
+    walk(schema, "", True)
+    check("values.schema.json: every object refuses unknown keys (global and extraObjects' manifests excepted)",
+          not open_objects, ", ".join(open_objects[:10]))
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "chart_schema_k8s.py")], capture_output=True, text=True)
+    check("values.schema.json: the embedded Kubernetes definitions are current", result.returncode == 0, result.stdout + result.stderr)
 
 
 def expect_prometheus_rule(set_name: str, docs: list[dict], eff: dict) -> None:
@@ -1112,12 +1307,12 @@ def check_promtool(rule_doc: dict, values: dict) -> None:
 
 
 def check_metric_names(rule_doc: dict) -> None:
-    """Alerts and panels use metric names the worker exports (or docs/operations.md marks planned),
-    and docs/operations.md lists each of them."""
+    """Alerts and panels use metric names the worker exports (or docs/reference/metrics.md marks
+    planned), and docs/reference/metrics.md lists each of them."""
     exported = set()
     for path in (ROOT / "Sources").rglob("*.swift"):
         exported |= set(re.findall(r'"(pushworker_[a-z0-9_]+)"', path.read_text(errors="replace")))
-    docs_text = OPERATIONS.read_text()
+    docs_text = METRICS_REFERENCE.read_text()
     used: set[str] = set()
     for r in alert_rules(rule_doc).values():
         used |= set(re.findall(r"\b(pushworker_[a-z0-9_]+)", r["expr"]))
@@ -1126,12 +1321,12 @@ def check_metric_names(rule_doc: dict) -> None:
     for metric in sorted(used):
         base = re.sub(r"_(bucket|sum|count)$", "", metric)
         doc_lines = [line for line in docs_text.splitlines() if f"`{base}`" in line or f"| {base} " in line]
-        check(f"metric {base} listed in docs/operations.md", bool(doc_lines))
+        check(f"metric {base} listed in docs/reference/metrics.md", bool(doc_lines))
         planned = any("planned" in line for line in doc_lines)
-        check(f"metric {base} exported by Sources/ or marked planned in docs/operations.md",
+        check(f"metric {base} exported by Sources/ or marked planned in docs/reference/metrics.md",
               base in exported or planned, "neither exported nor planned")
         if base in exported and planned:
-            fail(f"metric {base}", "exported now: drop 'planned' from docs/operations.md")
+            fail(f"metric {base}", "exported now: drop 'planned' from docs/reference/metrics.md")
 
 
 def check_subchart(app_version: str) -> None:
@@ -1220,6 +1415,7 @@ def main() -> int:
             expect_events(set_name, docs, eff, notes)
             expect_monitoring(set_name, docs, eff)
             expect_prometheus_rule(set_name, docs, eff)
+            expect_operator_features(set_name, docs, eff, values)
             if set_name == "prometheus-rule":
                 rule_doc, rule_values = find(docs, "PrometheusRule"), eff
         for set_name, (values, message) in MUST_FAIL.items():
@@ -1229,6 +1425,14 @@ def main() -> int:
                 fail(label, "rendered without error")
             except helm.HelmError as e:
                 check(label, message in str(e), f"failed, but without {message!r}: {str(e)[:300]}")
+        values, messages = ALL_REQUIRED_MISSING
+        try:
+            render(chart, values)
+            fail("[no-values] must fail to render", "rendered without error")
+        except helm.HelmError as e:
+            missing = [m for m in messages if m not in str(e)]
+            check("[no-values] every missing required value reported in one error", not missing, f"missing {missing}: {str(e)[:500]}")
+    check_schema_closed()
     check_dashboard()
     if rule_doc is None:
         fail("PrometheusRule of the prometheus-rule set", "not rendered")

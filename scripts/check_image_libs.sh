@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check that the Dockerfile's runtime stage provides every shared library a pushworker binary
-# needs, without running Docker (DESIGN §12).
+# needs, without running Docker (docs/operations.md).
 #
 #   scripts/check_image_libs.sh BINARY [DOCKERFILE]
 #

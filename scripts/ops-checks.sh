@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Non-Swift checks run by `make test`: topic files and JSON Schemas against fixtures, the Helm
-# chart rendered and validated, the image's runtime libraries. Python tools live in a venv under
-# .build so nothing is installed system-wide.
+# Non-Swift checks run by `make test`: nothing refers to documents outside the repository, the
+# reference documents every variable and metric, topic files and JSON Schemas against fixtures,
+# the Helm chart rendered and validated (and its README current), one version everywhere, the
+# image's runtime libraries.
+# Python tools live in a venv under .build so nothing is installed system-wide.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.build/ops-venv
@@ -12,7 +14,7 @@ if [ -f scripts/requirements-ci.txt ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/requirements-ci.txt
 fi
 status=0
-for check in scripts/check_schemas.py scripts/check_chart.py; do
+for check in scripts/check_standalone.py scripts/check_docs.py scripts/check_schemas.py scripts/check_chart.py scripts/chart_readme.py scripts/check_version.py; do
   if [ -f "$check" ]; then
     echo "== $check"
     "$venv/bin/python" "$check" || status=1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a process's CPU time went, by library and kind (docs/performance.md "Where the time went").
+"""Where a process's CPU time went, by library and kind (docs/performance.md "Where the time goes").
 
     perf record -e cpu-clock -F 4000 -g -p <worker pid> -o worker.data -- sleep 3
     scripts/perf-categories.py worker.data [THREAD-NAME-SUBSTRING]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CPU and context switches per notification of each thread of a running worker
-(docs/performance.md "Ninth session", the per-thread table).
+(docs/performance.md "Where the time goes").
 
     scripts/thread-cpu.py N &          # N: the notifications the bench will send
     taskset -c 0 .build/release/pushworker bench e2e --notifications N ...
@@ -10,7 +10,7 @@ Waits for the first `pushworker run` process, reads its `/metrics` port from its
 `pushworker_notifications_total`) sums each thread's utime+stime (/proc/<pid>/task/*/stat) and
 voluntary/involuntary context switches (/proc/<pid>/task/*/status) by thread name: `pw-http-io`
 (the HTTP I/O thread), `pushworker` (the consumer loop), `pw-rdk-producer` (the producer's
-event thread: delivery reports; `pushworker` too before the fifteenth session),
+event thread: delivery reports),
 `-qos.overcommit` (Dispatch: the finisher that records outcomes and produces results),
 `rdk:broker*` (librdkafka's broker threads). Samples every 0.5 s: scraping /metrics costs the
 worker a little itself. Clock ticks are 10 ms, so keep the window to several seconds.

@@ -46,8 +46,7 @@ static inline long pw_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
 /* The storage of a prepared request (its header nodes, lines, URL and body; PushHTTP's
  * CurlPreparedRequest and HTTPHeaderBlock): malloc's 16-byte alignment covers curl_slist.
  * Swift's UnsafeMutableRawPointer.allocate sends every allocation that names an alignment to
- * posix_memalign, off jemalloc's fast path (1.3 % of the consumer thread's samples,
- * docs/performance.md "Fourteenth session"). Aborts when memory runs out, as Swift's own
+ * posix_memalign, off jemalloc's fast path. Aborts when memory runs out, as Swift's own
  * allocation does. */
 static inline void *pw_curl_storage_alloc(size_t size) {
     void *storage = malloc(size > 0 ? size : 1);

@@ -15,7 +15,7 @@
  * --mode plain   the textbook loop: curl_multi_perform / curl_multi_info_read / curl_multi_poll,
  *                a URL string, libcurl's default headers (its Accept, a form Content-Type),
  *                proxy settings from the environment. Kept for the record.
- * --mode tuned   (default) what ../shared/research/libcurl-floor.md measured as cheapest, the
+ * --mode tuned   (default) the cheapest libcurl setup (docs/performance.md), the
  *                reference line of the benches:
  *                - every connection corked (TCP_CORK, set in CURLOPT_SOCKOPTFUNCTION) and
  *                  uncorked + re-corked once per loop turn, right before the loop waits, so the

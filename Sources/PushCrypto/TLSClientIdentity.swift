@@ -1,8 +1,8 @@
 import Foundation
 
 /// A TLS client certificate with its private key: how an app holding an APNs certificate
-/// (`.p12` or PEM, instead of a `.p8` signing key) authenticates its connections (DESIGN §18;
-/// `shared/research/providers.md` §3).
+/// (`.p12` or PEM, instead of a `.p8` signing key) authenticates its connections (docs/providers.md;
+/// Apple: "Establishing a certificate-based connection to APNs").
 ///
 /// Loading checks that the key belongs to the certificate. The key is kept as unencrypted
 /// PKCS#8 PEM in memory only (handed to libcurl per connection); nothing here is ever logged.

@@ -2,7 +2,7 @@ import Synchronization
 import PushCore
 import PushWorker
 
-/// `EVENT_RATE_LIMIT`: `N/s` or `N/m` per client IP (DESIGN §15 Events): a token bucket holding
+/// `EVENT_RATE_LIMIT`: `N/s` or `N/m` per client IP (docs/reference/tracking-api.md): a token bucket holding
 /// `N` tokens (the burst), refilled at N per second or per minute.
 public struct EventRateLimit: Sendable, Equatable, CustomStringConvertible {
     /// Bucket size: requests allowed in a burst.
@@ -44,7 +44,7 @@ extension String {
 }
 
 /// Per-client token buckets (in memory, per process: the fleet-wide limit is N × pods)
-/// (DESIGN §15 Events). An IPv4 client is its address; an IPv6 client is its /64 (or
+/// (docs/reference/tracking-api.md). An IPv4 client is its address; an IPv6 client is its /64 (or
 /// ``ipv6PrefixLength``): one subscriber line or host holds a whole /64, so limiting single
 /// IPv6 addresses would not limit anyone. Sharded by key hash so threads of the listener's pool
 /// rarely contend.

@@ -1,6 +1,6 @@
 import PushWorker
 /// What a request to `pushworker events` asks for, decided from method and path alone
-/// (pure, table-tested). The tracking routes are `POST /v1/e/{d,o,c,x}/<msgId>` (seed 003).
+/// (pure, table-tested). The tracking routes are `POST /v1/e/{d,o,c,x}/<msgId>` (docs/reference/tracking-api.md).
 public enum EventRoute: Sendable, Equatable {
     case track(TrackingEventType, msgID: String)
     case health, ready, metrics

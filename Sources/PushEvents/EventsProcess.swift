@@ -10,9 +10,9 @@ import Synchronization
 import PushEncoding
 
 /// The `pushworker events` process: the tracking endpoint's listener, Kafka producer, Redis
-/// counters and webhooks, until SIGTERM (DESIGN §6, §15 Events; docs/events.md).
+/// counters and webhooks, until SIGTERM (docs/reference/tracking-api.md; docs/events.md).
 public enum EventsProcess {
-    /// The events-only settings (not PUSHWORKER_* names: DESIGN §15 names EVENT_RATE_LIMIT).
+    /// The events-only settings (`EVENT_*`, not `PUSHWORKER_*`: docs/reference/configuration.md).
     /// Every `EVENT_*` variable is read here; an unknown one is refused (typo).
     public struct Settings: Sendable {
         public var rateLimit = EventRateLimit.default

@@ -7,8 +7,8 @@ import PushRedis
 import Synchronization
 import PushWorker
 
-/// The tracking endpoint's request handling (`pushworker events`, DESIGN §6, §15 Events,
-/// seed 003): route → method → per-IP rate limit → msgId verification (no database) →
+/// The tracking endpoint's request handling (`pushworker events`, docs/reference/tracking-api.md):
+/// route → method → per-IP rate limit → msgId verification (no database) →
 /// event on the events topic (keyed by msgId), batched campaign counters in Redis, webhook
 /// queue. Every step on the request path is non-blocking: Kafka `produce` only enqueues,
 /// counters and webhooks are handed to their own threads.

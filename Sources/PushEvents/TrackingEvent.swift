@@ -3,7 +3,7 @@ import PushCore
 import PushWorker
 import PushEncoding
 
-/// What happened to a message, as the SDKs report it (seed 003 "İzleme ucu"): the letter in
+/// What happened to a message, as the SDKs report it (docs/reference/tracking-api.md): the letter in
 /// `POST /v1/e/<letter>/<msgId>`.
 public enum TrackingEventType: String, Sendable, CaseIterable {
     case delivered, opened, clicked, dismissed
@@ -30,7 +30,7 @@ public enum TrackingEventType: String, Sendable, CaseIterable {
     }
 }
 
-/// One accepted tracking event: the value on `push.events.v1` (DESIGN §15 Events,
+/// One accepted tracking event: the value on `push.events.v1` (docs/reference/tracking-api.md,
 /// `topics/schemas/event.v1.schema.json`), keyed by msgId. Every field except `at` and
 /// `ipHash` comes from the verified msgId.
 public struct TrackingEvent: Sendable, Equatable {

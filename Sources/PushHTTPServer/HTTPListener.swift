@@ -52,7 +52,7 @@ public final class HTTPListener: Sendable {
 
     public typealias Handler = @Sendable (Request) -> Response
 
-    /// What one connection may cost (DESIGN §15 "Events endpoint"): every limit is enforced
+    /// What one connection may cost (docs/security.md): every limit is enforced
     /// by libmicrohttpd or by the access handler before the request reaches the `Handler`.
     public struct Limits: Sendable, Equatable {
         /// Connections at once, all clients; more are refused at accept. Default: 10,000.

@@ -1,7 +1,7 @@
 import CRdKafka
 
-/// Validates librdkafka properties with librdkafka itself (DESIGN §9, §15 "librdkafka
-/// pass-through"), offline: `config check`, `run` and `events` refuse what it refuses before
+/// Validates librdkafka properties with librdkafka itself (docs/reference/configuration.md,
+/// "librdkafka pass-through"), offline: `config check`, `run` and `events` refuse what it refuses before
 /// any client exists.
 public enum KafkaConfigCheck {
     /// Which client the properties are for (a consumer needs `group.id`; a producer ignores it).

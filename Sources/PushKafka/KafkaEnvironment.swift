@@ -1,4 +1,4 @@
-/// librdkafka property pass-through from the environment (DESIGN §15):
+/// librdkafka property pass-through from the environment (docs/reference/configuration.md):
 /// `PUSHWORKER_RDKAFKA_<NAME>=value` ⇒ property `<name>` lower-cased with `_` → `.`,
 /// e.g. `PUSHWORKER_RDKAFKA_SASL_MECHANISM=SCRAM-SHA-512` ⇒ `sasl.mechanism`.
 public enum KafkaEnvironment {

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import PushKafka
 
-/// `pushworker dev-broker`: librdkafka's mock cluster as a process (development only, DESIGN §13).
+/// `pushworker dev-broker`: librdkafka's mock cluster as a process (development only, docs/kafka.md).
 ///
 /// Creates the cluster and its topics, writes the bootstrap address atomically to the bootstrap
 /// file (temporary file + rename) once ready, prints it on stdout, then runs until SIGTERM or

@@ -7,7 +7,7 @@ import PushKafka
 import Synchronization
 
 /// The `pushworker run` process: libcurl check, librdkafka logs, the worker, its
-/// metrics/health listener and the SIGTERM drain (DESIGN §1, §12). The CLI parses, this runs.
+/// metrics/health listener and the SIGTERM drain (docs/pipeline.md, docs/operations.md). The CLI parses, this runs.
 public enum WorkerProcess {
     /// Runs a worker until SIGTERM (or `stop` is set by the caller, for the demo).
     public static func run(_ configuration: Configuration, installSignalHandlers: Bool, started: (@Sendable (Worker) -> Void)? = nil) -> Int32 {

@@ -8,7 +8,7 @@ import PushEvents
 import PushDevTools
 #endif
 
-/// The `pushworker` command line: subcommand dispatch (DESIGN §10).
+/// The `pushworker` command line: subcommand dispatch (docs/reference/cli.md).
 enum PushworkerCLI {
     static let usage = """
     usage: pushworker <command> [options]

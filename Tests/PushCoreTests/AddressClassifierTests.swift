@@ -2,7 +2,7 @@ import Foundation
 @testable import PushCore
 import Testing
 
-/// The one address classifier (DESIGN §15 "Web Push allow-list"), the IP parser under it, the
+/// The one address classifier (docs/security.md), the IP parser under it, the
 /// endpoint URL parser and the allow-list entry parser.
 @Suite("Address classifier, IP parsing, endpoint URLs and allow-list entries")
 struct AddressClassifierTests {

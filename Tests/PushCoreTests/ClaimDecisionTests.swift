@@ -1,7 +1,7 @@
 import PushCore
 import Testing
 
-@Suite("Claim decisions (docs/redis.md \"Claims\")")
+@Suite("Claim decisions (docs/reference/redis.md)")
 struct ClaimDecisionTests {
     @Test("verdict per script reply, dead-token record and re-registration", arguments: [
         // reply, invalidSince, tokenUpdatedAt, verdict
@@ -31,7 +31,7 @@ struct ClaimDecisionTests {
     }
 }
 
-@Suite("De-duplication keys and retention (DESIGN §8 Memory)")
+@Suite("De-duplication keys and retention (docs/reference/redis.md)")
 struct DedupKeyTests {
     @Test("deterministic per msgId, different for different msgIds")
     func deterministic() {

@@ -4,7 +4,7 @@ import Testing
 import PushEncoding
 @testable import PushProviders
 
-/// Jobs with an `audience` (DESIGN §19): decoding and its refusals, the one rendering, the FCM
+/// Jobs with an `audience` (docs/reference/job.md): decoding and its refusals, the one rendering, the FCM
 /// HTTP v1 request with `topic`/`condition` and its 2048-byte data budget, retry jobs, lint.
 @Suite("FCM audience jobs")
 struct FCMAudienceJobTests {

@@ -3,7 +3,7 @@ import Testing
 @testable import PushCore
 @testable import PushProviders
 
-/// FCM topic names and conditions (DESIGN §19): the rules, row by row, and the condition
+/// FCM topic names and conditions (docs/reference/job.md): the rules, row by row, and the condition
 /// grammar checked exhaustively against an independent recognizer.
 @Suite("FCM topic and condition rules")
 struct FCMAudienceRulesTests {

@@ -5,7 +5,7 @@ import PushEncoding
 
 @Suite("Job decoding")
 struct JobDecoderTests {
-    @Test("the DESIGN §3 example decodes every field")
+    @Test("the docs/reference/job.md example decodes every field")
     func designExample() throws {
         let job = try JobFixtures.decode(SampleJobs.designExample)
         #expect(job.schemaVersion == 1)

@@ -50,7 +50,7 @@ struct JobLintTests {
         #expect(Self.unknown(path, value) == (expected.map { [$0] } ?? []))
     }
 
-    @Test("the DESIGN §3 example and the minimal job have no unknown field")
+    @Test("the docs/reference/job.md example and the minimal job have no unknown field")
     func knownJobsAreClean() {
         #expect(JobLint.unknownFields(in: JobFixtures.parse(SampleJobs.designExample)).isEmpty)
         #expect(JobLint.unknownFields(in: JobFixtures.parse(JobFixtures.minimal)).isEmpty)

@@ -4,7 +4,7 @@ import Testing
 import PushEncoding
 @testable import PushProviders
 
-/// `ios.liveActivity` (DESIGN §16): decoding, validation and the ActivityKit request.
+/// `ios.liveActivity` (docs/reference/job.md): decoding, validation and the ActivityKit request.
 @Suite("Live Activities")
 struct LiveActivityTests {
     static let start = #"""

@@ -2,7 +2,7 @@ import PushCore
 import Testing
 import PushProviders
 
-/// The fixed label sets of `pushworker_notifications_total` (DESIGN §12).
+/// The fixed label sets of `pushworker_notifications_total` (docs/reference/metrics.md).
 @Suite("Metric labels: platform and reason from fixed sets")
 struct MetricLabelsTests {
     @Test("reasons: ours on every platform, the provider's documented ones on theirs, other for the rest", arguments: [

@@ -100,7 +100,7 @@ struct PayloadAPNSTests {
         #expect(request.header("apns-push-type") == "alert")
     }
 
-    @Test("loc keys travel in aps.alert beside or instead of text (seed 004)")
+    @Test("loc keys travel in aps.alert beside or instead of text")
     func locKeys() throws {
         var content = payloadSimpleContent()
         content.title = nil
@@ -160,7 +160,7 @@ struct PayloadAPNSTests {
         #expect(named["aps"]?["category"] == .string("promo"))
     }
 
-    @Test("additionalDataAtRoot puts data keys at the payload root, not custom.a (seeds 000–002)")
+    @Test("additionalDataAtRoot puts data keys at the payload root, not custom.a")
     func additionalDataAtRoot() throws {
         var content = payloadSimpleContent()
         content.data = [KeyValue("promo_code", "SPRING20"), KeyValue("screen", "sale")]

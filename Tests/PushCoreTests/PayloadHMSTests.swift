@@ -11,7 +11,7 @@ let payloadHMSProfile: AppProfile = {
     return profile
 }()
 
-/// Huawei Push Kit request bodies (DESIGN §17; docs/payloads.md "Huawei").
+/// Huawei Push Kit request bodies (docs/providers.md; docs/payloads.md "Huawei").
 @Suite("Huawei Push Kit payloads")
 struct PayloadHMSTests {
     private func hms(_ content: NotificationContent, profile: AppProfile = payloadHMSProfile) throws -> (ProviderRequest, PayloadJSON) {

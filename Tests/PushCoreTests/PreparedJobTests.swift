@@ -17,7 +17,7 @@ struct PreparedJobTests {
         return nil
     }
 
-    @Test("the DESIGN example resolves per recipient: language, templates, fallbacks, msgID, TTL")
+    @Test("the docs/reference/job.md example resolves per recipient: language, templates, fallbacks, msgID, TTL")
     func designExample() throws {
         let prepared = try Self.prepare(SampleJobs.designExample)
         let job = prepared.job

@@ -26,7 +26,7 @@ struct APNSClassificationTests {
         Row(status: 413, body: #"{"reason":"PayloadTooLarge"}"#, expected: .rejected(reason: "PayloadTooLarge")),
         Row(status: 403, body: #"{"reason":"ExpiredProviderToken"}"#, expected: .authExpired(reason: "ExpiredProviderToken")),
         Row(status: 403, body: #"{"reason":"InvalidProviderToken"}"#, expected: .rejected(reason: "InvalidProviderToken")),
-        // Certificate apps (DESIGN §18): final for the message; the Deliverer stops the app.
+        // Certificate apps (docs/providers.md): final for the message; the Deliverer stops the app.
         Row(status: 403, body: #"{"reason":"BadCertificate"}"#, expected: .rejected(reason: "BadCertificate")),
         Row(status: 403, body: #"{"reason":"BadCertificateEnvironment"}"#, expected: .rejected(reason: "BadCertificateEnvironment")),
         Row(status: 429, body: #"{"reason":"TooManyRequests"}"#, retryAfter: "7",

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PushDevTools
 
-/// `bench e2e` grades its own report against issue 14's bounds (the tuned libcurl floor of the
+/// `bench e2e` grades its own report against its bounds (the tuned libcurl floor of the
 /// same run) and the RSS bound; a bound whose ratio could not be measured is neither met nor
 /// missed (null), so a run without references never reads as a pass.
 @Suite("Bench targets")

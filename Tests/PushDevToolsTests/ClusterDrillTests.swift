@@ -19,7 +19,7 @@ struct SharedDrillCluster: SuiteTrait, TestScoping {
     }
 }
 
-/// The worker against a real Redis Cluster, end to end (issue 16; docs/redis.md "Cluster",
+/// The worker against a real Redis Cluster, end to end (docs/redis.md "Cluster",
 /// docs/reliability.md "Cluster drills"): real `pushworker run`, dev-broker and sandbox
 /// processes, `PUSHWORKER_REDIS_URL=redis+cluster://…`, the `pushworker chaos` cluster drills at
 /// a small scale, one cluster for the suite.

@@ -82,7 +82,7 @@ struct EnqueueInputTests {
         #expect(try JobDecoder.decode(batches[0].bytes).recipients.isEmpty)
     }
 
-    @Test("an audience job (an FCM topic, DESIGN §19) is one batch, unchanged, counted as one recipient")
+    @Test("an audience job (an FCM topic, docs/reference/job.md) is one batch, unchanged, counted as one recipient")
     func audienceJob() throws {
         let text = #"{"schemaVersion":1,"jobId":"t","appId":"app_demo","campaignId":"cmp","content":{"defaultLanguage":"en","languages":{"en":{"body":"Hi"}}},"audience":{"topic":"news"}}"#
         let job = try JobDecoder.decode(Array(text.utf8))

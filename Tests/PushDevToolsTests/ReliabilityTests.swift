@@ -22,7 +22,7 @@ struct ReliabilityTests {
         report.checks.map { "\($0.ok ? "ok" : "FAIL") \($0.what): \($0.value)" }.joined(separator: "\n")
     }
 
-    // MARK: no device notified twice, whatever the fleet does (DESIGN §1, §8 "Claims")
+    // MARK: no device notified twice, whatever the fleet does (docs/reference/records.md)
 
     @Test("six copies of one job at once on two workers: each device notified once, one sent result per recipient, duplicate for the other copies")
     func copiesAtOnce() {

@@ -5,7 +5,7 @@ import PushTestSupport
 import Testing
 @testable import PushWorker
 
-/// The tracking endpoint under abuse (DESIGN §15 "Events endpoint"), against the real
+/// The tracking endpoint under abuse (docs/security.md), against the real
 /// `pushworker events` binary: one process, every defence.
 @Suite("Events: a real `pushworker events` holds under abuse", .serialized)
 struct EventsAbuseProcessTests {

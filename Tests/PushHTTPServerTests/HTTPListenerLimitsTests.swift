@@ -5,7 +5,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
-/// What one connection may cost (DESIGN §15 "Events endpoint"), over real sockets: body and
+/// What one connection may cost (docs/security.md), over real sockets: body and
 /// header caps, the idle timeout, the per-address connection cap, repeated header lines.
 @Suite("HTTPListener: limits against hostile clients", .serialized)
 struct HTTPListenerLimitsTests {

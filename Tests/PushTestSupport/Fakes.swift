@@ -19,7 +19,7 @@ public enum FakeMessages {
     }
 }
 
-/// The fleet's claim protocol (DESIGN §8 "Claims") as a plain Swift model: what the Lua claim
+/// The fleet's claim protocol (docs/reference/redis.md) as a plain Swift model: what the Lua claim
 /// and record scripts of `DeliveryStateStore` must do, item by item. Tests run the same
 /// operations against the model and against a real Redis and compare every answer.
 public struct InMemoryClaims: Sendable {

@@ -4,7 +4,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-/// `pushworker send`, `render` and `config check` with Live Activities (DESIGN §16) and APNs
+/// `pushworker send`, `render` and `config check` with Live Activities (docs/reference/job.md) and APNs
 /// certificate authentication (§18), against one sandbox holding a token app and a
 /// certificate app (`--require-client-cert`).
 @Suite("pushworker with Live Activities and APNs certificates", .serialized)

@@ -5,7 +5,7 @@ import PushTestSupport
 import Testing
 
 /// `pushworker config check --connect` against librdkafka's mock cluster, a real redis-server
-/// and the sandbox (DESIGN §10).
+/// and the sandbox (docs/reference/cli.md).
 @Suite("pushworker config check --connect", .serialized)
 struct ConfigCheckConnectTests {
     static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]

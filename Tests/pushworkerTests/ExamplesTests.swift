@@ -57,7 +57,7 @@ struct ExamplesTests {
             #expect(headers?["apns-push-type"] == "background" && headers?["apns-priority"] == "5")
         }
         if file == "huawei-order-update.json" {
-            // DESIGN §17: the English recipients share one request (3 tokens), Chinese its own;
+            // Huawei batches: the English recipients share one request (3 tokens), Chinese its own;
             // every line of a batch shows the batch's request.
             let batches = lines.map { (($0["batch"] as? [String: Any])?["id"] as? Int ?? 0, ($0["batch"] as? [String: Any])?["size"] as? Int ?? 0) }
             #expect(batches.map(\.0) == [1, 1, 2, 1] && batches.map(\.1) == [3, 3, 1, 3])

@@ -2,7 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
-/// `render` and `send` with an FCM audience job (DESIGN §19): one line, the topic or condition
+/// `render` and `send` with an FCM audience job (docs/reference/job.md): one line, the topic or condition
 /// in the request, the audience warnings.
 @Suite("render and send: FCM topics and conditions")
 struct FCMAudienceCommandTests {

@@ -9,7 +9,7 @@ import PushWorker
 import Testing
 
 /// `pushworker inspect results|dlq|stats` against librdkafka's mock cluster and a real
-/// redis-server (DESIGN §10).
+/// redis-server (docs/reference/cli.md).
 @Suite("pushworker inspect", .serialized)
 struct InspectCommandTests {
     static func result(job: String, campaign: String, app: String = "app_i", variant: String? = "A", subscription: String,

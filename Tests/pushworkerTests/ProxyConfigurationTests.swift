@@ -4,7 +4,7 @@ import PushTestSupport
 @testable import pushworker
 import Testing
 
-/// `PUSHWORKER_HTTPS_PROXY` / `PUSHWORKER_NO_PROXY` (docs/configuration.md): validated by
+/// `PUSHWORKER_HTTPS_PROXY` / `PUSHWORKER_NO_PROXY` (docs/reference/configuration.md): validated by
 /// `config check`, used by the real binary when set, and the usual proxy environment variables
 /// never used in their place.
 @Suite("Proxy configuration", .serialized)

@@ -8,7 +8,7 @@ struct RenderCommandTests {
     static let expectedKeys: Set<String> = ["subscriptionId", "platform", "language", "msgId", "status", "reason", "payloadBytes",
                                             "truncated", "request"]
 
-    @Test("the DESIGN §3 example without credentials: production endpoints, <unknown> placeholders, redacted auth")
+    @Test("the docs/reference/job.md example without credentials: production endpoints, <unknown> placeholders, redacted auth")
     func designExample() throws {
         let path = try CLITest.write(SampleJobs.designExample(expiresAt: Date().addingTimeInterval(3600)))
         let result = try runCommand(BuiltProducts.pushworker, ["render", path], environment: CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys]))

@@ -5,8 +5,8 @@ import PushTestSupport
 import Testing
 import PushEncoding
 
-/// Secrets never reach a log line or `config print` (DESIGN §9 "Secrets never appear in logs",
-/// §12; issue 15 item 5): the real binaries run through their failure paths at `trace` level —
+/// Secrets never reach a log line or `config print` (docs/reference/configuration.md, docs/security.md):
+/// the real binaries run through their failure paths at `trace` level —
 /// a bad APNs key, OAuth refused by the sandbox, an APNs token refused, a TLS error with the
 /// wrong CA, Redis AUTH failing for `run` and `events`, `config check`/`print` with every
 /// secret set — and every line they print is searched for the fixtures' secrets.

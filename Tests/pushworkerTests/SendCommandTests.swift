@@ -6,7 +6,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
-/// `pushworker send` against the sandbox (DESIGN §10, §15 `send`).
+/// `pushworker send` against the sandbox (docs/reference/cli.md `send`).
 @Suite("pushworker send", .serialized)
 struct SendCommandTests {
     static func environment(_ sandbox: SandboxServer, extra: [String: String] = [:]) -> [String: String] {

@@ -27,4 +27,11 @@ struct VersionCommandTests {
         #expect(libraries["jemalloc"]?.hasPrefix("5.") == true, "the binary's malloc is jemalloc's")
         #expect(try runCommand(BuiltProducts.pushworker, ["version", "extra"]).status == 64)
     }
+
+    @Test("the version is the repository's VERSION file")
+    func versionFile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("VERSION"), encoding: .utf8)
+        #expect(BuildInfo.version == text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
 }

@@ -6,10 +6,9 @@
  * executable, which replaces glibc's malloc for everything in the process (Swift's runtime,
  * libcurl, librdkafka, hiredis, OpenSSL). Why: the worker allocates on one thread and frees on
  * another (requests built by the consumer and freed by the HTTP I/O thread, outcomes built there
- * and freed by the finisher), which glibc's per-thread arenas serve slowly: its malloc and free
- * were 19.5 % of the worker's CPU samples; with jemalloc the whole worker costs 0.87–0.90 x
- * (docs/performance.md "The allocator"). Defaults in allocator.c (`malloc_conf`); the
- * MALLOC_CONF environment variable still overrides them. */
+ * and freed by the finisher), which glibc's per-thread arenas serve slowly (docs/performance.md
+ * "The allocator"). Defaults in allocator.c (`malloc_conf`); the MALLOC_CONF environment
+ * variable still overrides them. */
 
 /* Returns the unused dirty pages of every arena to the kernel now (jemalloc's
  * "arena.<all>.purge"). 0 on success, an errno value otherwise. */

@@ -1,4 +1,4 @@
-/// What the fleet's claim script answered for one recipient (DESIGN §8 "Claims"). The raw
+/// What the fleet's claim script answered for one recipient (docs/reference/redis.md). The raw
 /// values are the script's reply codes.
 public enum ClaimReply: Int, Sendable, Equatable, CaseIterable {
     /// Nobody had it: it is now claimed by this processing, with a lease.
@@ -44,7 +44,7 @@ public enum ClaimDecision {
     ///   - invalidSinceMs: when the token was recorded dead (Unix ms), if it was.
     ///   - tokenUpdatedAtMs: when the subscription last (re-)registered the token, if known. A
     ///     token re-registered after it was declared dead is valid again (APNs' 410 timestamp
-    ///     rule, DESIGN §15 "Re-registration").
+    ///     rule, docs/reference/records.md).
     public static func verdict(_ reply: ClaimReply, invalidSinceMs: Int64?, tokenUpdatedAtMs: Int64?) -> ClaimVerdict {
         switch reply {
         case .alreadySent: return .duplicate
@@ -59,7 +59,7 @@ public enum ClaimDecision {
     }
 }
 
-/// How long the de-duplication state of a job is kept (DESIGN §8 "Memory"): only as long as the
+/// How long the de-duplication state of a job is kept (docs/reference/redis.md): only as long as the
 /// job could still be sent. `expiresAt` bounds it when given; otherwise `ttlSeconds`; never more
 /// than `maximumSeconds` (`PUSHWORKER_DEDUP_MAX_SECONDS`), never less than `minimumSeconds`
 /// (a redelivery of an unfinished job, or a copy enqueued a little later, must still find it).

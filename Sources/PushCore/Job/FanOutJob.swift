@@ -1,7 +1,7 @@
 import Foundation
 import PushEncoding
 
-/// A fan-out job v1 (DESIGN §3, contract) as decoded and validated by ``JobDecoder``.
+/// A fan-out job v1 (contract: docs/reference/job.md) as decoded and validated by ``JobDecoder``.
 ///
 /// Properties are read-only outside the module: the job is what upstream sent, and
 /// ``encoded(recipients:attempt:notBefore:)`` writes that document back out.
@@ -22,7 +22,7 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var ttlSeconds: Int?
     /// ≤ 64 bytes (APNs `apns-collapse-id` limit).
     public internal(set) var collapseID: String?
-    /// Campaign pace held by the fleet-wide Redis throttle (DESIGN §8).
+    /// Campaign pace held by the fleet-wide Redis throttle (docs/reference/redis.md).
     public internal(set) var throttlePerMinute: Int?
     public internal(set) var content: JobContent
     /// Flat string map, in document order; keys + values ≤ 2048 bytes.
@@ -31,7 +31,7 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var android: AndroidOptions
     public internal(set) var web: WebOptions
     public internal(set) var recipients: [Recipient]
-    /// Attempts already made (retry jobs, DESIGN §15 Retry messages); 0 for a fresh job.
+    /// Attempts already made (retry jobs, docs/reference/job.md); 0 for a fresh job.
     public internal(set) var attempt: Int
     /// Retry jobs: not to be attempted before this instant.
     public internal(set) var notBefore: Date?
@@ -40,7 +40,7 @@ public struct FanOutJob: Sendable, Equatable {
     /// recipients' own JSON stays with each ``Recipient`` (``Recipient/source``), as bytes of the
     /// message when decoded from bytes: a held job keeps no tree of its recipients.
     var head: JSONValue
-    /// An FCM topic or condition instead of `recipients` (DESIGN §19); `recipients` is then
+    /// An FCM topic or condition instead of `recipients` (docs/reference/job.md); `recipients` is then
     /// empty and the audience is the job's one recipient (``FCMAudience/recipient``).
     public internal(set) var audience: FCMAudience? = nil
 
@@ -69,7 +69,7 @@ public struct FanOutJob: Sendable, Equatable {
     /// The JSON of this job with `recipients` replaced and, when given, `attempt` and
     /// `notBefore` (RFC 3339 UTC) set: how a retry job for a subset of recipients is published,
     /// and how `enqueue --batch` splits a job. Every other member is written back as received.
-    /// An audience job (DESIGN §19) keeps its `audience` and gets no `recipients` whatever
+    /// An audience job (docs/reference/job.md) keeps its `audience` and gets no `recipients` whatever
     /// `recipients` holds (its one recipient is the audience).
     public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil) -> [UInt8] {
         var root = head.objectValue ?? JSONObject()
@@ -121,7 +121,7 @@ public struct LocalizedContent: Sendable, Equatable {
     }
 }
 
-/// One entry of `recipients` (DESIGN §3). Decoded leniently: a problem here never fails the job,
+/// One entry of `recipients` (docs/reference/job.md). Decoded leniently: a problem here never fails the job,
 /// it rejects only this recipient when it is resolved (``RecipientTargeting``).
 public struct Recipient: Sendable, Equatable {
     /// Where the recipient's JSON as received is kept.
@@ -169,7 +169,7 @@ public struct Recipient: Sendable, Equatable {
     public var subscription: Subscription?
     /// Template variables. Numbers and booleans are kept as their JSON text; other values are ignored.
     public var properties: [String: String]
-    /// When the token was (re-)registered (DESIGN §15 Re-registration); nil when absent or unreadable.
+    /// When the token was (re-)registered (docs/reference/records.md); nil when absent or unreadable.
     public var tokenUpdatedAt: Date?
     /// The recipient's JSON as received, written back verbatim in retry jobs.
     public var source: JSONValue? {
@@ -244,7 +244,7 @@ public struct JobProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(path): \(reason)" }
 }
 
-/// Why a job is invalid as a whole (DESIGN §15 "Job vs recipient errors"): it goes to the DLQ
+/// Why a job is invalid as a whole (docs/reference/job.md): it goes to the DLQ
 /// (``description`` is its `error` header), `render`/`send`/`enqueue` exit 65 listing
 /// ``problems``. The decoder reports every problem of the job at once, in document order;
 /// ``path`` and ``reason`` are the first one's.

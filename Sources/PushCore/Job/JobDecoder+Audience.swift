@@ -1,4 +1,4 @@
-/// `audience` (DESIGN §19): an FCM topic or condition instead of `recipients`. Every problem is
+/// `audience` (docs/reference/job.md): an FCM topic or condition instead of `recipients`. Every problem is
 /// a whole-job problem (the job has nobody else to send to), reported with the others.
 extension JobDecoder {
     /// Whether the job names an audience (present and not `null`), even an invalid one: it then

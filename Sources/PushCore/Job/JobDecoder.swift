@@ -1,9 +1,9 @@
 import Foundation
 import PushEncoding
 
-/// Decodes and validates a fan-out job v1 (DESIGN §3) from Kafka message bytes.
+/// Decodes and validates a fan-out job v1 (docs/reference/job.md) from Kafka message bytes.
 ///
-/// Whole-job rules (DESIGN §15 "Job vs recipient errors") make the job invalid: decoding goes
+/// Whole-job rules (docs/reference/job.md) make the job invalid: decoding goes
 /// on past a problem, so the ``JobValidationError`` thrown lists every problem of the job at
 /// once, each with its JSON path, in document order (the first one is its `path`/`reason`).
 /// Recipient problems never throw: recipients are decoded leniently and rejected one by one
@@ -27,8 +27,8 @@ public enum JobDecoder {
         } catch {
             throw JobValidationError(path: "$", reason: "invalid JSON: \(error)")
         }
-        // Each recipient keeps its bytes of the message (one buffer shared by all), not its tree:
-        // a held 500-recipient job was ≈ 5 × its message (docs/performance.md "Tenth session").
+        // Each recipient keeps its bytes of the message (one buffer shared by all), not its tree,
+        // so a held job costs little more than its message (docs/performance.md "Memory").
         return try decode(parsed.value, recipientBytes: parsed.elementRanges.isEmpty ? nil : (bytes, parsed.elementRanges))
     }
 
@@ -97,7 +97,7 @@ public enum JobDecoder {
         if let content, let contentMembers, let defaultContent = content.defaultContent {
             let hasText = [defaultContent.title, defaultContent.subtitle, defaultContent.body]
                 .contains { !($0 ?? "").isEmpty }
-            // A Live Activity update or end may carry no alert; a start needs one (DESIGN §16).
+            // A Live Activity update or end may carry no alert; a start needs one (docs/reference/job.md).
             if !hasText && ios.locKey == nil && ios.titleLocKey == nil && !ios.contentAvailable && ios.liveActivity == nil {
                 problems.add(path: JobMembers<ContentField>.path(contentMembers.path(.languages), defaultContent.language),
                              reason: "no text: needs a title or body, ios.locKey/titleLocKey, or ios.contentAvailable")
@@ -108,7 +108,7 @@ public enum JobDecoder {
             }
         }
 
-        // DESIGN §19: exactly one of `recipients` and `audience`.
+        // docs/reference/job.md: exactly one of `recipients` and `audience`.
         let audience = decodeAudience(root)
         let hasAudience = hasAudience(root)
         if hasAudience && root.value(.recipients) != nil {
@@ -154,7 +154,7 @@ public enum JobDecoder {
         }
     }
 
-    /// Whether `key` collides with a payload key or an FCM-reserved one (DESIGN §15).
+    /// Whether `key` collides with a payload key or an FCM-reserved one (docs/reference/job.md, `data`).
     public static func reservedDataKeyReason(_ key: String) -> String? {
         if key.isEmpty { return "empty key" }
         if key == "url" || key == "aps" || key == "custom" || key.hasPrefix("a:") || key.hasPrefix("on.") {
@@ -284,7 +284,7 @@ public enum JobDecoder {
     /// Latest date accepted as Unix seconds (9999-12-31T23:59:59Z).
     static let maxUnixSeconds = 253_402_300_799
 
-    /// `ios.liveActivity` (DESIGN §16): every problem is a job error (a bad section would fail
+    /// `ios.liveActivity` (docs/reference/job.md): every problem is a job error (a bad section would fail
     /// every recipient).
     private static func decodeLiveActivity(_ section: JobMembers<LiveActivityField>?) -> LiveActivity? {
         guard let section else { return nil }

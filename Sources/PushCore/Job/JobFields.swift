@@ -1,18 +1,18 @@
-/// The members of a fan-out job (DESIGN §3), one table per JSON object: the single list of
+/// The members of a fan-out job (docs/reference/job.md), one table per JSON object: the single list of
 /// known fields.
 ///
 /// ``JobDecoder`` reads members only through these tables (its accessors take a table's case,
 /// never a string), so every field it reads is a known field, and ``JobLint`` reports any other
 /// member as unknown (`render`/`send`/`enqueue` warnings; the worker ignores unknown members,
-/// DESIGN §3 forward compatibility).
+/// forward compatibility, docs/reference/job.md).
 ///
 /// **Adding a field**: add a case to its object's table — with its ``shape`` when it holds an
 /// object, an array of objects, or a map of them (then add that object's table here too) — and
 /// read it in `JobDecoder`. A field the decoder does not read can still be listed (it is then
 /// accepted silently, e.g. `subscription.expirationTime`). For example:
-/// - `ios.liveActivity{…}` (DESIGN §16): `case liveActivity` in ``IOSField`` with
+/// - `ios.liveActivity{…}` (docs/reference/job.md): `case liveActivity` in ``IOSField`` with
 ///   `.object(LiveActivityField.schema)`, and a `LiveActivityField` table for its members;
-/// - `audience` (DESIGN §19): `case audience` in ``JobField`` with `.object(AudienceField.schema)`;
+/// - `audience` (docs/reference/job.md): `case audience` in ``JobField`` with `.object(AudienceField.schema)`;
 /// - a `huawei` options section: `case huawei` in ``JobField`` with its table. A new platform
 ///   *value* (`"platform": "huawei"`) needs no table change.
 ///
@@ -69,9 +69,9 @@ public indirect enum JobFieldShape: Sendable {
 public enum JobField: String, JobFieldTable {
     case schemaVersion, jobId, appId, campaignId, variant, createdAt, expiresAt, priority, ttlSeconds, collapseId
     case throttlePerMinute, content, data, ios, android, web, recipients
-    /// Retry jobs (DESIGN §15 Retry messages).
+    /// Retry jobs (docs/reference/job.md).
     case attempt, notBefore
-    /// An FCM topic or condition instead of `recipients` (DESIGN §19).
+    /// An FCM topic or condition instead of `recipients` (docs/reference/job.md).
     case audience
 
     public static let objectName = "$"
@@ -99,7 +99,7 @@ public enum JobField: String, JobFieldTable {
     }
 }
 
-/// `$.audience` (DESIGN §19): exactly one of its members.
+/// `$.audience` (docs/reference/job.md): exactly one of its members.
 public enum AudienceField: String, JobFieldTable {
     case topic, condition
 
@@ -169,7 +169,7 @@ public enum IOSField: String, JobFieldTable {
     }
 }
 
-/// `$.ios.liveActivity` (DESIGN §16).
+/// `$.ios.liveActivity` (docs/reference/job.md).
 public enum LiveActivityField: String, JobFieldTable {
     case event, contentState, attributesType, attributes, staleDate, dismissalDate, relevanceScore, inputPushToken, timestamp
 
@@ -197,7 +197,7 @@ public enum BadgeField: String, JobFieldTable {
 /// `$.android`.
 public enum AndroidField: String, JobFieldTable {
     case channelId, priority, smallIcon, largeIcon, accentColor, ledColor, visibility, groupKey, groupMessage, sound
-    /// Huawei Push Kit only (DESIGN §17): `android.category`, `android.collapse_key`.
+    /// Huawei Push Kit only (docs/providers.md): `android.category`, `android.collapse_key`.
     case category, collapseKey
 
     public static let objectName = "$.android"

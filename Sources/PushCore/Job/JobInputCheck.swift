@@ -1,7 +1,7 @@
 import Foundation
 import PushEncoding
 
-/// How `render`, `send` and `enqueue` read a job document (DESIGN §10): relative dates
+/// How `render`, `send` and `enqueue` read a job document (docs/reference/cli.md): relative dates
 /// resolved, decoded with every problem listed, linted (unknown fields, template variables),
 /// and with `--strict` the warnings counted as errors. The worker never goes through here: it
 /// decodes with ``JobDecoder`` alone, ignores unknown members and refuses relative dates.
@@ -61,7 +61,7 @@ public enum JobInputCheck {
 public enum RelativeJobDates {
     /// The members that may be relative.
     public static let fields: [JobField] = [.createdAt, .expiresAt]
-    /// The members of `ios.liveActivity` that may be relative (DESIGN §16).
+    /// The members of `ios.liveActivity` that may be relative (docs/reference/job.md).
     public static let liveActivityFields: [LiveActivityField] = [.staleDate, .dismissalDate]
 
     /// One replaced member.

@@ -1,4 +1,4 @@
-/// Remarks about audience jobs (DESIGN §19), for the CLI: a topic or condition send is rendered
+/// Remarks about audience jobs (docs/reference/job.md), for the CLI: a topic or condition send is rendered
 /// once, in `defaultLanguage`, with no recipient properties.
 extension JobLint {
     /// For an audience job: its other languages (never chosen), and the template variables of

@@ -3,11 +3,11 @@ import PushEncoding
 /// them on stderr; `--strict` makes them errors). The worker never computes them.
 public struct JobWarning: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, Equatable {
-        /// A member no field table lists (DESIGN §3: the worker ignores it).
+        /// A member no field table lists (docs/reference/job.md: the worker ignores it).
         case unknownField = "unknown_field"
         /// A template variable with no value and no default for some recipients (renders empty).
         case templateVariable = "template_variable"
-        /// A part of an audience job that its one rendering does not use (DESIGN §19).
+        /// A part of an audience job that its one rendering does not use (docs/reference/job.md).
         case unusedByAudience = "unused_by_audience"
     }
 
@@ -33,7 +33,7 @@ public struct JobWarning: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Pure checks over a job for the CLI (DESIGN §10): members no field table lists, with a
+/// Pure checks over a job for the CLI (docs/reference/cli.md): members no field table lists, with a
 /// did-you-mean, and template variables that will render empty. Table-tested; nothing here
 /// changes what the decoder accepts.
 public enum JobLint {
@@ -176,7 +176,7 @@ public enum JobLint {
     // MARK: - Template variables
 
     /// Template variables with no value (absent or empty in the recipient's `properties`) and
-    /// no `default:` for at least one recipient, one warning per variable per job (DESIGN §3:
+    /// no `default:` for at least one recipient, one warning per variable per job (docs/reference/job.md:
     /// they render empty). Follows the worker's choices: the recipient's language, then the
     /// default language's field when the chosen language lacks it.
     public static func templateVariables(in job: FanOutJob) -> [JobWarning] {

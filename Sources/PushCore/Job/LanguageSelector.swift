@@ -1,4 +1,4 @@
-/// Chooses a recipient's language among a job's (DESIGN §3): the exact tag, then shorter
+/// Chooses a recipient's language among a job's (docs/reference/job.md): the exact tag, then shorter
 /// prefixes of it (RFC 4647 §3.4 lookup: `zh-Hant-TW` → `zh-Hant` → `zh`, so `pt-BR` → `pt`),
 /// then the default language. Tags match case-insensitively and `_` is read as `-`.
 public struct LanguageSelector: Sendable {

@@ -27,7 +27,7 @@ public enum RecipientResolution: Sendable, Equatable {
     /// `reason` is a ``RecipientRejection`` reason; `language` the language that would have been
     /// used; `msgID` signed from the recipient's fields so the result line still carries one.
     case rejected(reason: String, language: String?, msgID: String?)
-    /// The job's `expiresAt` has passed (DESIGN §15 TTL): nothing is sent.
+    /// The job's `expiresAt` has passed (docs/reference/job.md): nothing is sent.
     case expired(msgID: String?)
 
     /// The msgID, whatever the outcome.
@@ -51,7 +51,7 @@ public struct PreparedJob: Sendable {
     /// min(`ttlSeconds`, `expiresAt` − now) in whole seconds; nil when the job has neither.
     public let ttlSeconds: Int?
 
-    /// The msgId Huawei payloads carry: one payload serves a batch of recipients (DESIGN §17).
+    /// The msgId Huawei payloads carry: one payload serves a batch of recipients (docs/providers.md).
     private let hmsBatchMsgID: String
     private let selector: LanguageSelector
     /// The selector's answer for each distinct `language` the recipients ask for, looked up once
@@ -127,7 +127,7 @@ public struct PreparedJob: Sendable {
         ttlSeconds = ttl
         // A Live Activity state without its own timestamp is dated by the job's createdAt: the
         // device keeps the state with the newest timestamp, so a retried update sent later must
-        // not pass for newer than an update created after it (DESIGN §16; Apple: "timestamp").
+        // not pass for newer than an update created after it (docs/payloads.md; Apple: "timestamp").
         var ios = job.ios
         if ios.liveActivity?.timestamp == nil, let createdAt = job.createdAt?.timeIntervalSince1970,
            createdAt.isFinite, createdAt >= 0, createdAt < 253_402_300_800 {
@@ -201,9 +201,9 @@ public struct PreparedJob: Sendable {
         return .ready(content, target)
     }
 
-    /// The audience of an audience job (DESIGN §19) as its one recipient: the default language,
+    /// The audience of an audience job (docs/reference/job.md) as its one recipient: the default language,
     /// templates rendered once with no properties (a `default:` applies, any other variable
-    /// renders empty: DESIGN §3), the msgId signed over the audience's identity.
+    /// renders empty: docs/reference/job.md), the msgId signed over the audience's identity.
     public func resolve(_ audience: FCMAudience) -> RecipientResolution {
         let recipient = audience.recipient
         let msgID = msgID(for: recipient)

@@ -3,11 +3,11 @@ import PushEncoding
 
 /// Realistic jobs for `make demo`, `render` examples and tests.
 public enum SampleJobs {
-    /// The DESIGN §3 example with real-looking tokens: an iOS recipient in Turkish with a
+    /// The docs/reference/job.md example with real-looking tokens: an iOS recipient in Turkish with a
     /// template property, an Android recipient asking for `pt-BR` (falls back to `en`), and a
     /// Chrome Web Push recipient in Korean (falls back to `en`) whose keys are the RFC 8291 §5
     /// example's (a valid P-256 point, so encryption works). `expiresAt` is
-    /// 2026-11-30T14:00:00Z as in DESIGN; use ``designExample(expiresAt:)`` for a live one.
+    /// 2026-11-30T14:00:00Z as in docs/reference/job.md; use ``designExample(expiresAt:)`` for a live one.
     public static let designExample: String = """
     {
       "schemaVersion": 1, "jobId": "cmp_42:0007", "appId": "app_demo",

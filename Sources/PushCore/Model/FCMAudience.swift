@@ -1,5 +1,5 @@
 import PushEncoding
-/// The FCM audience a job is sent to instead of `recipients` (DESIGN §19, contract): one
+/// The FCM audience a job is sent to instead of `recipients` (contract: docs/reference/job.md): one
 /// HTTP v1 request with `message.topic` or `message.condition`, which FCM fans out to every
 /// subscribed device. Built only from a valid `audience` (``FCMTopicName``, ``FCMCondition``).
 public enum FCMAudience: Sendable, Equatable, Hashable {
@@ -10,7 +10,7 @@ public enum FCMAudience: Sendable, Equatable, Hashable {
 
     /// The job's one result's `subscriptionId` and the msgId's subscription field: the topic name
     /// or the condition as written. Stable for every copy of the job, so the claim of one copy
-    /// holds off the others (DESIGN §8 "Claims"). A condition and a topic never look alike (a
+    /// holds off the others (docs/reference/redis.md). A condition and a topic never look alike (a
     /// condition always holds a quote, a topic name never does).
     public var identity: String {
         switch self {
@@ -46,7 +46,7 @@ public enum FCMTopicName {
     /// have no subscriber.
     public static let maximumLength = 900
     /// The legacy prefix. The REST reference says it "should not be provided"; the Admin SDKs
-    /// accept and strip it (research/providers.md §4 [F2][F3]). pushworker strips it too.
+    /// accept and strip it (Firebase's topic-messaging documentation). pushworker strips it too.
     public static let legacyPrefix = "/topics/"
 
     /// `name` without one leading `/topics/`.
@@ -74,7 +74,7 @@ public enum FCMTopicName {
     }
 }
 
-/// Topic conditions (FCM HTTP v1 `Message.condition`, research/providers.md §4 [F2][F5][F6]):
+/// Topic conditions (FCM HTTP v1 `Message.condition`, Firebase: "Send messages to topics"):
 ///
 /// ```
 /// condition := term (("&&" | "||") term)*

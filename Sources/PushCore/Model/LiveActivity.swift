@@ -1,9 +1,9 @@
 import PushEncoding
-/// The job's `ios.liveActivity` (DESIGN §16): an ActivityKit push that starts, updates or ends
+/// The job's `ios.liveActivity` (docs/reference/job.md): an ActivityKit push that starts, updates or ends
 /// a Live Activity instead of showing a notification.
 ///
-/// Facts and sources: `shared/research/providers.md` §1 (Apple, "Starting and updating Live
-/// Activities with ActivityKit push notifications"). `recipient.token` is the push-to-start
+/// Apple: "Starting and updating Live Activities with ActivityKit push notifications".
+/// `recipient.token` is the push-to-start
 /// token for ``Event/start`` and the activity's own push token for ``Event/update`` and
 /// ``Event/end``; both are APNs hex tokens, so targeting is unchanged.
 public struct LiveActivity: Sendable, Equatable {

@@ -8,7 +8,7 @@ public struct NotificationContent: Sendable, Equatable {
     public var variant: String?
     public var userID: String?
     public var subscriptionID: String
-    /// The signed message id (DESIGN §6), carried in every payload.
+    /// The signed message id (docs/reference/msgid.md), carried in every payload.
     public var msgID: String
     /// The language actually chosen (`pt` for a `pt-BR` recipient when only `pt` exists).
     public var language: String
@@ -35,7 +35,7 @@ public struct NotificationContent: Sendable, Equatable {
     public var ios: IOSOptions
     public var android: AndroidOptions
     public var web: WebOptions
-    /// The msgId of a payload that several recipients share (Huawei batches, DESIGN §17): signed
+    /// The msgId of a payload that several recipients share (Huawei batches, docs/providers.md): signed
     /// over the app, campaign, variant and platform with no user and an empty subscription
     /// (``MsgIDFields/batch(appID:campaignID:platform:variant:)``). Nil for per-recipient payloads.
     public var batchMsgID: String? = nil
@@ -62,7 +62,7 @@ public struct KeyValue: Sendable, Equatable, Hashable {
     public init(_ key: String, _ value: String) { self.key = key; self.value = value }
 }
 
-/// An action button (DESIGN §3 `actions`), title already rendered.
+/// An action button (docs/reference/job.md `actions`), title already rendered.
 public struct NotificationAction: Sendable, Equatable {
     public var id: String
     public var title: String
@@ -70,13 +70,13 @@ public struct NotificationAction: Sendable, Equatable {
     public init(id: String, title: String, url: String? = nil) { self.id = id; self.title = title; self.url = url }
 }
 
-/// Job `priority` (DESIGN §15 Priority).
+/// Job `priority` (docs/reference/job.md).
 public enum DeliveryPriority: String, Sendable, Equatable {
     case high
     case normal
 }
 
-/// The job's `ios` block (DESIGN §3; seed 004).
+/// The job's `ios` block (docs/reference/job.md).
 public struct IOSOptions: Sendable, Equatable {
     public enum BadgeMode: String, Sendable, Equatable { case set, increase }
     public struct Badge: Sendable, Equatable {
@@ -98,7 +98,7 @@ public struct IOSOptions: Sendable, Equatable {
     public var locArgs: [String]
     public var titleLocKey: String?
     public var titleLocArgs: [String]
-    /// `ios.liveActivity` (DESIGN §16): set ⇒ the request is an ActivityKit push, not a notification.
+    /// `ios.liveActivity` (docs/reference/job.md): set ⇒ the request is an ActivityKit push, not a notification.
     public var liveActivity: LiveActivity?
     public init(sound: String? = nil, badge: Badge? = nil, threadID: String? = nil, category: String? = nil,
                 interruptionLevel: String? = nil, relevanceScore: Double? = nil, contentAvailable: Bool = false,
@@ -112,7 +112,7 @@ public struct IOSOptions: Sendable, Equatable {
     }
 }
 
-/// The job's `android` block (DESIGN §3; seeds 000–002 OSNotification fields).
+/// The job's `android` block (docs/reference/job.md; the SDK's OSNotification fields, docs/payloads.md).
 public struct AndroidOptions: Sendable, Equatable {
     public var channelID: String?
     /// Display priority -2...2 (not the FCM delivery priority).
@@ -129,10 +129,10 @@ public struct AndroidOptions: Sendable, Equatable {
     public var sound: String?
     /// Huawei `android.category` (`IM`, `VOIP`, `SUBSCRIPTION`, `TRAVEL`, `HEALTH`, `WORK`,
     /// `ACCOUNT`, `EXPRESS`, `FINANCE`, `DEVICE_REMINDER`, `MAIL`, `PLAY_VOICE`, `MARKETING`), sent
-    /// verbatim; FCM payloads ignore it (DESIGN §17).
+    /// verbatim; FCM payloads ignore it (docs/providers.md).
     public var category: String?
     /// Huawei `android.collapse_key` −1…100: −1 keeps every offline message (Huawei's default), 0
-    /// only the latest, 1…100 one per group. FCM payloads ignore it (DESIGN §17).
+    /// only the latest, 1…100 one per group. FCM payloads ignore it (docs/providers.md).
     public var collapseKey: Int?
     public init(channelID: String? = nil, priority: Int? = nil, smallIcon: String? = nil, largeIcon: String? = nil,
                 accentColor: String? = nil, ledColor: String? = nil, visibility: Int? = nil, groupKey: String? = nil,
@@ -144,7 +144,7 @@ public struct AndroidOptions: Sendable, Equatable {
     }
 }
 
-/// The job's `web` block (DESIGN §3).
+/// The job's `web` block (docs/reference/job.md).
 public struct WebOptions: Sendable, Equatable {
     public var iconURL: String?
     public var badgeURL: String?
@@ -165,9 +165,9 @@ public enum DeliveryTarget: Sendable, Equatable {
     case apns(deviceToken: String)
     case fcm(registrationToken: String)
     case webPush(WebPushSubscription)
-    /// An FCM topic or condition (DESIGN §19): one request that FCM fans out.
+    /// An FCM topic or condition (docs/reference/job.md): one request that FCM fans out.
     case fcmAudience(FCMAudience)
-    /// A Huawei Push Kit token; sent in a batch with others sharing the payload (DESIGN §17).
+    /// A Huawei Push Kit token; sent in a batch with others sharing the payload (docs/providers.md).
     case huawei(token: String)
 }
 
@@ -184,7 +184,7 @@ public struct WebPushSubscription: Sendable, Equatable {
     }
 }
 
-/// Browsers differ in how many action buttons they show (DESIGN §15 Web layout).
+/// Browsers differ in how many action buttons they show (docs/payloads.md).
 public enum Browser: String, Sendable, Equatable, CaseIterable {
     case chrome, edge, firefox, safari
 }

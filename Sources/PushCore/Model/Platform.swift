@@ -1,13 +1,13 @@
-/// The delivery platforms (DESIGN §3 `recipients[].platform`).
+/// The delivery platforms (docs/reference/job.md `recipients[].platform`).
 public enum Platform: String, Sendable, Hashable, CaseIterable, Codable {
     case ios
     case android
     case web
-    /// Huawei Push Kit (HMS) devices: batched sends of up to 1000 tokens (DESIGN §17).
+    /// Huawei Push Kit (HMS) devices: batched sends of up to 1000 tokens (docs/providers.md).
     case huawei
 }
 
-/// A recipient's final delivery status (DESIGN §4, contract).
+/// A recipient's final delivery status (contract: docs/reference/records.md).
 public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable, Codable {
     /// The provider accepted the notification.
     case sent

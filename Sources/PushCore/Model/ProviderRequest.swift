@@ -1,4 +1,4 @@
-/// One HTTP request for a provider, as built by a payload builder (DESIGN §5).
+/// One HTTP request for a provider, as built by a payload builder (docs/payloads.md).
 ///
 /// It carries no credentials: the transport adds `authorization` (APNs provider JWT, FCM OAuth
 /// bearer, Web Push VAPID) and, for Web Push, encrypts `body` (the plaintext JSON) per RFC 8291
@@ -16,9 +16,9 @@ public struct ProviderRequest: Sendable, Equatable {
     public var webPush: WebPushSubscription?
     /// For Huawei: the recipient's token. `body` is then the request without `message.token`,
     /// shared by every recipient of a batch; ``HMSBatching/body(shared:tokens:)`` writes the
-    /// batch's tokens in (DESIGN §17).
+    /// batch's tokens in (docs/providers.md).
     public var hmsToken: String? = nil
-    /// The texts cut to fit the provider's budget (`title`, `subtitle`, `body`; DESIGN §5
+    /// The texts cut to fit the provider's budget (`title`, `subtitle`, `body`; docs/payloads.md
     /// Budgets), for `render`. Empty when nothing was cut.
     public var truncatedFields: [String] = []
 
@@ -35,12 +35,12 @@ public struct ProviderRequest: Sendable, Equatable {
 /// Per-app facts payload builders need from the credentials folder (no secrets).
 public struct AppProfile: Sendable, Equatable {
     public struct APNS: Sendable, Equatable {
-        /// How the app authenticates to APNs (DESIGN §7, §18).
+        /// How the app authenticates to APNs (docs/providers.md).
         public enum Authentication: String, Sendable, Equatable {
             /// A provider token (ES256 JWT) in every request's `authorization` header.
             case token
             /// A TLS client certificate on the connection; no `authorization` header. Apple
-            /// supports no Live Activity pushes over it (DESIGN §16: `unsupported_auth`).
+            /// supports no Live Activity pushes over it (`unsupported_auth`, docs/reference/job.md).
             case certificate
         }
         /// The app's bundle id, sent as `apns-topic`.
@@ -59,11 +59,11 @@ public struct AppProfile: Sendable, Equatable {
         public var endpoint: String
         public init(projectID: String, endpoint: String = "https://fcm.googleapis.com") { self.projectID = projectID; self.endpoint = endpoint }
     }
-    /// `hms.json` (DESIGN §17), without the client secret.
+    /// `hms.json` (docs/providers.md), without the client secret.
     public struct HMS: Sendable, Equatable {
         /// The id in the send path `/v1/<id>/messages:send`: `appId` when `hms.json` has one, else
         /// `clientId` (Huawei's CN reference names the OAuth 2.0 client id, the EN one `[appid]`;
-        /// for an app the two are the same number; shared/research/providers.md §2).
+        /// for an app the two are the same number; Huawei's Push Kit documentation).
         public var pathID: String
         /// Default `https://push-api.cloud.huawei.com`.
         public var endpoint: String

@@ -1,5 +1,5 @@
 import PushEncoding
-/// The fields a msgID embeds (DESIGN §6): enough to attribute a tracking event with no database.
+/// The fields a msgID embeds (docs/reference/msgid.md): enough to attribute a tracking event with no database.
 public struct MsgIDFields: Sendable, Equatable, Hashable {
     public var appID: String
     public var campaignID: String
@@ -14,7 +14,7 @@ public struct MsgIDFields: Sendable, Equatable, Hashable {
     }
 }
 
-/// Signed message ids (DESIGN §6, contract).
+/// Signed message ids (contract: docs/reference/msgid.md).
 ///
 /// Format: base64url (no padding) of
 /// `version(1) · len(kid) · kid · field × 6 · tag(16)`, where each field is a LEB128 length

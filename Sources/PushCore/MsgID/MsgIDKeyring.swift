@@ -1,5 +1,5 @@
 import PushEncoding
-/// The msgID HMAC keys (DESIGN §6, §9 `PUSHWORKER_MSGID_KEYS`): the first key signs, every key
+/// The msgID HMAC keys (docs/reference/msgid.md, `PUSHWORKER_MSGID_KEYS`): the first key signs, every key
 /// verifies, so keys rotate by prepending a new one and dropping the old one later.
 ///
 /// Its `description` lists key ids only; key material is never printed.

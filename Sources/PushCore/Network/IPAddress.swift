@@ -106,8 +106,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Strict dotted decimal: four parts of 1–3 digits, each ≤ 255, no leading zero. One pass
     /// over the bytes, no substrings: the Web Push allow-list and address guard parse an IP
-    /// literal endpoint's host several times per recipient (split parts and `UInt8(part)` were
-    /// ≈ 3 % of the consumer thread in mixed runs, docs/performance.md "Fourteenth session").
+    /// literal endpoint's host several times per recipient.
     static func parseIPv4(_ text: Substring) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(4)

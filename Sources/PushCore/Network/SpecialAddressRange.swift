@@ -1,5 +1,5 @@
-/// The address ranges a Web Push connection must never reach (DESIGN §15 "Web Push
-/// allow-list"): everything that is not a globally reachable unicast address, from the IANA
+/// The address ranges a Web Push connection must never reach (docs/security.md,
+/// "End users' subscriptions"): everything that is not a globally reachable unicast address, from the IANA
 /// IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890) plus multicast and the reserved
 /// blocks. The raw value is the range in CIDR notation, for logs.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import PushEncoding
 
-/// Which delivery results (DESIGN §4) a summary counts.
+/// Which delivery results (docs/reference/records.md) a summary counts.
 public struct ResultFilter: Sendable, Equatable {
     /// The job, and its `enqueue --batch` batches (`<jobId>:0000`, …).
     public var jobID: String?
@@ -79,7 +79,7 @@ public struct ResultSummary: Sendable {
         return result
     }
 
-    /// Results by status, every DESIGN §4 status present (0 when none).
+    /// Results by status, every status of docs/reference/records.md present (0 when none).
     public var byStatus: [(status: String, count: Int)] {
         var totals: [String: Int] = [:]
         for (key, count) in counts { totals[key.status, default: 0] += count }

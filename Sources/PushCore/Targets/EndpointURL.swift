@@ -1,6 +1,6 @@
 /// The parts of an absolute `scheme://host[:port]/…` URL that decide where a request goes: the
-/// one parser of Web Push endpoints (DESIGN §15 "One URL parser decides the host for the
-/// allow-list, the guard and libcurl"). The planner matches ``host`` against the allow-list,
+/// one parser of Web Push endpoints (docs/security.md): one parser decides the host for the
+/// allow-list, the guard and libcurl. The planner matches ``host`` against the allow-list,
 /// the address guard resolves the same ``host``, and the transport should connect to nothing
 /// else (see docs/security.md).
 ///

@@ -1,5 +1,5 @@
 import PushEncoding
-/// Why a recipient cannot be addressed (DESIGN §15 Reasons). It rejects only that recipient.
+/// Why a recipient cannot be addressed (docs/reference/records.md). It rejects only that recipient.
 public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable {
     /// APNs token not ≥ 64 even-length hex; FCM token not 20…4096 of `[A-Za-z0-9_:-]`; Huawei
     /// token not 20…4096 of `[A-Za-z0-9_:.+/=-]`; or missing.
@@ -15,7 +15,7 @@ public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable
     public var reason: String { rawValue }
 }
 
-/// Turns a recipient's token or subscription into a validated ``DeliveryTarget`` (DESIGN §5 Tokens).
+/// Turns a recipient's token or subscription into a validated ``DeliveryTarget`` (docs/reference/job.md).
 public enum RecipientTargeting {
     /// APNs device tokens: 32 bytes today (64 hex characters); longer even-length hex is accepted.
     public static let apnsTokenLengths = 64...200
@@ -108,7 +108,7 @@ public enum RecipientTargeting {
         return .success(WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth, browser: chosen))
     }
 
-    /// The browser behind a push service host; unknown hosts count as Chrome (DESIGN §15 Web layout).
+    /// The browser behind a push service host; unknown hosts count as Chrome (docs/payloads.md).
     public static func inferBrowser(host: String) -> Browser {
         let name = WebPushPolicy.normalizeHost(host)
         if name == "fcm.googleapis.com" { return .chrome }

@@ -1,4 +1,4 @@
-/// Which Web Push endpoints may be contacted (DESIGN §7, §15 Web Push allow-list).
+/// Which Web Push endpoints may be contacted (docs/security.md).
 ///
 /// Subscriptions are user-controlled URLs, so only `https` endpoints whose host is a known push
 /// service, or listed in `PUSHWORKER_WEBPUSH_ALLOWED_HOSTS`, are used. Hosts are matched by

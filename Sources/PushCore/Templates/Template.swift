@@ -1,4 +1,4 @@
-/// A notification text template (DESIGN §3 Templates), parsed once per job and language.
+/// A notification text template (docs/reference/job.md), parsed once per job and language.
 ///
 /// Syntax: `{{ name }}` and `{{ name | default: "x" }}` (or `'x'`) over the recipient's
 /// `properties`. A missing variable without a default renders empty; `default:` also replaces

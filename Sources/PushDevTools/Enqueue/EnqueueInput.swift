@@ -89,7 +89,7 @@ public enum JobBatcher {
         max(1, (recipients + size - 1) / max(size, 1))
     }
 
-    /// The batches of `job`: (jobId, encoded job) pairs. An audience job (DESIGN §19) is one
+    /// The batches of `job`: (jobId, encoded job) pairs. An audience job (docs/reference/job.md) is one
     /// request whatever the size: it goes out whole, unchanged, counted as one recipient.
     public static func batches(_ job: FanOutJob, size: Int) -> [(jobID: String, recipients: Int, bytes: [UInt8])] {
         if job.audience != nil { return [(job.jobID, 1, job.document.jsonBytes())] }

@@ -7,7 +7,7 @@ import Synchronization
 import PushWorker
 import PushEvents
 
-/// Validates and produces `enqueue` input (DESIGN §10): pass 1 validates every document with
+/// Validates and produces `enqueue` input (docs/reference/cli.md): pass 1 validates every document with
 /// ``JobDecoder``; pass 2 produces (the exact input bytes, or the `--batch` batches) keyed by
 /// jobId and waits for every delivery report.
 public struct Enqueuer: Sendable {

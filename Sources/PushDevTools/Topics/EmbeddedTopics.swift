@@ -18,7 +18,7 @@ extension TopicDeclarations {
   "key": "original key",
   "value": "the undecodable or invalid job bytes verbatim, with headers error, source-topic, source-partition, source-offset, failed-at (original headers kept)",
   "valueSchema": null,
-  "purpose": "Jobs that failed decoding or validation (DESIGN §15). Their offsets are still committed; inspect and replay by hand."
+  "purpose": "Jobs that failed decoding or validation (docs/reference/records.md). Their offsets are still committed; inspect and replay by hand."
 }
 """##),
         ("push.events.v1.json", ##"""
@@ -33,7 +33,7 @@ extension TopicDeclarations {
     "compression.type": "producer"
   },
   "key": "msgId",
-  "value": "tracking event v1 (DESIGN §15 Events)",
+  "value": "tracking event v1 (docs/reference/tracking-api.md)",
   "valueSchema": "schemas/event.v1.schema.json",
   "purpose": "Delivered/opened/clicked/dismissed events posted by SDKs to `pushworker events`."
 }
@@ -51,7 +51,7 @@ extension TopicDeclarations {
     "compression.type": "producer"
   },
   "key": "jobId",
-  "value": "fan-out job v1 (DESIGN §3)",
+  "value": "fan-out job v1 (docs/reference/job.md)",
   "valueSchema": "schemas/job.v1.schema.json",
   "purpose": "Fan-out jobs from campaign services. Keyed by jobId so one campaign's batches spread over every partition; the Redis throttle, not the partition, paces a campaign. The worker fleet's consumer group reads it; replicas never exceed the partition count."
 }
@@ -68,7 +68,7 @@ extension TopicDeclarations {
     "compression.type": "producer"
   },
   "key": "subscriptionId",
-  "value": "delivery result v1, one final result per recipient (DESIGN §4)",
+  "value": "delivery result v1, one final result per recipient (docs/reference/records.md)",
   "valueSchema": "schemas/result.v1.schema.json",
   "purpose": "One final result per recipient (sent, invalid_token, rejected, failed, expired, duplicate) for analytics and campaign state."
 }
@@ -105,7 +105,7 @@ extension TopicDeclarations {
     "compression.type": "producer"
   },
   "key": "subscriptionId",
-  "value": "token invalidation v1 (DESIGN §4)",
+  "value": "token invalidation v1 (docs/reference/records.md)",
   "valueSchema": "schemas/token.v1.schema.json",
   "purpose": "Invalidated tokens; compacted so the latest invalidation per subscription is kept. Upstream marks the subscription dead."
 }

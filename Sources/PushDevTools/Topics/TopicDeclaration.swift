@@ -6,7 +6,7 @@ import PushWorker
 import PushEvents
 import PushEncoding
 
-/// One declared topic, as in `topics/<name>.json` (DESIGN §2): the source of truth that
+/// One declared topic, as in `topics/<name>.json` (docs/reference/topics.md): the source of truth that
 /// `pushworker topics apply` converges the cluster to.
 public struct TopicDeclaration: Sendable, Equatable {
     public var name: String

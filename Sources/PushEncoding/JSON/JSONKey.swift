@@ -3,8 +3,8 @@
 ///
 /// A payload writes ~40 members and a delivery result 16, and most of their names are
 /// constants: through ``JSONWriter/key(_:)`` each one pays the string's opaque `utf8.span`
-/// getter and the scan for bytes to escape, for a text that never changes (docs/performance.md,
-/// "Sixth session"). Keep each key in a `static let`:
+/// getter and the scan for bytes to escape, for a text that never changes. Keep each key in a
+/// `static let`:
 ///
 /// ```swift
 /// extension JSONKey { static let title = JSONKey("title") }

@@ -89,8 +89,7 @@ private struct JSONReader {
     /// Per nesting depth, the member count of the last object completed there (0: none yet).
     /// A job's recipients (and their `properties`) have about the same members each, so the
     /// next object at that depth reserves exactly that many: no growth 1, 2, 4, 8, and no
-    /// 8-member reservation held by a 2-member object for the job's life (≈ 240 bytes per
-    /// recipient of peak RSS, `render` of 20,000 recipients; docs/performance.md "Sixth session").
+    /// 8-member reservation held by a 2-member object for the job's life.
     private var objectSizeHints: [Int]
     /// The member of the root object whose array elements' byte ranges are recorded in
     /// ``elementRanges`` (``JSONParser/parse(_:elementRangesOf:maxDepth:maxBytes:)``).
@@ -251,8 +250,7 @@ private struct JSONReader {
     /// bytes that stop the scan (below 0x20, `"`, `\`, 0x80 and above: each test exact for the
     /// word as a whole, as in `haszero`/`hasless`); in the word that holds one, the lowest
     /// flagged byte is it. The last bytes of the document, fewer than eight, go one by one.
-    /// A token or id in a job is 20–150 such bytes (12 % of decoding went to this loop a byte
-    /// at a time: docs/performance.md "Thirteenth session").
+    /// A token or id in a job is 20–150 such bytes.
     func plainASCIIEnd(from start: Int) -> Int? {
         let span = bytes.span
         let raw = span.bytes

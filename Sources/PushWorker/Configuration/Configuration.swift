@@ -4,7 +4,7 @@ import PushHTTP
 import PushKafka
 import PushRedis
 
-/// The worker's configuration (DESIGN §9, contract): environment first (12-factor), then an
+/// The worker's configuration (contract: docs/reference/configuration.md): environment first (12-factor), then an
 /// optional JSON file (`PUSHWORKER_CONFIG_FILE`, keys are the variable names), then flags.
 public struct Configuration: Sendable {
     public var kafkaBrokers: String
@@ -47,16 +47,16 @@ public struct Configuration: Sendable {
     public var httpStreams: Int
     /// Per-request timeout. Default 10 000 ms.
     public var requestTimeoutMs: Int
-    /// How long a claim holds a recipient for the processing that claimed it (DESIGN §8
+    /// How long a claim holds a recipient for the processing that claimed it (docs/reference/redis.md
     /// "Claims"); renewed every third of it while the send runs; a dead worker's claims end with
     /// it. More than two request timeouts. Default 30 s.
     public var claimLeaseSeconds: Int = 30
-    /// The longest a sent marker is kept (DESIGN §8 "Memory"; a job's `expiresAt` or `ttlSeconds`
+    /// The longest a sent marker is kept (docs/reference/redis.md; a job's `expiresAt` or `ttlSeconds`
     /// shortens it). Default 7 days.
     public var dedupMaxSeconds: Int = 604_800
     /// How long outcomes gather before one Redis record round trip and their results' produce
-    /// (``OutcomeRecorder``). Longer: fewer, larger round trips and batches (CPU per
-    /// notification; docs/performance.md "Ninth session"), results later by as much. Default 25 ms.
+    /// (``OutcomeRecorder``). Longer: fewer, larger round trips and batches (less CPU per
+    /// notification), results later by as much. Default 25 ms.
     public var recordDelayMs: Int = 25
     /// What happens to a request that was written and never answered: resent once with the same
     /// replace key (`replace`), or final `failed`/`unanswered` (`never`). Default `replace`.
@@ -81,7 +81,8 @@ public struct Configuration: Sendable {
     }
     public enum LogFormat: String, Sendable, CaseIterable { case json, text }
 
-    /// Variables, defaults and meaning: the README's configuration table is generated from this.
+    /// Variables, defaults and meaning (docs/reference/configuration.md documents each;
+    /// scripts/check_docs.py keeps the two in step).
     public static let variables: [(name: String, defaultValue: String?, meaning: String)] = [
         ("PUSHWORKER_KAFKA_BROKERS", nil, "Kafka bootstrap servers (required for run/enqueue)"),
         ("PUSHWORKER_KAFKA_GROUP", "pushworker", "consumer group of the fleet"),
@@ -388,19 +389,16 @@ public struct Configuration: Sendable {
                                        "retries", "message.send.max.retries", "retry.backoff.ms", "transactional.id",
                                        "sticky.partitioning.linger.ms", "partitioner"]
 
-    /// librdkafka properties for a client of this configuration.
-    /// `defaults` are ours and yield to pass-through properties; `extra` overrides both.
     /// Defaults of `pushworker run`'s producer, under any `PUSHWORKER_RDKAFKA_*`. Results are keyed
-    /// by subscription (spread over every partition): at librdkafka's 5 ms linger a partition's
-    /// batch held a message or two, each compressed and framed on its own; 50 ms makes them ~10 ×
-    /// larger (6–7 % less CPU per notification, docs/performance.md "Ninth session"), and results
-    /// reach the topic that much later. Snappy rather than the producer's LZ4: librdkafka's LZ4
-    /// allocates ~150 KB per batch (an LZ4F context, its zeroed 64 KB block buffer, the output
-    /// bound), page faults included, and these batches hold ~60 results; snappy compresses them
-    /// as small (2.32 against 2.36 on result records) for 3–8 % less CPU outside the I/O thread
-    /// ("Thirteenth session"). Every Kafka client reads snappy.
+    /// by subscription and spread over every partition: a 50 ms linger lets each partition's
+    /// batch hold many results instead of one or two, each compressed and framed on its own
+    /// (results reach the topic that much later). Snappy rather than LZ4: as small on result
+    /// records, without the large per-batch context librdkafka's LZ4 allocates. Every Kafka
+    /// client reads snappy.
     public static let workerProducerDefaults = ["linger.ms": "50", "compression.type": "snappy"]
 
+    /// librdkafka properties for a client of this configuration.
+    /// `defaults` are ours and yield to pass-through properties; `extra` overrides both.
     public func kafkaProperties(for kind: KafkaClientKind, defaults: [String: String] = [:],
                                 extra: [String: String] = [:]) -> [String: String] {
         var properties = ["bootstrap.servers": kafkaBrokers, "client.id": "pushworker"]

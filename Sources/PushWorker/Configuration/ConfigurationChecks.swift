@@ -3,7 +3,7 @@ import PushCore
 import PushKafka
 
 /// The checks `Configuration.load` runs on values it would otherwise hand to a library that
-/// misreads them (DESIGN §9: refuse what cannot be used, exit 78, naming the variable). Each
+/// misreads them (docs/reference/configuration.md: refuse what cannot be used, exit 78, naming the variable). Each
 /// returns the problems as `config check` prints them; none prints a secret.
 enum ConfigurationChecks {
     /// Kafka topic names: 1–249 of `[a-zA-Z0-9._-]`, not `.` or `..` (Kafka's `Topic.validate`).

@@ -9,7 +9,7 @@ import Synchronization
 import PushEncoding
 import PushProviders
 
-/// `pushworker config check --connect` (DESIGN §10): reaches what the configuration names and
+/// `pushworker config check --connect` (docs/reference/cli.md): reaches what the configuration names and
 /// says, one line per check, whether the worker could run with it — Kafka (metadata, the
 /// configured topics exist), Redis (PING, the scripts load), and each app's credentials (APNs:
 /// a provider token the provider accepts, by a dry request; FCM: the OAuth grant and a

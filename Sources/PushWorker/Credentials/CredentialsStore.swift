@@ -5,7 +5,7 @@ import PushHTTP
 import Synchronization
 import PushEncoding
 
-/// One app's provider credentials, parsed from `<dir>/<appId>/` (DESIGN §9). Keys live only
+/// One app's provider credentials, parsed from `<dir>/<appId>/` (docs/reference/configuration.md). Keys live only
 /// here, in memory; nothing in this type is ever logged.
 public struct AppCredentials: Sendable {
     public struct APNS: Sendable {
@@ -19,7 +19,7 @@ public struct AppCredentials: Sendable {
             self.teamID = teamID; self.keyID = keyID; self.key = key; self.topic = topic; self.endpoint = endpoint
         }
     }
-    /// `apns.json` with a TLS client certificate instead of a signing key (DESIGN §18).
+    /// `apns.json` with a TLS client certificate instead of a signing key (docs/providers.md).
     public struct APNSCertificate: Sendable {
         public var identity: TLSClientIdentity
         /// The bundle id: `topic`, else the certificate's subject `UID` (APNs' default topic).
@@ -50,7 +50,7 @@ public struct AppCredentials: Sendable {
         public var publicKey: String
     }
     /// `hms.json` `{clientId, clientSecret, appId?, endpoint?, tokenEndpoint?, badgeClass?}`:
-    /// Huawei Push Kit (DESIGN §17).
+    /// Huawei Push Kit (docs/providers.md).
     public struct HMS: Sendable {
         public var clientID: String
         public var clientSecret: String
@@ -74,7 +74,7 @@ public struct AppCredentials: Sendable {
     public var appID: String
     /// APNs token auth (a `.p8` key); at most one of `apns` and `apnsCertificate` is set.
     public var apns: APNS?
-    /// APNs certificate auth (DESIGN §18).
+    /// APNs certificate auth (docs/providers.md).
     public var apnsCertificate: APNSCertificate? = nil
     public var fcm: FCM?
     public var webPush: WebPush?
@@ -139,7 +139,7 @@ public struct AppCredentials: Sendable {
         }
         let apnsFile = object("apns.json")
         if let apns = apnsFile, apns["certificate"] != nil || apns["certificateFile"] != nil {
-            // Certificate auth (DESIGN §18); expired or not yet valid ⇒ a problem, no APNs credentials.
+            // Certificate auth (docs/providers.md); expired or not yet valid ⇒ a problem, no APNs credentials.
             var extraFiles: [String] = [], warnings: [String] = []
             credentials.apnsCertificate = parsed("apns.json", apns) { apns in
                 try Self.loadCertificate(apns, folder: folder, now: now, extraFiles: &extraFiles, warnings: &warnings)
@@ -154,7 +154,7 @@ public struct AppCredentials: Sendable {
             }
             var pem = apns["privateKey"] as? String
             if pem == nil, let file = apns["privateKeyFile"] as? String {
-                // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+                // Relative to the app's folder (docs/reference/configuration.md); no escaping it.
                 guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
                     throw CredentialsError("privateKeyFile must be a path inside the app's folder")
                 }
@@ -266,7 +266,7 @@ public struct AppCredentials: Sendable {
         if let pem = apns["certificate"] as? String {
             identity = try TLSClientIdentity(pem: pem, password: password)
         } else if let file = apns["certificateFile"] as? String {
-            // Relative to the app's folder (DESIGN §15 Credentials); no escaping it.
+            // Relative to the app's folder (docs/reference/configuration.md); no escaping it.
             guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
                 throw CredentialsError("certificateFile must be a path inside the app's folder")
             }

@@ -9,8 +9,16 @@ import PushRedis
 /// What this binary is: its version, the commit it was built from, and the C libraries it runs
 /// on (`pushworker version`, the `pushworker_build_info` gauge of `run` and `events`).
 public enum BuildInfo {
-    /// The release, in one place (semantic versioning). Bump it when a release is cut.
-    public static let version = "0.3.0"
+    /// The release (semantic versioning): the first line of the repository's `VERSION` file,
+    /// compiled in by CPushBuildInfo; "unknown" when the compiler could not read it. `VERSION`
+    /// is the one place a release number is written (the chart's version, appVersion and default
+    /// image tag and CHANGELOG.md follow it: `scripts/check_version.py`).
+    public static let version: String = {
+        let text = String(cString: pw_build_version())
+        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first ?? ""
+        let version = String(line.filter { $0 != " " && $0 != "\t" })
+        return version.isEmpty ? "unknown" : version
+    }()
 
     /// The git commit (12 hex digits, `-dirty` when the tree had changes) written at build time
     /// by `make` or the Dockerfile (`--build-arg GIT_COMMIT`); "unknown" for a plain

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Prometheus metrics of the worker (DESIGN §12; names start `pushworker_`, labels from small
+/// Prometheus metrics of the worker (docs/reference/metrics.md; names start `pushworker_`, labels from small
 /// fixed sets only: never a token, campaign or app id). Created once, updated lock-free or under
 /// a short lock, rendered as Prometheus text by `/metrics`.
 public final class Metrics: Sendable {
@@ -34,7 +34,7 @@ public final class Metrics: Sendable {
     /// Gauges read at scrape time (a value that changes per recipient, such as in-flight).
     private let liveGauges = Mutex<[String: @Sendable () -> Double]>([:])
     /// Every metric the worker exports: name ⇒ (Prometheus type, help text, label names).
-    /// docs/configuration.md lists the same table; a test keeps the two in step.
+    /// docs/reference/metrics.md lists the same table; scripts/check_docs.py keeps the two in step.
     public static let catalogue: [String: (type: String, help: String, labels: [String])] = [
         "pushworker_notifications_total": ("counter", "Final delivery results by platform, status and reason.", ["platform", "status", "reason"]),
         "pushworker_provider_request_seconds": ("histogram", "Provider HTTP/2 request latency.", ["provider"]),
@@ -56,8 +56,8 @@ public final class Metrics: Sendable {
         "pushworker_kafka_errors_total": ("counter", "Kafka client errors.", []),
         "pushworker_kafka_consumer_lag": ("gauge", "Consumer lag per assigned partition.", ["topic", "partition"]),
         "pushworker_token_refreshes_total": ("counter", "Provider auth tokens minted or fetched.", ["provider"]),
-        "pushworker_hms_batches_total": ("counter", "Huawei batches the worker sent: requests of up to 1000 tokens sharing one payload (DESIGN §17).", []),
-        "pushworker_apns_certificate_held_total": ("counter", "iOS recipients rejected without a request: APNs refused their app's certificate (DESIGN §18).", []),
+        "pushworker_hms_batches_total": ("counter", "Huawei batches the worker sent: requests of up to 1000 tokens sharing one payload (docs/providers.md).", []),
+        "pushworker_apns_certificate_held_total": ("counter", "iOS recipients rejected without a request: APNs refused their app's certificate (docs/providers.md).", []),
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
         "pushworker_claims_total": ("counter", "Claim verdicts: send, resend (after an unanswered attempt), duplicate, wait (claimed by another processing), known_invalid, unanswered (no resend allowed).", ["verdict"]),
         "pushworker_unanswered_total": ("counter", "Requests written and never answered, by what followed: resend (once, same replace key), left (drain: for the job's next processing), failed (final, reason unanswered).", ["action"]),

@@ -1,7 +1,7 @@
 import Foundation
 import PushCore
 
-/// What a process exports from its first scrape (DESIGN §12): the build info, the process
+/// What a process exports from its first scrape (docs/reference/metrics.md): the build info, the process
 /// gauges, and every counter of its role at 0 for each of its known label sets, so that
 /// `increase(pushworker_dlq_total[10m]) > 0` fires on the first dead letter instead of seeing
 /// the series appear.
@@ -83,7 +83,7 @@ extension Metrics {
 
 /// `pushworker_process_*`: the standard Prometheus process metrics (`process_resident_memory_bytes`,
 /// `process_cpu_seconds_total`, `process_open_fds`, …) under our prefix (every metric starts
-/// `pushworker_`, DESIGN §15), read from `/proc/self` at each scrape (a few small reads, no
+/// `pushworker_`, docs/reference/metrics.md), read from `/proc/self` at each scrape (a few small reads, no
 /// state). Linux only; elsewhere they read 0.
 public enum ProcessMetrics {
     public static func register(in metrics: Metrics) {

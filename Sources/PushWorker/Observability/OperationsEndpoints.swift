@@ -1,6 +1,6 @@
 import PushHTTPServer
 
-/// The worker's operational HTTP surface on `PUSHWORKER_HTTP_ADDR` (DESIGN §12, §15 Readiness):
+/// The worker's operational HTTP surface on `PUSHWORKER_HTTP_ADDR` (docs/reference/metrics.md):
 /// `GET /metrics` (Prometheus text 0.0.4), `GET /healthz` (200 while the process runs),
 /// `GET /readyz` (200 when Redis answers and the consumer joined its group, else 503).
 /// Other paths ⇒ 404; methods other than GET and HEAD ⇒ 405 with `Allow: GET, HEAD`.

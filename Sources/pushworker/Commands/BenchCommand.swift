@@ -172,8 +172,8 @@ enum BenchCommand {
       --client-cpus LIST    pin this process (the client) and the references with taskset -c LIST
       --sandbox-cpus LIST   pin the sandbox with taskset -a -p -c LIST
       --busy-core           keep the --client-cpus from halting while the senders wait: a SCHED_IDLE
-                            spinner there for the whole run (its CPU is nobody's; on a KVM guest
-                            each wake from a halt is dear, docs/performance.md "Seventeenth session")
+                            spinner there for the whole run (its CPU is nobody's; on a virtual
+                            machine each wake from a halt is dear: docs/performance.md)
       --peer BINARY         also run BINARY with h2load's arguments (repeatable; `make bench-peers`)
       --report FILE         JSON report (default bench-http-report.json)
       --timeout SECONDS     give up on a phase after this long (default 300)

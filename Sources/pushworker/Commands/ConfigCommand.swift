@@ -4,7 +4,7 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker config check|print` (DESIGN §9).
+/// `pushworker config check|print` (docs/reference/configuration.md).
 enum ConfigCommand {
     static let usage = """
     usage: pushworker config check [--connect [--timeout SECONDS]]
@@ -15,7 +15,7 @@ enum ConfigCommand {
     `check` also reads every app folder under PUSHWORKER_CREDENTIALS_DIR and reports files that
     exist but cannot be used (never their content), asks librdkafka about every
     PUSHWORKER_RDKAFKA_* property (offline) and checks the tracking endpoint's EVENT_*
-    variables. See docs/configuration.md.
+    variables. See docs/reference/configuration.md.
 
     --connect   then reaches what the configuration names, one line per check
                 (ok / WARN / FAIL): Kafka (metadata; every configured topic exists), Redis
@@ -81,7 +81,7 @@ enum ConfigCommand {
     }
 
     /// Problems of every app folder under `directory` (none when it is nil or not a folder):
-    /// unusable files, and APNs certificates that expired or are not valid yet (DESIGN §18).
+    /// unusable files, and APNs certificates that expired or are not valid yet (docs/providers.md).
     static func credentialProblems(_ directory: String?) -> [String] {
         apps(directory).flatMap { $0.problems.map { "PUSHWORKER_CREDENTIALS_DIR: \($0)" } }
     }

@@ -2,7 +2,7 @@ import PushCore
 import PushKafkaMock
 import PushWorker
 
-/// `pushworker dev-broker`: parses the options of ``DevBroker`` (development only, DESIGN §13).
+/// `pushworker dev-broker`: parses the options of ``DevBroker`` (development only, docs/kafka.md).
 enum DevBrokerCommand {
     static let usage = """
     usage: pushworker dev-broker [--bootstrap-file FILE] [--brokers N] [--topic NAME[:PARTITIONS]]...

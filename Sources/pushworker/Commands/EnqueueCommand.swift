@@ -5,12 +5,12 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker enqueue [FILE|-]` (DESIGN §10): validates jobs and produces them to the jobs topic.
+/// `pushworker enqueue [FILE|-]` (docs/reference/cli.md): validates jobs and produces them to the jobs topic.
 enum EnqueueCommand {
     static let usage = """
     usage: pushworker enqueue [FILE|-] [--batch N] [--topic T] [--skip-invalid] [--strict] [--timeout SECONDS] [--verbose]
 
-    Validates fan-out jobs (DESIGN §3) and produces them to PUSHWORKER_TOPIC_JOBS (default
+    Validates fan-out jobs (docs/reference/job.md) and produces them to PUSHWORKER_TOPIC_JOBS (default
     push.jobs.v1) at PUSHWORKER_KAFKA_BROKERS, keyed by jobId, then waits for every
     acknowledgement. Input (a file, or standard input; at most 64 MiB): one job, or NDJSON
     (one job per line) when it starts with `{` and holds more than one JSON value.

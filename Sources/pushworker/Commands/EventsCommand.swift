@@ -10,7 +10,7 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker events`: the tracking endpoint (DESIGN §6, §10, §15 Events; docs/events.md).
+/// `pushworker events`: the tracking endpoint (docs/reference/tracking-api.md; docs/events.md).
 enum EventsCommand {
     static let usage = """
     usage: pushworker events

@@ -7,7 +7,7 @@ import PushWorker
 import Synchronization
 import PushEncoding
 
-/// `pushworker inspect results|dlq|stats` (DESIGN §10): what happened, read from the topics
+/// `pushworker inspect results|dlq|stats` (docs/reference/cli.md): what happened, read from the topics
 /// (from the beginning to their current end, with partitions assigned directly: no consumer
 /// group joins, nothing is committed) and from Redis.
 enum InspectCommand {

@@ -5,7 +5,7 @@ import PushEvents
 import PushDevTools
 import PushEncoding
 
-/// `pushworker msgid verify|decode|sign` (DESIGN §6, §15): checks (or makes) a message id offline
+/// `pushworker msgid verify|decode|sign` (docs/reference/msgid.md): checks (or makes) a message id offline
 /// with the keys of `PUSHWORKER_MSGID_KEYS`.
 enum MsgIDCommand {
     static let usage = """

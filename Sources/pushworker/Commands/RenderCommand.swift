@@ -7,7 +7,7 @@ import PushDevTools
 import PushEncoding
 import PushProviders
 
-/// `pushworker render [FILE|-]` (DESIGN §10, §15 `render`): prints the exact provider request of
+/// `pushworker render [FILE|-]` (docs/reference/cli.md `render`): prints the exact provider request of
 /// every recipient as one JSON line, without sending anything.
 enum RenderCommand {
     static let usage = """
@@ -19,7 +19,7 @@ enum RenderCommand {
     plaintext's, for Huawei the body's without the tokens; truncated: the texts cut to fit the
     budget). A Huawei line also has "batch": {"id","size"}, and its request is the batch's
     (up to 1000 tokens sharing one payload), the same on every line of the batch. A job with an
-    audience (an FCM topic or condition, DESIGN §19) prints one line: subscriptionId is the
+    audience (an FCM topic or condition, docs/reference/job.md) prints one line: subscriptionId is the
     topic or condition.
     Every problem of an invalid job is listed on stderr; unknown fields and template variables
     without a value or default are warnings on stderr (--strict: errors, exit 65).
@@ -63,7 +63,7 @@ enum RenderCommand {
         } else {
             profile = .placeholder
         }
-        // A certificate app sends no authorization header (DESIGN §18): the TLS client certificate authenticates.
+        // A certificate app sends no authorization header (docs/providers.md): the TLS client certificate authenticates.
         let apnsAuthentication = profile?.apns?.authentication ?? .token
         let plans = planner.plan(job, profile: profile, now: now)
         let batches = batchesByPosition(plans)
@@ -73,7 +73,7 @@ enum RenderCommand {
         return ExitCode.ok
     }
 
-    /// A Huawei recipient's batch (DESIGN §17): its number in the job (from 1), and its tokens.
+    /// A Huawei recipient's batch (docs/providers.md): its number in the job (from 1), and its tokens.
     struct Batch {
         var id: Int
         var tokens: [String]

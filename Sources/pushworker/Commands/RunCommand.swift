@@ -9,14 +9,14 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker run`: the worker (DESIGN §1, §9, §12).
+/// `pushworker run`: the worker (docs/reference/cli.md, configuration.md).
 enum RunCommand {
     static let usage = """
     usage: pushworker run
 
     Consumes fan-out jobs from PUSHWORKER_TOPIC_JOBS (and due retries from PUSHWORKER_TOPIC_RETRY)
     in the consumer group PUSHWORKER_KAFKA_GROUP, delivers every recipient, publishes results.
-    Configured by the environment (see `pushworker config check` and README's table).
+    Configured by the environment (see `pushworker config check` and docs/reference/configuration.md).
     Serves /metrics, /healthz and /readyz on PUSHWORKER_HTTP_ADDR. SIGTERM drains and exits 0.
     """
 

@@ -9,7 +9,7 @@ import PushEvents
 import PushDevTools
 #endif
 
-/// `pushworker sandbox`: the HTTP/2 provider emulator (DESIGN §11, docs/sandbox.md).
+/// `pushworker sandbox`: the HTTP/2 provider emulator (docs/sandbox.md).
 enum SandboxCommand {
     static let usage = """
     usage: pushworker sandbox [options]

@@ -7,15 +7,15 @@ import PushEvents
 import PushDevTools
 import PushProviders
 
-/// `pushworker send [FILE|-]` (DESIGN §10, §15 `send`): delivers one job directly, no Kafka,
+/// `pushworker send [FILE|-]` (docs/reference/cli.md `send`): delivers one job directly, no Kafka,
 /// and prints one result line per recipient. The way to check that credentials work.
 enum SendCommand {
     static let usage = """
     usage: pushworker send [FILE|-] [--attempts N] [--strict]
 
     Delivers one job (a file, or standard input) with the credentials in
-    PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (DESIGN §4 shape);
-    a job with an audience (an FCM topic or condition, DESIGN §19) prints one line.
+    PUSHWORKER_CREDENTIALS_DIR and prints one result line per recipient (docs/reference/records.md);
+    a job with an audience (an FCM topic or condition, docs/reference/job.md) prints one line.
     Retryable answers are retried: at most --attempts attempts (default 3) waiting
     max(backoff, Retry-After) capped at 30 s; an auth refresh counts as an attempt.
     Uses PUSHWORKER_CA_FILE and PUSHWORKER_WEBPUSH_ALLOWED_HOSTS.
@@ -85,7 +85,7 @@ enum SendCommand {
         }
         @Sendable func finish(_ index: Int, _ attempt: Deliverer.Attempt, total: Int) {
             let plan = plans[index]
-            // An audience (DESIGN §19) has no token for FCM to declare dead.
+            // An audience (docs/reference/job.md) has no token for FCM to declare dead.
             let outcome = job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
             switch outcome {
             case .sent(let id): record(index, .sent, nil, http: attempt.httpStatus, id: id, attempts: total, latency: attempt.latencyMs)
@@ -114,7 +114,7 @@ enum SendCommand {
                 }
             }
         }
-        // Huawei (DESIGN §17): the recipients sharing a payload go out as one request.
+        // Huawei (docs/providers.md): the recipients sharing a payload go out as one request.
         if let credentials {
             for batch in JobPlanner.hmsBatches(plans) {
                 guard case .ready(let request) = plans[batch[0]].state else { continue }

@@ -6,7 +6,7 @@ import PushEvents
 import PushDevTools
 import PushEncoding
 
-/// `pushworker topics print|apply` (DESIGN §2, §10): shows the declared topics, or converges the
+/// `pushworker topics print|apply` (docs/reference/topics.md, cli.md): shows the declared topics, or converges the
 /// cluster to them with the Kafka Admin API.
 enum TopicsCommand {
     static let usage = """

@@ -2,7 +2,7 @@ import PushCore
 import PushWorker
 import PushEncoding
 
-/// `pushworker version` and `pushworker --version` (DESIGN §10).
+/// `pushworker version` and `pushworker --version` (docs/reference/cli.md).
 enum VersionCommand {
     static let usage = """
     usage: pushworker version [--json]

@@ -3,7 +3,7 @@ import PushCore
 import PushKafka
 import PushEncoding
 
-/// One record of the dead-letter topic (DESIGN §15 DLQ headers): a job the worker could not
+/// One record of the dead-letter topic (docs/reference/records.md): a job the worker could not
 /// decode or validate (`error`, `source-topic`, `source-partition`, `source-offset`,
 /// `failed-at`, maybe `truncated-from`), or a message Kafka refused for good (`error`,
 /// `target-topic`, `failed-at`).

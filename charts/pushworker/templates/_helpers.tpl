@@ -30,6 +30,12 @@ helm.sh/chart: {{ include "pushworker.chart" . }}
 {{ include "pushworker.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- include "pushworker.commonLabels" . }}
+{{- end }}
+
+{{/* commonLabels, on every object and pod (never in a selector): a newline, then the labels. */}}
+{{- define "pushworker.commonLabels" -}}
+{{- with .Values.commonLabels }}{{ toYaml . | nindent 0 }}{{ end }}
 {{- end }}
 
 {{/* Selector labels of the worker pods. */}}
@@ -51,6 +57,7 @@ helm.sh/chart: {{ include "pushworker.chart" . }}
 {{ include "pushworker.eventsSelectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- include "pushworker.commonLabels" . }}
 {{- end }}
 
 {{- define "pushworker.serviceAccountName" -}}
@@ -219,52 +226,56 @@ Render-time checks of values that JSON Schema cannot relate to each other. Inclu
 worker Deployment so every render runs them.
 */}}
 {{- define "pushworker.validate" -}}
+{{- $errors := list }}
 {{- if not .Values.kafka.brokers }}
-{{- fail "kafka.brokers is required (PUSHWORKER_KAFKA_BROKERS)" }}
+{{- $errors = append $errors "kafka.brokers is required (PUSHWORKER_KAFKA_BROKERS)" }}
 {{- end }}
 {{- $redis := .Values.redis }}
 {{- if and $redis.existingSecretPasswordKey (not $redis.existingSecret) }}
-{{- fail "redis.existingSecretPasswordKey needs redis.existingSecret (the Secret holding the password)" }}
+{{- $errors = append $errors "redis.existingSecretPasswordKey needs redis.existingSecret (the Secret holding the password)" }}
 {{- end }}
 {{- if and (not $redis.url) (or (not $redis.existingSecret) $redis.existingSecretPasswordKey) }}
-{{- fail "redis.url or redis.existingSecret is required (PUSHWORKER_REDIS_URL; with redis.existingSecretPasswordKey the URL still comes from redis.url)" }}
+{{- $errors = append $errors "redis.url or redis.existingSecret is required (PUSHWORKER_REDIS_URL; with redis.existingSecretPasswordKey the URL still comes from redis.url)" }}
 {{- end }}
 {{- if regexMatch "^[a-z+]+://[^/@]*:[^/@]+@" ($redis.url | default "") }}
-{{- fail "redis.url carries a password, and it would land in a ConfigMap: put the password in a Secret (redis.existingSecret + redis.existingSecretPasswordKey) or the whole URL (redis.existingSecret + redis.existingSecretKey)" }}
+{{- $errors = append $errors "redis.url carries a password, and it would land in a ConfigMap: put the password in a Secret (redis.existingSecret + redis.existingSecretPasswordKey) or the whole URL (redis.existingSecret + redis.existingSecretKey)" }}
 {{- end }}
 {{- if and .Values.events.ingress.enabled (not .Values.events.enabled) }}
-{{- fail "events.ingress.enabled needs events.enabled (the Ingress routes to the events Service)" }}
+{{- $errors = append $errors "events.ingress.enabled needs events.enabled (the Ingress routes to the events Service)" }}
 {{- end }}
 {{- if not .Values.msgIdKeys.existingSecret }}
-{{- fail "msgIdKeys.existingSecret is required (PUSHWORKER_MSGID_KEYS comes from a Secret)" }}
+{{- $errors = append $errors "msgIdKeys.existingSecret is required (PUSHWORKER_MSGID_KEYS comes from a Secret)" }}
 {{- end }}
 {{- if and .Values.credentials.existingSecret (not .Values.credentials.items) }}
-{{- fail "credentials.items is required with credentials.existingSecret: Secret keys are flat, map each key to <appId>/<file> (e.g. {key: app_demo.apns.json, path: app_demo/apns.json})" }}
+{{- $errors = append $errors "credentials.items is required with credentials.existingSecret: Secret keys are flat, map each key to <appId>/<file> (e.g. {key: app_demo.apns.json, path: app_demo/apns.json})" }}
 {{- end }}
 {{- $partitions := .Values.kafka.partitions | int }}
 {{- $grace := include "pushworker.terminationGrace" . | int }}
 {{- if le $grace (.Values.shutdownGraceSeconds | int) }}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed shutdownGraceSeconds (%d), or the kubelet kills the worker mid-drain" $grace (.Values.shutdownGraceSeconds | int)) }}
+{{- $errors = append $errors (printf "terminationGracePeriodSeconds (%d) must exceed shutdownGraceSeconds (%d), or the kubelet kills the worker mid-drain" $grace (.Values.shutdownGraceSeconds | int)) }}
 {{- end }}
 {{- if and .Values.autoscaling.keda.enabled .Values.autoscaling.hpa.enabled }}
-{{- fail "autoscaling.keda.enabled and autoscaling.hpa.enabled are exclusive (KEDA creates its own HPA)" }}
+{{- $errors = append $errors "autoscaling.keda.enabled and autoscaling.hpa.enabled are exclusive (KEDA creates its own HPA)" }}
 {{- end }}
 {{- if .Values.autoscaling.keda.enabled }}
 {{- if gt (.Values.autoscaling.keda.maxReplicaCount | int) $partitions }}
-{{- fail (printf "autoscaling.keda.maxReplicaCount (%d) must not exceed kafka.partitions (%d): consumers beyond the partition count stay idle" (.Values.autoscaling.keda.maxReplicaCount | int) $partitions) }}
+{{- $errors = append $errors (printf "autoscaling.keda.maxReplicaCount (%d) must not exceed kafka.partitions (%d): consumers beyond the partition count stay idle" (.Values.autoscaling.keda.maxReplicaCount | int) $partitions) }}
 {{- end }}
 {{- if gt (.Values.autoscaling.keda.minReplicaCount | int) (.Values.autoscaling.keda.maxReplicaCount | int) }}
-{{- fail "autoscaling.keda.minReplicaCount must not exceed maxReplicaCount" }}
+{{- $errors = append $errors "autoscaling.keda.minReplicaCount must not exceed maxReplicaCount" }}
 {{- end }}
 {{- else if .Values.autoscaling.hpa.enabled }}
 {{- if gt (.Values.autoscaling.hpa.maxReplicas | int) $partitions }}
-{{- fail (printf "autoscaling.hpa.maxReplicas (%d) must not exceed kafka.partitions (%d)" (.Values.autoscaling.hpa.maxReplicas | int) $partitions) }}
+{{- $errors = append $errors (printf "autoscaling.hpa.maxReplicas (%d) must not exceed kafka.partitions (%d)" (.Values.autoscaling.hpa.maxReplicas | int) $partitions) }}
 {{- end }}
 {{- if gt (.Values.autoscaling.hpa.minReplicas | int) (.Values.autoscaling.hpa.maxReplicas | int) }}
-{{- fail "autoscaling.hpa.minReplicas must not exceed maxReplicas" }}
+{{- $errors = append $errors "autoscaling.hpa.minReplicas must not exceed maxReplicas" }}
 {{- end }}
 {{- else if gt (.Values.replicaCount | int) $partitions }}
-{{- fail (printf "replicaCount (%d) must not exceed kafka.partitions (%d)" (.Values.replicaCount | int) $partitions) }}
+{{- $errors = append $errors (printf "replicaCount (%d) must not exceed kafka.partitions (%d)" (.Values.replicaCount | int) $partitions) }}
+{{- end }}
+{{- if $errors }}
+{{- fail (printf "\n%d problem(s) with the values:\n- %s" (len $errors) (join "\n- " $errors)) }}
 {{- end }}
 {{- end }}
 
@@ -309,4 +320,51 @@ env:
   {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
+{{- end }}
+
+{{/*
+The Kafka settings of `pushworker topics apply` as inline env entries: a pre-install hook runs
+before the chart's ConfigMap exists, so it cannot use envFrom. Secrets it names must exist
+already (kafka.secretProperties).
+*/}}
+{{- define "pushworker.kafkaEnv" -}}
+- name: PUSHWORKER_KAFKA_BROKERS
+  value: {{ .Values.kafka.brokers | quote }}
+- name: PUSHWORKER_KAFKA_GROUP
+  value: {{ .Values.kafka.group | quote }}
+{{- range $key, $name := dict "JOBS" .Values.kafka.topics.jobs "RETRY" .Values.kafka.topics.retry "RESULTS" .Values.kafka.topics.results "TOKENS" .Values.kafka.topics.tokens "DLQ" .Values.kafka.topics.dlq "EVENTS" .Values.kafka.topics.events }}
+- name: PUSHWORKER_TOPIC_{{ $key }}
+  value: {{ $name | quote }}
+{{- end }}
+- name: PUSHWORKER_LOG_LEVEL
+  value: {{ .Values.log.level | quote }}
+- name: PUSHWORKER_LOG_FORMAT
+  value: {{ .Values.log.format | quote }}
+{{- range $name, $value := .Values.kafka.properties }}
+- name: {{ printf "PUSHWORKER_RDKAFKA_%s" ($name | upper | replace "." "_" | replace "-" "_") }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- range .Values.kafka.secretProperties }}
+- name: {{ printf "PUSHWORKER_RDKAFKA_%s" (.property | upper | replace "." "_" | replace "-" "_") }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ .secretKey }}
+{{- end }}
+{{- end }}
+
+{{/*
+A Deployment strategy from values: as given, but without rollingUpdate for Recreate (the
+default rollingUpdate stays merged in when only the type is overridden). Empty: none.
+*/}}
+{{- define "pushworker.strategy" -}}
+{{- with . }}
+{{- if eq (.type | default "RollingUpdate") "Recreate" }}
+strategy:
+  type: Recreate
+{{- else }}
+strategy:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
 {{- end }}
