@@ -6,7 +6,7 @@ import PushWorker
 import Synchronization
 import PushDevTools
 
-/// The Redis Cluster drills (DESIGN §8 "Cluster", docs/redis.md "Cluster"): the real
+/// The Redis Cluster drills (docs/reference/redis.md, docs/redis.md "Cluster"): the real
 /// `pushworker run`, dev-broker and sandbox processes against a real 3-master + 3-replica
 /// cluster (`redis+cluster://`), which the drill starts itself (or a shared one, in the tests).
 /// What each one does to the cluster and what it checks is in docs/reliability.md.
@@ -306,7 +306,7 @@ extension ChaosDrills {
         let duplicates = sandboxDuplicates(harness)
         report.figure("duplicate results", "\(watcher.duplicateResults)")
         report.figure("result statuses", watcher.statusSummary)
-        // DESIGN §1: a lost shard can repeat what was in flight and what it had not replicated;
+        // docs/pipeline.md: a lost shard can repeat what was in flight and what it had not replicated;
         // the worker writes both back when the cluster answers again (Worker.reRecordSent).
         report.check("duplicate sends ≤ sends in flight at the kill (+ unreplicated writes, written back)",
                      "\(duplicates) ≤ \(inFlight.map(String.init) ?? "?")", duplicates >= 0 && duplicates <= (inFlight ?? maxInFlight))

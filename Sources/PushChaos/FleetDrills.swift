@@ -3,7 +3,7 @@ import PushCore
 import PushWorker
 import PushDevTools
 
-/// The fleet drills (DESIGN §1, §8 "Claims"; docs/reliability.md): what a fleet does to a job —
+/// The fleet drills (docs/pipeline.md, docs/reference/redis.md; docs/reliability.md): what a fleet does to a job —
 /// copies processed at once, workers joining and leaving, Redis losing its data — must not
 /// notify a device twice. The sandbox counts msgIds it accepted more than once: that is the
 /// figure each drill prints and bounds.

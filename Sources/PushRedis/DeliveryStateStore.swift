@@ -1,6 +1,6 @@
 import PushCore
 
-/// The delivery fleet's shared state in Redis (DESIGN §8): sent msgIDs (de-duplication), invalid
+/// The delivery fleet's shared state in Redis (docs/reference/redis.md): sent msgIDs (de-duplication), invalid
 /// tokens (with the provider's timestamp, §15 Re-registration), fleet-wide token buckets and
 /// provider backoff (§15 429 scope).
 ///
@@ -35,7 +35,7 @@ public final class DeliveryStateStore: Sendable {
         self.keysMustShareSlot = keysMustShareSlot ?? (client is RedisClusterClient)
     }
 
-    // MARK: - Claims, de-duplication and invalid tokens (DESIGN §8 "Claims", "Memory")
+    // MARK: - Claims, de-duplication and invalid tokens (docs/reference/redis.md)
 
     /// One recipient to claim before sending.
     public struct ClaimItem: Sendable, Equatable {

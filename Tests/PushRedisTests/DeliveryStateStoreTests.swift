@@ -37,7 +37,7 @@ struct DeliveryStateStoreTests {
         store = DeliveryStateStore(client: client)
     }
 
-    // MARK: claims / record (DESIGN §8 "Claims", "Memory")
+    // MARK: claims / record (docs/reference/redis.md)
 
     @Test("a batch is claimed in one round trip; another owner waits; the same owner renews; once sent, everyone gets alreadySent")
     func claimProtocol() throws {

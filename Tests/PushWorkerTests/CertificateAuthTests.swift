@@ -7,7 +7,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
-/// APNs certificate credentials (DESIGN §18): loading, expiry, environments.
+/// APNs certificate credentials (docs/providers.md): loading, expiry, environments.
 @Suite("APNs certificate credentials")
 struct CertificateCredentialsTests {
     static let now = 1_796_032_800.0 // 2026-11-30T10:00:00Z

@@ -7,8 +7,8 @@ import Testing
 import Glibc
 #endif
 
-/// Every value the process cannot use is refused before it is used (DESIGN §9; issue 15 item
-/// 3): `config check`, `run` and `events` exit 78 naming the variable, and nothing reachable
+/// Every value the process cannot use is refused before it is used (docs/reference/configuration.md):
+/// `config check`, `run` and `events` exit 78 naming the variable, and nothing reachable
 /// from configuration crashes the process.
 @Suite("Configuration: values that cannot be used are refused, by name", .serialized)
 struct ConfigurationRefusalTests {

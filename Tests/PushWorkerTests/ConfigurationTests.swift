@@ -4,7 +4,7 @@ import PushTestSupport
 @testable import PushWorker
 import Testing
 
-/// `Configuration.load` (DESIGN §9, §15 librdkafka pass-through) and `pushworker config`.
+/// `Configuration.load` (docs/reference/configuration.md) and `pushworker config`.
 @Suite("Configuration")
 struct ConfigurationTests {
     static let key = Data((0..<32).map { UInt8(($0 * 13 + 5) % 256) }).base64EncodedString()

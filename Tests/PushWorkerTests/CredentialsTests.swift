@@ -4,7 +4,7 @@ import PushTestSupport
 @testable import PushWorker
 import Testing
 
-/// `AppCredentials.load` and `CredentialsStore` (DESIGN §9 Credentials, §15 Credentials).
+/// `AppCredentials.load` and `CredentialsStore` (docs/reference/configuration.md).
 @Suite("Credentials")
 struct CredentialsTests {
     /// A credentials folder generated once by `pushworker sandbox --credentials-out DIR --app app_gen`

@@ -3,7 +3,7 @@ import PushKafka
 import PushTestSupport
 import Testing
 
-/// FCM topic and condition sends (DESIGN §19) through the real worker: dev-broker, redis-server,
+/// FCM topic and condition sends (docs/payloads.md) through the real worker: dev-broker, redis-server,
 /// the sandbox and `pushworker run` as separate processes.
 @Suite("End to end: FCM topics and conditions", .serialized)
 struct FCMAudienceEndToEndTests {

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 import PushProviders
 
-/// `hms.json` and the worker's Huawei batches (DESIGN §17), without services.
+/// `hms.json` and the worker's Huawei batches (docs/providers.md), without services.
 @Suite("Huawei credentials and batches")
 struct HMSCredentialsTests {
     static func load(_ object: [String: Any]) throws -> AppCredentials {

@@ -3,7 +3,7 @@ import PushKafka
 import PushTestSupport
 import Testing
 
-/// Huawei Push Kit through the whole pipeline (DESIGN §17): dev-broker, redis-server, the
+/// Huawei Push Kit through the whole pipeline (docs/providers.md): dev-broker, redis-server, the
 /// sandbox and `pushworker run` as processes over loopback.
 @Suite("Huawei end to end", .serialized)
 struct HMSEndToEndTests {

@@ -5,7 +5,7 @@ import PushTestSupport
 import Testing
 @testable import PushWorker
 
-/// `/metrics`, `/healthz`, `/readyz` (DESIGN §12, §15 Readiness).
+/// `/metrics`, `/healthz`, `/readyz` (docs/operations.md).
 @Suite("Health and metrics endpoints")
 struct HealthTests {
     /// (status, headers, body) of one request with the curl CLI.

@@ -58,7 +58,7 @@ struct LoggerTests {
         #expect(line.contains("forged=\"x\\n2026-01-01T00:00:00.000Z ERROR fake\""))
     }
 
-    /// DESIGN §12: logs carry no secrets and tokens only hashed. A review aid that keeps it so:
+    /// docs/operations.md: logs carry no secrets and tokens only hashed. A review aid that keeps it so:
     /// no log call in Sources passes a raw token, key, password or JWT as metadata or message.
     @Test("no log call in Sources passes a token, key, password or JWT")
     func noSecretsInLogCalls() throws {

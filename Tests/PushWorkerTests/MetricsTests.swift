@@ -4,7 +4,7 @@ import PushCore
 import Testing
 import PushProviders
 
-/// `Metrics` renders Prometheus text format 0.0.4 (DESIGN §12, §15 Metrics names).
+/// `Metrics` renders Prometheus text format 0.0.4 (docs/reference/metrics.md).
 @Suite("Metrics")
 struct MetricsTests {
     /// One parsed sample line: `name{labels} value`.

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import PushEncoding
 
-/// Provider authorization caches (DESIGN §7) with an injected clock.
+/// Provider authorization caches (docs/providers.md) with an injected clock.
 @Suite("Provider auth caches")
 struct ProviderAuthCacheTests {
     static func apns() throws -> AppCredentials.APNS {

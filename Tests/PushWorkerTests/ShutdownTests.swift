@@ -2,7 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
-/// SIGTERM semantics of `pushworker run` (DESIGN §12): drain within the grace period; a second
+/// SIGTERM semantics of `pushworker run` (docs/operations.md): drain within the grace period; a second
 /// signal exits at once; what did not finish is not committed and is redone by the next member.
 @Suite("Shutdown", .serialized)
 struct ShutdownTests {

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import PushWorker
 
-/// The Web Push SSRF guard (DESIGN §7, §15 allow-list).
+/// The Web Push SSRF guard (docs/security.md).
 @Suite("Web Push address guard")
 struct WebPushAddressGuardTests {
     @Test("localhost resolves to loopback: refused unless listed explicitly; listed IPs pass")

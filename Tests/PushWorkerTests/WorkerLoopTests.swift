@@ -3,7 +3,7 @@ import PushTestSupport
 import Testing
 @testable import PushWorker
 
-/// The consumer loop's decisions without any service (DESIGN §1; docs/pipeline.md).
+/// The consumer loop's decisions without any service (docs/pipeline.md; docs/pipeline.md).
 @Suite("WorkerLoop (the consumer loop's state machine)")
 struct WorkerLoopTests {
     static let p0 = TopicPartition(topic: "push.jobs.v1", partition: 0)

@@ -256,7 +256,7 @@ package struct BenchE2E: Benchmark {
             }
             try producer.flush(timeout: .seconds(120))
         }
-        // De-duplication state: Redis memory before the campaign and after it (DESIGN §8 "Memory").
+        // De-duplication state: Redis memory before the campaign and after it (docs/reference/redis.md).
         let redisMemoryBefore = Self.usedMemory(url: redisURL)
         if options.backlog { try enqueue() }
 
@@ -306,7 +306,7 @@ package struct BenchE2E: Benchmark {
         var resultTimes: [Int64] = []
         resultTimes.reserveCapacity(options.notifications)
         // From a recipient's outcome (`at`: the provider's answer for a send) to its result read
-        // from push.results.v1 here (results stream: DESIGN §4).
+        // from push.results.v1 here (results stream: docs/reference/records.md).
         var resultDelays: [Double] = []
         resultDelays.reserveCapacity(options.notifications)
         var samples: [(count: Int, cpu: Double)] = []

@@ -1,5 +1,5 @@
 import PushCore
-/// One OAuth 2.0 access token of a token cache (Huawei's client-credentials grant, DESIGN §17),
+/// One OAuth 2.0 access token of a token cache (Huawei's client-credentials grant, docs/providers.md),
 /// as a pure state machine: the adapter holds it behind a lock, feeds it the clock and the token
 /// endpoint's answers, and performs what it returns (fetch, hand the token to the waiters).
 ///

@@ -1,11 +1,11 @@
 import PushEncoding
 import PushCore
-/// Huawei Push Kit answers, one outcome per token of the batch (DESIGN §17). Pure and
+/// Huawei Push Kit answers, one outcome per token of the batch (docs/providers.md). Pure and
 /// table-tested.
 ///
 /// Huawei answers `{"code","msg","requestId"}` (all strings, [H1]); the code decides, whatever the
 /// HTTP status (Huawei's own Go demo reads the code and ignores the status, [H4]), except 502/503,
-/// which may come from a gateway with no such body. Codes ([H1], shared/research/providers.md §2):
+/// which may come from a gateway with no such body. Codes (docs/providers.md):
 ///
 /// | code / status | outcome |
 /// |---|---|
@@ -78,7 +78,7 @@ public enum HMSResponseClassifier {
             return all(.authExpired(reason: code))
         case internalError:
             // "Contact support" says Huawei ([H1]); treated as transient with the bounded retry of
-            // every provider (shared/research/providers.md §2 suggestion).
+            // every provider (docs/providers.md).
             return all(.retry(reason: code, retryAfterSeconds: retryAfter, scope: .provider))
         default:
             return all(.rejected(reason: code))

@@ -1,9 +1,8 @@
 import PushCore
-/// The `platform` and `reason` labels of `pushworker_notifications_total` (DESIGN §12, STYLE
-/// "labels from small fixed sets"): every value comes from a fixed set, so no job and no
+/// The `platform` and `reason` labels of `pushworker_notifications_total` (docs/reference/metrics.md: labels from small fixed sets): every value comes from a fixed set, so no job and no
 /// provider can make the series count grow. A provider that answers ten thousand distinct
 /// strings adds one series (`other`), not ten thousand. Results keep the provider's reason
-/// verbatim (DESIGN §4); only the label is bounded.
+/// verbatim (docs/reference/records.md); only the label is bounded.
 public enum MetricLabels {
     /// `ios`, `android`, `web`, `huawei`, or `other` (a recipient's platform string comes from the job).
     public static func platform(_ name: String) -> String {
@@ -23,7 +22,7 @@ public enum MetricLabels {
         }
     }
 
-    /// Our own reasons (DESIGN §15 Reasons, and the transport and credential failures that end
+    /// Our own reasons (docs/reference/records.md, and the transport and credential failures that end
     /// as `failed`/`rejected`).
     public static let ours: Set<String> = Set(RecipientRejection.allCases.map(\.reason))
         .union([PayloadError.noCredentials.reason, PayloadError.payloadTooLarge.reason])
@@ -61,7 +60,7 @@ public enum MetricLabels {
         "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS", "UNAUTHENTICATED",
     ]
 
-    /// Huawei Push Kit result codes (shared/research/providers.md §2, [H1]); the code is the
+    /// Huawei Push Kit result codes (docs/providers.md); the code is the
     /// reason of every answer but success.
     public static let hms: Set<String> = [
         "80000000", "80100000", "80100001", "80100003", "80100004", "80100013", "80100016", "80100017",

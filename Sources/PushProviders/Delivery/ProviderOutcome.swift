@@ -1,5 +1,5 @@
 import PushCore
-/// What one provider response means for a recipient (DESIGN §7 Classification).
+/// What one provider response means for a recipient (docs/providers.md).
 ///
 /// Outcomes are data, not thrown errors: the pipeline switches over them exhaustively.
 public enum ProviderOutcome: Sendable, Equatable {
@@ -16,7 +16,7 @@ public enum ProviderOutcome: Sendable, Equatable {
     /// refresh once and retry; the refresh counts as an attempt.
     case authExpired(reason: String)
 
-    /// The DESIGN §4 status this outcome ends in when it is final.
+    /// The result status (docs/reference/records.md) this outcome ends in when it is final.
     public var finalStatus: DeliveryStatus {
         switch self {
         case .sent: .sent
@@ -38,7 +38,7 @@ public enum ProviderOutcome: Sendable, Equatable {
     }
 }
 
-/// Who a retry-worthy answer applies to (DESIGN §15 429 scope).
+/// Who a retry-worthy answer applies to (docs/providers.md).
 public enum RetryScope: Sendable, Equatable {
     /// Only this recipient waits (APNs `TooManyRequests`: one device, too many pushes).
     case recipient
@@ -57,7 +57,7 @@ public enum TransportFailure: Sendable, Equatable {
     /// The request could not be sent as built (e.g. a control character in a header): permanent.
     case invalidRequest
     /// The address the connection was about to be made to is not allowed (a Web Push endpoint
-    /// that resolved to a private address at connect time, DESIGN §15): permanent.
+    /// that resolved to a private address at connect time, docs/security.md): permanent.
     case addressRefused
     case other
     /// Written (or possibly written) and never answered: timeout, reset or connection loss after

@@ -1,6 +1,6 @@
 import PushEncoding
 import PushCore
-/// Turns a provider's HTTP answer into a ``ProviderOutcome`` (DESIGN §7 Classification). Pure
+/// Turns a provider's HTTP answer into a ``ProviderOutcome`` (docs/providers.md). Pure
 /// and table-tested; unknown reason strings are preserved verbatim, never fatal.
 public enum ResponseClassifier {
     /// Classifies an HTTP response. `header` looks up a response header by lower-case name.
@@ -51,7 +51,7 @@ public enum ResponseClassifier {
 public enum APNSResponseClassifier {
     /// 400 reasons that mean the token itself is dead or belongs elsewhere.
     static let invalidTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic"]
-    /// 403 reasons that condemn the app's TLS client certificate, not the message (DESIGN §18;
+    /// 403 reasons that condemn the app's TLS client certificate, not the message (docs/providers.md;
     /// Apple: "The certificate is invalid" / "for the wrong environment"): `rejected`, never
     /// retried, and every later request of the app would get the same answer.
     public static let certificateReasons: Set<String> = ["BadCertificate", "BadCertificateEnvironment"]
@@ -70,7 +70,7 @@ public enum APNSResponseClassifier {
         switch status {
         case 410:
             // `timestamp`: ms since epoch when APNs learned the token was invalid; a token
-            // re-registered later is valid again (DESIGN §15 Re-registration).
+            // re-registered later is valid again (docs/reference/records.md).
             let timestamp = object?["timestamp"].flatMap(ProviderJSON.integer)
             return .invalidToken(reason: reason ?? "Unregistered", invalidSinceMs: timestamp ?? Int64(nowUnix * 1000))
         case 400 where reason.map(invalidTokenReasons.contains) == true:
@@ -129,7 +129,7 @@ public enum WebPushResponseClassifier {
         let retryAfter = RetryAfter.seconds(header("retry-after"), nowUnix: nowUnix)
         switch status {
         case 200...299: return .sent(providerMessageID: header("location"))
-        // 404/410: the subscription is gone; DESIGN §15 keeps reason null, status in httpStatus.
+        // 404/410: the subscription is gone; docs/reference/records.md keeps reason null, status in httpStatus.
         case 404, 410: return .invalidToken(reason: nil, invalidSinceMs: Int64(nowUnix * 1000))
         case 413: return .rejected(reason: "payload_too_large")
         case 429: return .retry(reason: nil, retryAfterSeconds: retryAfter, scope: .provider)

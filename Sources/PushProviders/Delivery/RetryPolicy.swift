@@ -1,5 +1,5 @@
 import PushCore
-/// Exponential backoff with jitter, honouring `Retry-After` (DESIGN §7, §15 `send`).
+/// Exponential backoff with jitter, honouring `Retry-After` (docs/providers.md, docs/reference/cli.md `send`).
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts in all, the first included. Default: 5 for the worker, 3 for `send`.
     public var maxAttempts: Int

@@ -33,7 +33,7 @@ public struct JobPlanner: Sendable {
     }
 
     /// `profile` nil ⇒ the app has no credentials at all (every recipient `no_credentials`).
-    /// An audience job (DESIGN §19) has one plan: its audience.
+    /// An audience job (docs/payloads.md) has one plan: its audience.
     public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date) -> [PlannedRecipient] {
         var plans: [PlannedRecipient] = []
         plans.reserveCapacity(job.plannedCount)
@@ -177,7 +177,7 @@ public enum TokenHash {
         of(recipient.token ?? recipient.subscription?.endpoint ?? "")
     }
 
-    /// An audience's "token" (DESIGN §19): never a device's, so no dead-token record matches it.
+    /// An audience's "token" (docs/payloads.md): never a device's, so no dead-token record matches it.
     public static func of(_ audience: FCMAudience) -> String {
         of("fcm-\(audience.kind):" + audience.identity)
     }

@@ -1,7 +1,7 @@
 import PushKafka
 import Synchronization
 
-/// At-least-once offsets (DESIGN §1): a partition's commit point never passes an unfinished
+/// At-least-once offsets (docs/pipeline.md): a partition's commit point never passes an unfinished
 /// message. A message is finished when every recipient's final result (or its hand-off to the
 /// retry topic, or the job's DLQ copy) was acknowledged by Kafka.
 public final class OffsetTracker: Sendable {

@@ -8,8 +8,8 @@ import PushEncoding
 /// every message ends exactly once in `acked`: after Kafka acknowledged it, or after a permanent
 /// failure was dealt with. Transient failures (brokers away, timeouts, a full queue) are retried
 /// after a pause for as long as they last — librdkafka already retries within
-/// `message.timeout.ms`; this covers longer outages. A permanent one (DESIGN §1 / issue "nothing
-/// wedges": too large, not authorized, no such topic) is never retried: it is logged loudly,
+/// `message.timeout.ms`; this covers longer outages. A permanent one (too large, not authorized,
+/// no such topic; docs/pipeline.md "Nothing wedges") is never retried: it is logged loudly,
 /// counted in `pushworker_kafka_produce_failures_total{topic,error}`, and the message is copied
 /// to the dead-letter topic with its error (cut to fit); if that copy fails for good too, the
 /// message is given up. Either way its job's offset can move on.

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import PushEncoding
 
-/// A delivery result (DESIGN §4, contract), one per recipient, on `push.results.v1`.
+/// A delivery result (docs/reference/records.md, contract), one per recipient, on `push.results.v1`.
 /// A class, immutable: an outcome carrying it is copied several times between the I/O thread and
 /// the finisher (``OutcomeRecorder``), and a struct's copy retained each of its eleven strings
 /// (8 % of the finisher's samples; docs/performance.md "Ninth session").
@@ -119,7 +119,7 @@ extension ResultRecord {
     }
 }
 
-/// A token invalidation (DESIGN §4), on the compacted `push.tokens.v1`, keyed by subscriptionId.
+/// A token invalidation (docs/reference/records.md), on the compacted `push.tokens.v1`, keyed by subscriptionId.
 public struct TokenRecord: Sendable {
     public var appID: String
     public var platform: String

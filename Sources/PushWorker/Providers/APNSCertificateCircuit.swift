@@ -3,7 +3,7 @@ import PushCore
 import PushHTTP
 import Synchronization
 
-/// Stops an app's APNs sends once APNs refused its TLS client certificate (DESIGN §18):
+/// Stops an app's APNs sends once APNs refused its TLS client certificate (docs/providers.md):
 /// 403 `BadCertificate`/`BadCertificateEnvironment`, or a TLS handshake the server aborted
 /// over the certificate. Every request of the app would get the same answer, so instead of one
 /// refused request per recipient (and per retry) the app's recipients are `rejected` at once,

@@ -9,7 +9,7 @@ import PushProviders
 /// Sends one ``ProviderRequest`` with the app's credentials over the shared HTTP/2 client and
 /// classifies the answer. Adds the provider's authorization, encrypts Web Push bodies (a fresh
 /// ECDH key and salt per message, RFC 8291), and retries once after an expired-auth answer
-/// (the refresh counts as an attempt, DESIGN §15 `send`).
+/// (the refresh counts as an attempt, docs/reference/cli.md).
 public final class Deliverer: Sendable {
     /// One delivery, as far as this process took it.
     public struct Attempt: Sendable {
@@ -47,7 +47,7 @@ public final class Deliverer: Sendable {
     let requestTimeout: Duration
     private let apnsTokens: APNSTokenCache
     private let fcmTokens: FCMTokenCache
-    /// Huawei Push Kit access tokens (DESIGN §17; `HMSDelivery.swift`).
+    /// Huawei Push Kit access tokens (docs/providers.md; `HMSDelivery.swift`).
     let hmsTokens: HMSTokenCache
     private let vapid: VAPIDCache
     /// CPU seconds of the calling thread spent in Web Push encryption, and the messages
@@ -59,7 +59,7 @@ public final class Deliverer: Sendable {
     let gate: OriginGate?
     /// The provider request metrics, one per platform (``ProviderMetrics/index(_:)``).
     let providerMetrics: [ProviderMetrics]
-    /// Apps whose APNs certificate was refused (DESIGN §18).
+    /// Apps whose APNs certificate was refused (docs/providers.md).
     let certificateCircuit: APNSCertificateCircuit
     /// The header blocks sent last (``SharedHeaderBlocks``).
     private let headerBlocks = Mutex(SharedHeaderBlocks())
@@ -70,7 +70,7 @@ public final class Deliverer: Sendable {
     ///     libcurl's pending list, which every `curl_multi_remove_handle` walks
     ///     (docs/performance.md).
     ///   - webPushGuard: refuses Web Push endpoints that resolve to private/loopback addresses
-    ///     (DESIGN §7); nil skips the address check (the planner still matches names).
+    ///     (docs/providers.md); nil skips the address check (the planner still matches names).
     ///   - clock: Unix time in seconds, for provider token ages (injectable for tests).
     public init(http: HTTP2Client, metrics: Metrics, logger: Logger, requestTimeout: Duration,
                 maxInFlightPerOrigin: Int? = nil, webPushGuard: WebPushAddressGuard? = nil,
@@ -152,7 +152,7 @@ public final class Deliverer: Sendable {
             guard let host = EndpointURL(subscription.endpoint)?.host else {
                 return completion(Attempt(outcome: .rejected(reason: "bad_subscription"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1))
             }
-            // At connect time too (DESIGN §15): the address libcurl actually connects to must be
+            // At connect time too (docs/security.md): the address libcurl actually connects to must be
             // public unless the host is listed explicitly, so a name that resolves differently
             // the second time (DNS rebinding) cannot reach a private address.
             let connectPolicy = webPushGuard.policy.isListedExplicitly(host: host) ? nil : Self.publicAddressesOnly
@@ -202,7 +202,7 @@ public final class Deliverer: Sendable {
         }
     }
 
-    /// APNs certificate auth (DESIGN §18): the TLS client certificate instead of an
+    /// APNs certificate auth (docs/providers.md): the TLS client certificate instead of an
     /// `authorization` header; a refused certificate stops the app (``APNSCertificateCircuit``).
     private func deliverWithCertificate(_ item: SendItem, certificate: AppCredentials.APNSCertificate, appID: String,
                                         attempt: Int, shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
@@ -386,7 +386,7 @@ public final class Deliverer: Sendable {
 
     /// `https://host[:port]` of a push endpoint: the VAPID `aud` (RFC 8292 §2: the origin of the
     /// push resource, RFC 6454, host in lower case), read by the one endpoint parser the planner
-    /// and the address guard use (``EndpointURL``, DESIGN §15) rather than Foundation's
+    /// and the address guard use (``EndpointURL``, docs/security.md) rather than Foundation's
     /// `URLComponents` (≈ 2 % of the consumer's samples in mixed runs); an endpoint it refuses
     /// has no audience (`bad_subscription`).
     static func origin(of endpoint: String) throws(CredentialsErrorBox) -> String {

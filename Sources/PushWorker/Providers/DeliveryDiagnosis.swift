@@ -58,7 +58,7 @@ public enum DeliveryDiagnosis {
         return nil
     }
 
-    /// Huawei Push Kit result codes ([H1], shared/research/providers.md §2) and its OAuth grant.
+    /// Huawei Push Kit result codes (docs/providers.md) and its OAuth grant.
     private static func hmsHint(_ reason: String?, detail: String) -> String? {
         switch reason {
         case "auth_error"?:

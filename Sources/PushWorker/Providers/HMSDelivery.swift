@@ -4,7 +4,7 @@ import PushHTTP
 import Synchronization
 import PushProviders
 
-/// Huawei Push Kit delivery (DESIGN §17): one request per batch of up to 1000 tokens sharing a
+/// Huawei Push Kit delivery (docs/providers.md): one request per batch of up to 1000 tokens sharing a
 /// payload, one ``Deliverer/Attempt`` per token.
 ///
 /// Re-sends happen only when Huawei's answer says nothing was sent: after 80200001/80200003 (the

@@ -5,11 +5,11 @@ import Synchronization
 import PushEncoding
 import PushProviders
 
-/// Huawei Push Kit access tokens (OAuth 2.0 client credentials, DESIGN §17), one per app client,
+/// Huawei Push Kit access tokens (OAuth 2.0 client credentials, docs/providers.md), one per app client,
 /// shared by every request of the process. The rules are ``AccessTokenState``'s (pure, tested
 /// without I/O); this class holds one state per client behind a lock and performs its steps.
 ///
-/// The grant ([H3], shared/research/providers.md §2): `POST https://oauth-login.cloud.huawei.com/oauth2/v3/token`,
+/// The grant (docs/providers.md): `POST https://oauth-login.cloud.huawei.com/oauth2/v3/token`,
 /// `application/x-www-form-urlencoded` body `grant_type=client_credentials&client_id=…&client_secret=…`,
 /// answer `{"access_token","expires_in":3600,"token_type":"Bearer"}`.
 final class HMSTokenCache: Sendable {

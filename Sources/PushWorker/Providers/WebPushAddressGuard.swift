@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The address half of the Web Push SSRF guard (DESIGN §7, §15 Web Push allow-list).
+/// The address half of the Web Push SSRF guard (docs/security.md "Web Push").
 ///
 /// Subscription endpoints are user-controlled URLs. ``WebPushPolicy`` matches host *names*
 /// (the planner refuses a name that is not allow-listed); this guard resolves an allowed name
