@@ -71,7 +71,7 @@ let package = Package(
         // The executable: the one argument parser and the subcommands.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
