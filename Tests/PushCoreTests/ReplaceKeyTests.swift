@@ -57,4 +57,36 @@ struct ReplaceKeyTests {
         // A valid key is the Topic itself; another is replaced by its derived key.
         #expect(ReplaceKey.webPushTopic(for: value) == (valid ? value : ReplaceKey.derive(msgID: value)))
     }
+
+    @Test("the prepared job fills each content's replace key: collapseId, the recipient's msgId, the Huawei batch's")
+    func preparedJob() throws {
+        let recipients = """
+        [{"userId":"u1","subscriptionId":"s1","platform":"ios","token":"\(JobFixtures.apnsToken)"},
+         {"userId":"u2","subscriptionId":"s2","platform":"huawei","token":"IQAAAACy0kYzAACcTw9fkQ3sXo3T_tok2"},
+         {"userId":"u3","subscriptionId":"s3","platform":"huawei","token":"IQAAAACy0kYzAACcTw9fkQ3sXo3T_tok3"}]
+        """
+        let withoutCollapse = PreparedJob(job: try JobDecoder.decode(JobFixtures.edit(["recipients"], recipients)),
+                                          context: RenderContext(now: Date(), keyring: JobFixtures.keyring))
+        var huaweiKeys: Set<String> = []
+        for recipient in withoutCollapse.job.recipients {
+            guard case .ready(let content, let target) = withoutCollapse.resolve(recipient) else { Issue.record("not ready"); continue }
+            #expect(content.replaceKey == withoutCollapse.replaceKey(msgID: content.msgID, target: target))
+            if case .huawei = target {
+                #expect(content.replaceKey == ReplaceKey.derive(msgID: try #require(content.batchMsgID)))
+                huaweiKeys.insert(try #require(content.replaceKey))
+            } else {
+                #expect(content.replaceKey == ReplaceKey.derive(msgID: content.msgID))
+            }
+            #expect(content.resolvedReplaceKey == content.replaceKey)
+        }
+        #expect(huaweiKeys.count == 1, "a batch shares one key")
+
+        let withCollapse = PreparedJob(job: try JobDecoder.decode(JobFixtures.edit(["collapseId"], #""sale""#,
+                                                                                   in: String(decoding: JobFixtures.edit(["recipients"], recipients), as: UTF8.self))),
+                                       context: RenderContext(now: Date(), keyring: JobFixtures.keyring))
+        for recipient in withCollapse.job.recipients {
+            guard case .ready(let content, _) = withCollapse.resolve(recipient) else { Issue.record("not ready"); continue }
+            #expect(content.replaceKey == "sale")
+        }
+    }
 }

@@ -273,7 +273,10 @@ public final class Deliverer: Sendable {
             let block = try headerBlocks.withLock { blocks throws(HTTPTransportError) in
                 try blocks.block(platform: platform, headers: request.headers, authorization: authorization, extra: extraHeaders)
             }
-            let httpRequest = HTTPRequest(method: request.method, url: request.url, sharedHeaders: block, body: body,
+            // The recipient's own headers (its derived replace key, DESIGN §20) go beside the block.
+            let httpRequest = HTTPRequest(method: request.method, url: request.url,
+                                          headers: request.recipientHeaders.map { HTTPHeader(name: $0.key, value: $0.value) },
+                                          sharedHeaders: block, body: body,
                                           timeout: requestTimeout, connectPolicy: connectPolicy, clientCertificate: clientCertificate,
                                           responseHeaders: ResponseClassifier.headerNames(platform: platform))
             prepared = try http.prepare(httpRequest)
