@@ -9,6 +9,8 @@
 public enum ReplaceKey {
     /// Hashed in front of the msgId, so the key is no other hash of the msgId used elsewhere.
     public static let domainPrefix = "pushworker-replace-key:"
+    /// ``domainPrefix``'s bytes, read in place.
+    private static let domainPrefixBytes: StaticString = "pushworker-replace-key:"
     /// Characters of a derived key: base64url of 16 bytes, unpadded.
     public static let derivedLength = 22
     /// RFC 8030 §5.4: a `Topic` is at most 32 characters of the base64url alphabet.
@@ -20,12 +22,10 @@ public enum ReplaceKey {
     /// `engine` compresses the blocks (the worker passes libcrypto's); every engine gives the
     /// same key.
     public static func derive(msgID: String, engine: (any SHA256BlockEngine)? = nil) -> String {
-        var hasher = SHA256(engine: engine)
-        var prefix = domainPrefix
-        prefix.withUTF8 { hasher.update($0.span) }
         var msgID = msgID
-        msgID.withUTF8 { hasher.update($0.span) }
-        let digest = hasher.finalizeInline()
+        let digest = domainPrefixBytes.withUTF8Buffer { prefix in
+            msgID.withUTF8 { SHA256.inlineHash(prefix.span, $0.span, engine: engine) }
+        }
         let alphabet: InlineArray<64, UInt8> = [
             0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4A, 0x4B, 0x4C, 0x4D, 0x4E, 0x4F, 0x50,
             0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x59, 0x5A, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66,

@@ -71,8 +71,9 @@ public struct PayloadTemplate: Sendable, Equatable {
     let recipientHeaders: [HeaderTemplate]
     let budget: Budget
     let kind: Kind
-    /// Whether a part is the recipient's replace key: ``request(msgID:target:texts:replaceKey:)``
-    /// then needs one (a job without a `collapseId`, except Huawei's shared bodies).
+    /// Whether a part is the recipient's replace key, derived from its msgId by
+    /// ``request(msgID:target:texts:replaceKey:engine:)`` (a job without a `collapseId`, except
+    /// Huawei's shared bodies).
     public let hasReplaceKey: Bool
 
     enum Kind: Sendable, Equatable { case apns, fcm, webPush(Browser), huawei }
@@ -104,8 +105,9 @@ public struct PayloadTemplate: Sendable, Equatable {
               one.headers == two.headers, one.platform == two.platform, one.method == two.method else { return nil }
         let body = split(one.body), url = split(Array(one.url.utf8))
         let secondTexts = NotificationText(title: textMarkers.1[0], subtitle: textMarkers.1[1], body: textMarkers.1[2])
-        let secondValues = Values(msgID: markers.msgID.1, token: markers.token.1, texts: secondTexts, replaceKey: markers.replaceKey.1)
-        guard splice(body, secondValues) == two.body, splice(url, secondValues) == Array(two.url.utf8),
+        let (msgID, token, replaceKey) = (markers.msgID.1, markers.token.1, markers.replaceKey.1)
+        guard splice(body, msgID: msgID, token: token, texts: secondTexts, replaceKey: replaceKey) == two.body,
+              splice(url, msgID: msgID, token: token, texts: secondTexts, replaceKey: replaceKey) == Array(two.url.utf8),
               !url.contains(where: isText) else { return nil }
         // Each per-recipient header: the same name in both builds, its value spliced back.
         guard one.recipientHeaders.count == two.recipientHeaders.count else { return nil }
@@ -113,7 +115,8 @@ public struct PayloadTemplate: Sendable, Equatable {
         for (header, secondHeader) in zip(one.recipientHeaders, two.recipientHeaders) {
             let value = split(Array(header.value.utf8))
             guard header.key == secondHeader.key, !value.contains(where: isText),
-                  spliceString(value, secondValues) == secondHeader.value else { return nil }
+                  spliceString(value, msgID: msgID, token: token, texts: secondTexts, replaceKey: replaceKey) == secondHeader.value
+            else { return nil }
             recipientHeaders.append(HeaderTemplate(name: header.key, value: value))
         }
         let budget: Budget
@@ -185,10 +188,11 @@ public struct PayloadTemplate: Sendable, Equatable {
     /// or nil when the target is of another kind or the result exceeds a budget (the caller then
     /// builds it in full, truncating as the builder does).
     /// `texts`: the recipient's rendered personalized texts (the others are not read).
-    /// `replaceKey`: the recipient's replace key (``PreparedJob/replaceKey(msgID:target:)``); nil:
-    /// derived here from `msgID` (``ReplaceKey/derive(msgID:engine:)``), as the builder would.
+    /// `replaceKey`: the recipient's replace key when the caller has it; nil: derived here from
+    /// `msgID` (``ReplaceKey/derive(msgID:engine:)``, its blocks on `engine`), as the builder would
+    /// (a template splices a replace key only when it is derived from the msgId).
     public func request(msgID: String, target: DeliveryTarget, texts: NotificationText = NotificationText(title: nil, subtitle: nil, body: nil),
-                        replaceKey: String? = nil) -> ProviderRequest? {
+                        replaceKey: String? = nil, engine: (any SHA256BlockEngine)? = nil) -> ProviderRequest? {
         guard let token = Self.token(of: target), Self.kind(of: target) == kind else { return nil }
         var textBytes = 0
         for part in body {
@@ -197,9 +201,8 @@ public struct PayloadTemplate: Sendable, Equatable {
             guard Self.splicable(text) else { return nil }
             textBytes += text?.utf8.count ?? 0
         }
-        let key = hasReplaceKey ? replaceKey ?? ReplaceKey.derive(msgID: msgID) : ""
-        let values = Values(msgID: msgID, token: token, texts: texts, replaceKey: key)
-        let body = Self.splice(self.body, values)
+        let key = hasReplaceKey ? replaceKey ?? ReplaceKey.derive(msgID: msgID, engine: engine) : ""
+        let body = Self.splice(self.body, msgID: msgID, token: token, texts: texts, replaceKey: key)
         switch budget {
         case .body(let limit):
             guard body.count <= limit else { return nil }
@@ -210,10 +213,11 @@ public struct PayloadTemplate: Sendable, Equatable {
         }
         var request = base
         request.body = body
-        request.url = url == [.token] ? token : Self.spliceString(url, values)
+        request.url = url == [.token] ? token : Self.spliceString(url, msgID: msgID, token: token, texts: texts, replaceKey: key)
         if !recipientHeaders.isEmpty {
             request.recipientHeaders = recipientHeaders.map { header in
-                KeyValue(header.name, header.value == [.replaceKey] ? key : Self.spliceString(header.value, values))
+                KeyValue(header.name, header.value == [.replaceKey]
+                         ? key : Self.spliceString(header.value, msgID: msgID, token: token, texts: texts, replaceKey: key))
             }
         }
         switch target {
@@ -267,24 +271,6 @@ public struct PayloadTemplate: Sendable, Equatable {
         }
     }
 
-    /// What a recipient writes into the parts.
-    struct Values {
-        var msgID: String
-        var token: String
-        var texts: NotificationText
-        var replaceKey: String
-
-        func value(of part: Part) -> String? {
-            switch part {
-            case .bytes: nil
-            case .msgID: msgID
-            case .token: token
-            case .text(let index): PayloadTemplate.text(index, of: texts)
-            case .replaceKey: replaceKey
-            }
-        }
-    }
-
     /// `bytes` cut at every occurrence of the first markers.
     static func split(_ bytes: [UInt8]) -> [Part] {
         var slots: [([UInt8], Part)] = [(Array(markers.msgID.0.utf8), .msgID), (Array(markers.token.0.utf8), .token),
@@ -310,41 +296,41 @@ public struct PayloadTemplate: Sendable, Equatable {
         return parts
     }
 
-    static func splice(_ parts: [Part], _ values: Values) -> [UInt8] {
-        let count = length(parts, values)
+    static func splice(_ parts: [Part], msgID: String, token: String, texts: NotificationText, replaceKey: String) -> [UInt8] {
+        let count = length(parts, msgID: msgID, token: token, texts: texts, replaceKey: replaceKey)
         var out: [UInt8] = []
         out.reserveCapacity(count)
         for part in parts {
             switch part {
             case .bytes(let bytes): out.append(contentsOf: bytes)
-            case .msgID: append(values.msgID, to: &out)
-            case .token: append(values.token, to: &out)
-            case .text(let index): if let value = text(index, of: values.texts) { append(value, to: &out) }
-            case .replaceKey: append(values.replaceKey, to: &out)
+            case .msgID: append(msgID, to: &out)
+            case .token: append(token, to: &out)
+            case .text(let index): if let value = text(index, of: texts) { append(value, to: &out) }
+            case .replaceKey: append(replaceKey, to: &out)
             }
         }
         return out
     }
 
-    /// The bytes ``splice(_:_:)`` writes.
-    static func length(_ parts: [Part], _ values: Values) -> Int {
+    /// The bytes ``splice(_:msgID:token:texts:replaceKey:)`` writes.
+    static func length(_ parts: [Part], msgID: String, token: String, texts: NotificationText, replaceKey: String) -> Int {
         var count = 0
         for part in parts {
             switch part {
             case .bytes(let bytes): count &+= bytes.count
-            case .msgID: count &+= values.msgID.utf8.count
-            case .token: count &+= values.token.utf8.count
-            case .text(let index): count &+= text(index, of: values.texts)?.utf8.count ?? 0
-            case .replaceKey: count &+= values.replaceKey.utf8.count
+            case .msgID: count &+= msgID.utf8.count
+            case .token: count &+= token.utf8.count
+            case .text(let index): count &+= text(index, of: texts)?.utf8.count ?? 0
+            case .replaceKey: count &+= replaceKey.utf8.count
             }
         }
         return count
     }
 
-    /// ``splice(_:_:)`` written straight into a string (the URL, a header value: one allocation,
-    /// not a byte array and then a string).
-    static func spliceString(_ parts: [Part], _ values: Values) -> String {
-        let count = length(parts, values)
+    /// ``splice(_:msgID:token:texts:replaceKey:)`` written straight into a string (the URL, a
+    /// header value: one allocation, not a byte array and then a string).
+    static func spliceString(_ parts: [Part], msgID: String, token: String, texts: NotificationText, replaceKey: String) -> String {
+        let count = length(parts, msgID: msgID, token: token, texts: texts, replaceKey: replaceKey)
         return String(unsafeUninitializedCapacity: count) { out in
             var used = 0
             func put(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -357,7 +343,10 @@ public struct PayloadTemplate: Sendable, Equatable {
             for part in parts {
                 switch part {
                 case .bytes(let bytes): bytes.withUnsafeBufferPointer { put($0) }
-                case .msgID, .token, .text, .replaceKey: if let value = values.value(of: part) { put(value) }
+                case .msgID: put(msgID)
+                case .token: put(token)
+                case .text(let index): if let value = text(index, of: texts) { put(value) }
+                case .replaceKey: put(replaceKey)
                 }
             }
             return used

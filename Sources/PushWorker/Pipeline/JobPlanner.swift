@@ -84,7 +84,7 @@ public struct JobPlanner: Sendable {
                 let rendered = prepared.render(fields, for: recipient, languageIndex: languageIndex)
                 let texts = NotificationText(title: rendered.title, subtitle: rendered.subtitle, body: rendered.body)
                 if let request = templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex,
-                                                   replaceKey: prepared.replaceKey(msgID: msgID, target: target), make: {
+                                                   engine: TokenHash.sha256Engine, make: {
                     var personalized: PayloadTemplate.Texts = []
                     if fields.title { personalized.insert(.title) }
                     if fields.subtitle { personalized.insert(.subtitle) }
@@ -160,22 +160,17 @@ struct TemplateCache {
         }
     }
 
-    /// `replaceKey`: the recipient's (``PreparedJob/replaceKey(msgID:target:)``), computed only
-    /// when the template splices one; nil: the template derives it from `msgID`.
+    /// `engine`: the SHA-256 blocks of the recipient's derived replace key, when the template
+    /// splices one (``PayloadTemplate/request(msgID:target:texts:replaceKey:engine:)``).
     mutating func request(msgID: String, target: DeliveryTarget, texts: NotificationText, languageIndex: Int,
-                          replaceKey: @autoclosure () -> String? = nil, make: () -> PayloadTemplate?) -> ProviderRequest? {
+                          engine: (any SHA256BlockEngine)? = nil, make: () -> PayloadTemplate?) -> ProviderRequest? {
         guard let kind = Self.kindIndex(target) else { return nil }
         let index = languageIndex * Self.kinds + kind
         guard slots.indices.contains(index) else { return nil }
-        let template: PayloadTemplate?
-        if case .built(let built) = slots[index] {
-            template = built
-        } else {
-            template = make()
-            slots[index] = .built(template)
-        }
-        guard let template else { return nil }
-        return template.request(msgID: msgID, target: target, texts: texts, replaceKey: template.hasReplaceKey ? replaceKey() : nil)
+        if case .built(let template) = slots[index] { return template?.request(msgID: msgID, target: target, texts: texts, engine: engine) }
+        let template = make()
+        slots[index] = .built(template)
+        return template?.request(msgID: msgID, target: target, texts: texts, engine: engine)
     }
 }
 
