@@ -130,7 +130,7 @@ struct FCMAudienceJobTests {
         let json = try parsePayloadJSON(request.body)
         #expect(json == PayloadJSON(["message": [
             member: audience.identity,
-            // The replace key derived from msgId "m.sig" (DESIGN §20): FCM fans the message out with it.
+            // The replace key derived from msgId "m.sig" (docs/payloads.md "Replace key"): FCM fans the message out with it.
             "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale",
                      "on.tag": "7mVmqR5oD4HbReCtXytlvw"],
             "android": ["priority": "HIGH", "collapse_key": "7mVmqR5oD4HbReCtXytlvw"],

@@ -56,7 +56,7 @@ struct PayloadAPNSTests {
             "custom": ["i": "m.sig", "c": "cmp_42", "l": "en"],
         ]))
         #expect(request.header("apns-expiration") == nil)
-        // No collapseId: the recipient's replace key (DESIGN §20), derived from msgId "m.sig".
+        // No collapseId: the recipient's replace key (docs/payloads.md "Replace key"), derived from msgId "m.sig".
         #expect(!request.headers.contains { $0.key == "apns-collapse-id" })
         #expect(request.recipientHeaders == [KeyValue("apns-collapse-id", "7mVmqR5oD4HbReCtXytlvw")])
     }

@@ -57,7 +57,7 @@ struct PayloadFCMTests {
     @Test("a minimal message: only msgId, campaignId, title, body, the replace key and the priority")
     func minimal() throws {
         let (_, json) = try fcm(payloadSimpleContent())
-        // No collapseId: the replace key is derived from msgId "m.sig" (DESIGN §20).
+        // No collapseId: the replace key is derived from msgId "m.sig" (docs/payloads.md "Replace key").
         #expect(json == PayloadJSON(["message": [
             "token": payloadFCMToken,
             "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale",

@@ -4,7 +4,7 @@ import Testing
 @testable import PushProviders
 import PushEncoding
 
-/// The replace key on the wire (DESIGN §20, docs/payloads.md): each provider's replace mechanism,
+/// The replace key on the wire (docs/payloads.md "Replace key"): each provider's replace mechanism,
 /// and the payload templates (``PayloadTemplate``) splicing the recipient's key exactly where the
 /// full build writes it, headers included.
 @Suite("Replace keys in payloads")

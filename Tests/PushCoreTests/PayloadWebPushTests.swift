@@ -60,7 +60,7 @@ struct PayloadWebPushTests {
     @Test("minimal plaintext: title, body, ids, the replace key as tag and an empty data object")
     func minimal() throws {
         let (request, json) = try web(payloadSimpleContent())
-        // No collapseId: the replace key is derived from msgId "m.sig" (DESIGN §20).
+        // No collapseId: the replace key is derived from msgId "m.sig" (docs/payloads.md "Replace key").
         #expect(json == PayloadJSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42", "lang": "en",
                               "tag": "7mVmqR5oD4HbReCtXytlvw", "data": [String: Any]()] as [String: Any]))
         #expect(request.header("ttl") == "2419200")

@@ -77,7 +77,7 @@ struct RenderCommandTests {
         return text
     }
 
-    /// DESIGN §20: every request carries its replace key, and `render` shows it where it is sent.
+    /// docs/payloads.md "Replace key": every request carries its replace key, and `render` shows it where it is sent.
     @Test("render shows each request's replace key: apns-collapse-id and topic headers, collapse_key, on.tag and tag")
     func replaceKey() throws {
         let web = #"{"userId":"u3","subscriptionId":"s3","platform":"web","subscription":{"endpoint":"https://fcm.googleapis.com/fcm/send/ep","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}}"#

@@ -54,7 +54,7 @@ public struct PreparedJob: Sendable {
     /// The msgId Huawei payloads carry: one payload serves a batch of recipients (docs/providers.md).
     private let hmsBatchMsgID: String
     /// The replace key of Huawei payloads: the job's `collapseId`, else derived from
-    /// ``hmsBatchMsgID``, so every member of a batch shares it (DESIGN §17, §20).
+    /// ``hmsBatchMsgID``, so every member of a batch shares it (docs/providers.md, docs/payloads.md "Replace key").
     private let hmsReplaceKey: String
     private let selector: LanguageSelector
     /// The selector's answer for each distinct `language` the recipients ask for, looked up once
@@ -152,7 +152,7 @@ public struct PreparedJob: Sendable {
                                variant: job.variant), keyring: context.keyring)
     }
 
-    /// The replace key of the request to `target` carrying `msgID` (DESIGN §20): the job's
+    /// The replace key of the request to `target` carrying `msgID` (docs/payloads.md "Replace key"): the job's
     /// `collapseId`, else ``ReplaceKey/derive(msgID:engine:)`` of `msgID` (of the batch msgId for
     /// Huawei, whose payload a batch shares). The hash runs on the keyring's block engine.
     public func replaceKey(msgID: String, target: DeliveryTarget) -> String {

@@ -39,7 +39,7 @@ public struct NotificationContent: Sendable, Equatable {
     /// over the app, campaign, variant and platform with no user and an empty subscription
     /// (``MsgIDFields/batch(appID:campaignID:platform:variant:)``). Nil for per-recipient payloads.
     public var batchMsgID: String? = nil
-    /// The replace key (DESIGN §20, ``ReplaceKey``): the job's `collapseId`, else derived from the
+    /// The replace key (``ReplaceKey``, docs/payloads.md "Replace key"): the job's `collapseId`, else derived from the
     /// msgId the payload carries (``batchMsgID`` when set). ``PreparedJob`` fills it; nil: the
     /// payload builders derive it (``resolvedReplaceKey``).
     public var replaceKey: String? = nil

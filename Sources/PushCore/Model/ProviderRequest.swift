@@ -12,7 +12,7 @@ public struct ProviderRequest: Sendable, Equatable {
     /// shares its options (the transport lays them out once per job).
     public var headers: [KeyValue]
     /// Headers whose value is this recipient's own (lower case): the derived replace key in APNs
-    /// `apns-collapse-id` or Web Push `topic` (DESIGN §20). Sent beside ``headers``; empty for
+    /// `apns-collapse-id` or Web Push `topic` (docs/payloads.md "Replace key"). Sent beside ``headers``; empty for
     /// most requests of jobs with a `collapseId`.
     public var recipientHeaders: [KeyValue] = []
     /// The body bytes (Web Push: the plaintext before encryption).

@@ -1,6 +1,6 @@
-/// The replace key every request carries in its provider's replace mechanism (DESIGN §20), so
-/// that two copies of one notification (a resend after the provider did not answer) show once
-/// on the device: APNs `apns-collapse-id`, FCM `android.collapse_key` and `on.tag`, Web Push
+/// The replace key every request carries in its provider's replace mechanism, so that two
+/// copies of one notification (a resend after the provider did not answer, docs/reliability.md)
+/// show once on the device (docs/payloads.md "Replace key"): APNs `apns-collapse-id`, FCM `android.collapse_key` and `on.tag`, Web Push
 /// `Topic` and the notification `tag`, Huawei `android.notification.tag`.
 ///
 /// The key is the job's `collapseId` when it has one; otherwise ``derive(msgID:engine:)`` of the

@@ -6,7 +6,7 @@ import PushCore
 /// Body: `aps` (what iOS shows) + `custom` (what the SDK reads, compact keys, see
 /// ``APNSCustomKey``) + the job's `data` at the root when the app sets `additionalDataAtRoot`.
 /// Headers: `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`,
-/// `apns-collapse-id` (the replace key, DESIGN §20: the job's `collapseId` among the shared
+/// `apns-collapse-id` (the replace key, docs/payloads.md "Replace key": the job's `collapseId` among the shared
 /// headers, else the recipient's derived key in ``ProviderRequest/recipientHeaders``); the transport adds `authorization: bearer <JWT>` (token auth; a
 /// certificate app sends none, DESIGN §18). A job with `ios.liveActivity` gets the ActivityKit
 /// request instead (``buildLiveActivity(_:activity:deviceToken:apns:issuedAtUnix:)``, DESIGN §16).
@@ -78,7 +78,7 @@ public enum APNSPayloadBuilder {
         return headers
     }
 
-    /// `apns-collapse-id` with the recipient's own replace key (DESIGN §20), for a job without a
+    /// `apns-collapse-id` with the recipient's own replace key (docs/payloads.md "Replace key"), for a job without a
     /// `collapseId` (with one, ``headers(_:topic:issuedAtUnix:)`` carries it). A derived key is 22
     /// characters, within Apple's 64 bytes.
     public static func recipientHeaders(_ content: NotificationContent) -> [KeyValue] {

@@ -100,7 +100,7 @@ public enum HMSPayloadBuilder {
         // SDK keys (`on.imageURL`).
         if let image = content.imageURL, isHTTPS(image) { json.member(.image, image) }
         json.member(.channelID, ifPresent: content.android.channelID)
-        // The replace key (DESIGN §20): a notification with the same tag replaces a shown one. The
+        // The replace key (docs/payloads.md "Replace key"): a notification with the same tag replaces a shown one. The
         // batch's, so every token of the request shares it.
         json.member(.tag, content.resolvedReplaceKey)
         // The Go server demo's default notification ([H4] GetDefaultAndroidNotification).

@@ -3,7 +3,7 @@ import PushCore
 /// One job's request for every recipient who shares a language and a target kind (APNs, FCM
 /// token, Huawei, Web Push per browser), built once by ``PayloadBuilder`` itself and spliced per
 /// recipient: only the msgId, the token (APNs URL, FCM `message.token`, Web Push endpoint,
-/// Huawei `hmsToken`), personalized texts and the recipient's derived replace key (DESIGN §20:
+/// Huawei `hmsToken`), personalized texts and the recipient's derived replace key (docs/payloads.md "Replace key":
 /// FCM `collapse_key` and `on.tag`, the Web Push `tag` in the body; APNs `apns-collapse-id` and
 /// Web Push `topic` in ``ProviderRequest/recipientHeaders``) are written per recipient
 /// (docs/performance.md "Seventh session"). The shared ``ProviderRequest/headers`` never hold a

@@ -6,7 +6,7 @@ import PushCore
 /// The body is the plaintext JSON the service worker reads; the transport encrypts it
 /// (RFC 8291 aes128gcm, using ``ProviderRequest/webPush``) and adds `content-encoding` and the
 /// VAPID `authorization` (RFC 8292). Headers: `ttl`, `urgency`, `topic`, `content-type`; the
-/// replace key (DESIGN §20) is the `topic` unless the job gives `web.topic`, and always the
+/// replace key (docs/payloads.md "Replace key") is the `topic` unless the job gives `web.topic`, and always the
 /// notification `tag`.
 public enum WebPushPayloadBuilder {
     /// 4096 bytes of record minus the aes128gcm overhead (``WebPushSizing``). Bytes.
@@ -60,7 +60,7 @@ public enum WebPushPayloadBuilder {
         return headers
     }
 
-    /// `topic` with the recipient's own replace key (DESIGN §20) when the job has neither
+    /// `topic` with the recipient's own replace key (docs/payloads.md "Replace key") when the job has neither
     /// `web.topic` nor `collapseId`: a derived key, 22 base64url characters, is a valid Topic
     /// (RFC 8030 §5.4).
     public static func recipientHeaders(_ content: NotificationContent) -> [KeyValue] {
@@ -81,7 +81,7 @@ public enum WebPushPayloadBuilder {
         json.member(.image, ifPresent: content.imageURL)
         json.member(.badge, ifPresent: content.web.badgeURL)
         // The replace key: the service worker passes it to showNotification, which replaces a
-        // shown notification with the same tag (DESIGN §20).
+        // shown notification with the same tag (docs/payloads.md "Replace key").
         json.member(.tag, content.resolvedReplaceKey)
         json.member(.msgId, content.msgID)
         json.member(.campaignId, content.campaignID)

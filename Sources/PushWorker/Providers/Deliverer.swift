@@ -267,7 +267,7 @@ public final class Deliverer: Sendable {
         // Checked and laid out for libcurl here, on the calling (consumer) thread, before the
         // gate: a request that waits in the gate is started on the I/O thread. The headers
         // (the job's, the provider token, the extra ones) once per job and token: only the
-        // URL, the body and the recipient's own headers (its derived replace key, DESIGN §20:
+        // URL, the body and the recipient's own headers (its derived replace key, docs/payloads.md "Replace key":
         // the request's `headers`, beside the block) are the recipient's.
         let prepared: PreparedHTTPRequest
         do {
