@@ -5,103 +5,6 @@ import Glibc
 import PushEncoding
 #endif
 
-/// Fault injection settings (DESIGN §11). Shares are probabilities in 0...1.
-struct SandboxFaults: Sendable, Equatable {
-    /// Share of tokens answered as unregistered. Decided per token (a hash), so a token stays dead.
-    var unregisteredShare = 0.0
-    /// Share of requests answered 429 with `Retry-After`.
-    var throttleShare = 0.0
-    /// `Retry-After` seconds sent with 429. Default: 1.
-    var retryAfterSeconds = 1
-    /// Share of requests answered 500/503.
-    var errorShare = 0.0
-    /// Delay added to every provider response, in milliseconds. Default: 0.
-    var latencyMilliseconds = 0
-    /// Each provider response waits a further uniform 0…this many ms (real providers' latency
-    /// varies: a constant one lets a client's streams fall into lock-step bursts). Default: 0.
-    var latencyJitterMilliseconds = 0
-    /// APNs provider tokens whose `iat` is before this Unix time (s) are answered 403
-    /// `ExpiredProviderToken`, as Apple does once a token is an hour old. Default: 0 (off).
-    var expireProviderTokensIssuedBefore = 0.0
-    /// The next FCM send answers 401 `UNAUTHENTICATED` and revokes the access token it carried
-    /// (an access token Google stopped accepting). Consumed by one request. Default: false.
-    var fcmUnauthenticatedOnce = false
-    /// APNs requests on certificate connections are answered 403 with this reason
-    /// (`BadCertificate` or `BadCertificateEnvironment`: a revoked certificate, one for the other
-    /// environment). Default: nil (off).
-    var refuseCertificates: String?
-    /// Huawei sends answer these, one each, in order, before any other check but authentication
-    /// (DESIGN §17): a Huawei result code (8 digits: `81000001`, `80300008`, `80200003` …) or
-    /// `502`/`503`. `80200001`/`80200003` also revoke the access token the request carried.
-    /// Default: empty.
-    var hmsAnswers: [String] = []
-    /// Huawei sends with more tokens than this answer `80300010` (Huawei's limit: 1000).
-    var hmsTokenLimit = 1000
-
-    /// At most this many queued Huawei answers.
-    static let maximumHMSAnswers = 1000
-
-    /// A queued Huawei answer: 8 digits, or `502`/`503`.
-    static func isHMSAnswer(_ text: String) -> Bool {
-        text == "502" || text == "503" || (text.utf8.count == 8 && text.utf8.allSatisfy { (0x30...0x39).contains($0) })
-    }
-
-    var json: String {
-        JSONWriter.object { w in
-            w.member("unregisteredShare", unregisteredShare); w.member("throttleShare", throttleShare)
-            w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
-            w.member("latencyJitterMs", latencyJitterMilliseconds)
-            w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
-            w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
-            w.member("refuseCertificates", orNull: refuseCertificates)
-            w.member("hmsAnswers", strings: hmsAnswers)
-            w.member("hmsTokenLimit", hmsTokenLimit)
-        }.text
-    }
-
-    /// Applies the members present in a `POST /_sandbox/faults` body; nil if a value is invalid.
-    func updated(with body: JSONValue) -> SandboxFaults? {
-        guard let members = body.objectValue?.members else { return nil }
-        var faults = self
-        for (key, value) in members {
-            if key == "fcmUnauthenticatedOnce" {
-                guard case .bool(let flag) = value else { return nil }
-                faults.fcmUnauthenticatedOnce = flag
-                continue
-            }
-            if key == "refuseCertificates" {
-                switch value {
-                case .null: faults.refuseCertificates = nil
-                case .string(let reason) where reason == "BadCertificate" || reason == "BadCertificateEnvironment":
-                    faults.refuseCertificates = reason
-                default: return nil
-                }
-                continue
-            }
-            if key == "hmsAnswers" {
-                guard let items = value.arrayValue, items.count <= Self.maximumHMSAnswers else { return nil }
-                let answers = items.compactMap(\.stringValue)
-                guard answers.count == items.count, answers.allSatisfy(Self.isHMSAnswer) else { return nil }
-                faults.hmsAnswers = answers
-                continue
-            }
-            guard let number = value.numberValue, number >= 0 else { return nil }
-            switch key {
-            case "unregisteredShare": guard number <= 1 else { return nil }; faults.unregisteredShare = number
-            case "throttleShare": guard number <= 1 else { return nil }; faults.throttleShare = number
-            case "errorShare": guard number <= 1 else { return nil }; faults.errorShare = number
-            case "retryAfter": guard number <= 86400 else { return nil }; faults.retryAfterSeconds = Int(number)
-            case "latencyMs": guard number <= 60000 else { return nil }; faults.latencyMilliseconds = Int(number)
-            case "latencyJitterMs": guard number <= 60000 else { return nil }; faults.latencyJitterMilliseconds = Int(number)
-            case "expireProviderTokensIssuedBefore": faults.expireProviderTokensIssuedBefore = number
-            case "hmsTokenLimit": guard number >= 1, number <= 1000 else { return nil }; faults.hmsTokenLimit = Int(number)
-            default: return nil
-            }
-        }
-        return faults
-    }
-}
-
 /// What the sandbox shares between its event loops: faults, counters, accepted messages, issued
 /// OAuth access tokens. Every access goes through one `Mutex`; the critical sections are short.
 final class SandboxState: Sendable {
@@ -116,6 +19,23 @@ final class SandboxState: Sendable {
         var records: [[UInt8]] = []
         var droppedRecords = 0
         var recordBuffer: [UInt8] = []
+        /// Transport faults performed, by kind (``SandboxTransportFault``).
+        var transportFaults: [SandboxTransportFault: Int] = [:]
+        /// Connections closed by an outage (open ones at its start, new ones at accept), and
+        /// provider streams refused during one on connections that carried only control requests.
+        var outageClosedConnections = 0
+        var outageRefusedStreams = 0
+    }
+
+    /// What an event loop reads once per turn (``SandboxState/snapshot``).
+    struct Snapshot: Sendable {
+        var faults: SandboxFaultTable
+        /// The outage lasts until this monotonic time (ns); 0: none.
+        var outageUntil: UInt64 = 0
+        /// Counts the outages started: a loop that sees it change closes its provider connections.
+        var outageGeneration = 0
+
+        func isOutage(now: UInt64) -> Bool { now < outageUntil }
     }
 
     struct AccessToken {
@@ -124,9 +44,11 @@ final class SandboxState: Sendable {
     }
 
     private struct Inner {
-        var faults: SandboxFaults
+        var snapshot: Snapshot
         var counters = Counters()
         var accessTokens: [String: AccessToken] = [:]
+        /// Wakes each event loop (so an idle one applies a new outage at once).
+        var loopNudges: [@Sendable () -> Void] = []
     }
 
     private let inner: Mutex<Inner>
@@ -142,7 +64,7 @@ final class SandboxState: Sendable {
 
     init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1,
          inbox: Inbox? = nil, tracking: TrackingReporter? = nil, reportsDelivered: Bool = false) {
-        inner = Mutex(Inner(faults: faults))
+        inner = Mutex(Inner(snapshot: Snapshot(faults: SandboxFaultTable(base: faults))))
         self.maximumRecords = maximumRecords
         self.recordFD = recordFD
         self.inbox = inbox
@@ -152,27 +74,114 @@ final class SandboxState: Sendable {
 
     deinit { if recordFD >= 0 { close(recordFD) } }
 
+    /// The default fault set (requests no scoped set matches).
     var faults: SandboxFaults {
-        get { inner.withLock { $0.faults } }
+        get { inner.withLock { $0.snapshot.faults.base } }
     }
 
-    func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.faults = faults } }
+    /// What the event loops read once per turn: every fault set and the outage.
+    var snapshot: Snapshot { inner.withLock { $0.snapshot } }
 
-    /// Whether this FCM send must answer 401 (`fcmUnauthenticatedOnce`); clears the switch.
-    func takeFCMUnauthenticatedOnce() -> Bool {
+    /// Replaces the default fault set.
+    func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.snapshot.faults.base = faults } }
+
+    /// Applies a `POST /_sandbox/faults` body at monotonic time `now` (ns); nil (and no change)
+    /// when a fault member is unknown or invalid. An outage closes the provider connections of
+    /// every event loop (each is woken).
+    func apply(_ update: SandboxFaultUpdate, now: UInt64) -> Snapshot? {
+        let (snapshot, nudges): (Snapshot?, [@Sendable () -> Void]) = inner.withLock { state in
+            var table = state.snapshot.faults
+            let scope = update.pathPrefix
+            var start = update.clear ? SandboxFaults() : table.faults(scope: scope)
+            if !update.members.isEmpty || !update.clear || scope == nil {
+                guard let updated = start.updated(members: update.members) else { return (nil, []) }
+                start = updated
+                table.set(start, scope: scope)
+            } else {
+                table.set(nil, scope: scope) // {"pathPrefix": …, "clear": true}: the scoped set is gone
+            }
+            state.snapshot.faults = table
+            var nudges: [@Sendable () -> Void] = []
+            if let seconds = update.outageSeconds {
+                state.snapshot.outageUntil = seconds > 0 ? now + UInt64(seconds * 1e9) : 0
+                if seconds > 0 {
+                    state.snapshot.outageGeneration += 1
+                    nudges = state.loopNudges
+                }
+            }
+            return (state.snapshot, nudges)
+        }
+        for nudge in nudges { nudge() }
+        return snapshot
+    }
+
+    /// Registers a way to wake an event loop (``apply(_:now:)`` wakes them all for an outage).
+    func addLoopNudge(_ nudge: @escaping @Sendable () -> Void) { inner.withLock { $0.loopNudges.append(nudge) } }
+
+    /// Whether this FCM send must answer 401 (`fcmUnauthenticatedOnce` of the fault set of
+    /// `scope`, nil: the default set); clears the switch.
+    func takeFCMUnauthenticatedOnce(scope: String? = nil) -> Bool {
         inner.withLock { state in
-            guard state.faults.fcmUnauthenticatedOnce else { return false }
-            state.faults.fcmUnauthenticatedOnce = false
-            return true
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard faults.fcmUnauthenticatedOnce else { return false }
+                faults.fcmUnauthenticatedOnce = false
+                return true
+            }
         }
     }
 
-    /// The next queued Huawei answer (``SandboxFaults/hmsAnswers``), removed from the queue.
-    func takeHMSAnswer() -> String? {
+    /// The next queued Huawei answer (``SandboxFaults/hmsAnswers`` of the set of `scope`),
+    /// removed from the queue.
+    func takeHMSAnswer(scope: String? = nil) -> String? {
         inner.withLock { state in
-            guard !state.faults.hmsAnswers.isEmpty else { return nil }
-            return state.faults.hmsAnswers.removeFirst()
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard !faults.hmsAnswers.isEmpty else { return nil }
+                return faults.hmsAnswers.removeFirst()
+            }
         }
+    }
+
+    /// Whether this send gets a `GOAWAY` from ``SandboxFaults/goawayCount`` of the set of
+    /// `scope`; counts it down.
+    func takeGoaway(scope: String?) -> Bool {
+        inner.withLock { state in
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard faults.goawayCount > 0 else { return false }
+                faults.goawayCount -= 1
+                return true
+            }
+        }
+    }
+
+    /// Counts a transport fault an event loop performed.
+    func count(_ fault: SandboxTransportFault) { inner.withLock { $0.counters.transportFaults[fault, default: 0] += 1 } }
+
+    /// Counts connections an outage closed, and provider streams it refused.
+    func countOutage(closedConnections: Int = 0, refusedStreams: Int = 0) {
+        inner.withLock { state in
+            state.counters.outageClosedConnections += closedConnections
+            state.counters.outageRefusedStreams += refusedStreams
+        }
+    }
+
+    /// `GET /_sandbox/faults`: the default set's members, `scoped` (one object per path prefix,
+    /// longest first) and `outageSecondsLeft`.
+    func faultsJSON(now: UInt64) -> String {
+        let snapshot = self.snapshot
+        return JSONWriter.object { w in
+            snapshot.faults.base.writeMembers(&w)
+            w.key("scoped")
+            w.beginArray()
+            for entry in snapshot.faults.scoped {
+                w.beginObject()
+                w.member("pathPrefix", entry.pathPrefix)
+                entry.faults.writeMembers(&w)
+                w.endObject()
+            }
+            w.endArray()
+            let left = snapshot.outageUntil > now ? Double(snapshot.outageUntil - now) / 1e9 : 0
+            w.member("outageSecondsLeft", (left * 1000).rounded(.up) / 1000)
+        }.text
     }
 
     /// Forgets an issued access token: later requests carrying it are 401.
@@ -252,6 +261,11 @@ final class SandboxState: Sendable {
                 w.member("requests", counters.requests)
                 w.member("distinctMsgIds", counters.msgIDCounts.count); w.member("duplicateMsgIds", counters.duplicateMsgIDs)
                 w.member("tokenRequests", counters.tokenRequests); w.member("droppedRecords", counters.droppedRecords)
+                w.member("transportFaults") { t in
+                    for fault in SandboxTransportFault.allCases { t.member(fault.rawValue, counters.transportFaults[fault, default: 0]) }
+                    t.member("outageClosedConnections", counters.outageClosedConnections)
+                    t.member("outageRefusedStreams", counters.outageRefusedStreams)
+                }
             }.text
         }
     }
