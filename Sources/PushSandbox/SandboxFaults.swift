@@ -48,6 +48,11 @@ struct SandboxFaults: Sendable, Equatable {
     /// Share accepted (recorded) and never answered.
     var hangShare = 0.0
 
+    /// Whether any transport fault is set (the router draws none otherwise).
+    var hasTransportFaults: Bool {
+        refuseShare > 0 || goawayShare > 0 || goawayCount > 0 || resetShare > 0 || dropShare > 0 || hangShare > 0
+    }
+
     /// At most this many queued Huawei answers.
     static let maximumHMSAnswers = 1000
 

@@ -71,8 +71,15 @@ final class SandboxRouter {
 
     /// Refreshes cached settings and flushes the record file; called by the event loop after each batch of events.
     func loopIterationEnded() {
-        snapshot = state.snapshot
+        refresh(state.snapshot)
         state.flushRecords()
+    }
+
+    /// Takes a new snapshot of the shared fault sets and outage.
+    private func refresh(_ snapshot: SandboxState.Snapshot) {
+        self.snapshot = snapshot
+        faults = snapshot.faults.base
+        faultScope = nil
     }
 
     /// The answer to `request`, or the transport fault that replaces it
@@ -81,8 +88,9 @@ final class SandboxRouter {
     /// one was accepted (it is recorded).
     func handle(_ request: SandboxRequest) -> SandboxResponse {
         let path = request.pathWithoutQuery
-        (faultScope, faults) = snapshot.faults.faults(for: path)
-        let isSend = Self.isMessageSend(path)
+        // Without scoped sets `faults` stays the default set (taken once per loop iteration).
+        if !snapshot.faults.scoped.isEmpty { (faultScope, faults) = snapshot.faults.faults(for: path) }
+        let isSend = faults.hasTransportFaults && Self.isMessageSend(path)
         if isSend, let fault = drawFaultBeforeProcessing() {
             return SandboxResponse(status: 0, transportFault: fault)
         }
@@ -149,7 +157,7 @@ final class SandboxRouter {
                   let updated = state.apply(update, now: EventLoop.now()) else {
                 return .json(400, JSONWriter.object { $0.member("error", SandboxFaults.usage) }.text, isProviderResponse: false)
             }
-            snapshot = updated
+            refresh(updated)
             return .json(200, state.faultsJSON(now: EventLoop.now()), isProviderResponse: false)
         case ("GET", "/_sandbox/health"):
             return .text(200, "ok\n")

@@ -167,7 +167,7 @@ final class EventLoop: @unchecked Sendable {
         while true {
             let fd = pw_ng_accept_nonblocking(listenFD)
             if fd < 0 { return }
-            if router.snapshot.isOutage(now: Self.now()) {
+            if router.snapshot.outageUntil != 0, router.snapshot.isOutage(now: Self.now()) {
                 // An outage: the client's TLS handshake fails (nothing of a request is sent).
                 close(fd)
                 router.state.countOutage(closedConnections: 1)
@@ -184,9 +184,10 @@ final class EventLoop: @unchecked Sendable {
 
     /// Called by a connection when a request is complete (inside one of its nghttp2 callbacks).
     func dispatch(_ request: SandboxRequest, connection: HTTP2Connection, streamID: Int32) {
-        if !request.path.hasPrefix("/_sandbox/") {
+        let isControl = request.path.hasPrefix("/_sandbox/")
+        if !isControl {
             connection.carriesProviderTraffic = true
-            if router.snapshot.isOutage(now: Self.now()) {
+            if router.snapshot.outageUntil != 0, router.snapshot.isOutage(now: Self.now()) {
                 // A connection that carried only control requests until now: refused, not
                 // processed (RFC 9113 §8.7); the client's next connection fails its handshake.
                 connection.resetStream(streamID, errorCode: NGHTTP2_REFUSED_STREAM)
@@ -195,7 +196,8 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         let response = router.handle(request)
-        applyOutage(current: connection)
+        // A control request may have started an outage (`POST /_sandbox/faults`).
+        if isControl { applyOutage(current: connection) }
         switch response.transportFault {
         case .refuse?:
             connection.resetStream(streamID, errorCode: NGHTTP2_REFUSED_STREAM)
