@@ -277,12 +277,12 @@ struct SandboxTransportFaultsTests {
     @Test("outageSeconds: new connections fail their TLS handshake until the outage ends by itself")
     func outageOnTheWire() throws {
         let server = try SandboxServer(arguments: ["--no-auth"])
-        #expect(try server.curl("POST", "/_sandbox/faults", body: Data(#"{"outageSeconds":1}"#.utf8)).status == 200)
+        #expect(try server.curl("POST", "/_sandbox/faults", body: Data(#"{"outageSeconds":3}"#.utf8)).status == 200)
         let refused = try server.curl("POST", "/3/device/\(Self.token)", headers: ["apns-topic": "t"], body: Data(Self.body.utf8))
         // During the outage every new connection fails, a curl run's for control too.
         #expect(refused.status == 0, "\(refused.curlError)")
         #expect(refused.curlError.contains("curl: (35)"), "CURLE_SSL_CONNECT_ERROR, the handshake failed: \(refused.curlError)")
-        #expect(eventually(timeout: 10) { (try? server.curl("GET", "/_sandbox/health").status) == 200 }, "the outage ends by itself")
+        #expect(eventually(timeout: 15) { (try? server.curl("GET", "/_sandbox/health").status) == 200 }, "the outage ends by itself")
         #expect(try Self.accepted(server, "w1") == 0)
         #expect((try Self.transportFaults(server)["outageClosedConnections"] as? Int ?? 0) >= 1)
         #expect(try server.curl("POST", "/3/device/\(Self.token)", headers: ["apns-topic": "t"], body: Data(Self.body.utf8)).status == 200)
