@@ -16,6 +16,8 @@ struct CurlFailureMappingTests {
         return failure
     }
 
+    static let alert = "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0"
+
     static let rows: [Row] = [
         // Nothing sent yet: the existing CURLcode table, all not delivered.
         (failure(.code(7)), .connect("d")),
@@ -46,6 +48,11 @@ struct CurlFailureMappingTests {
         (failure(.code(7), "ignored", stop: .afterError("Recv failure: Connection reset by peer")),
          .unanswered(.connectionLost, "Recv failure: Connection reset by peer")),
         (failure(.code(42), "ignored", stop: .afterError("OpenSSL SSL_read: unexpected eof")), .unanswered(.connectionLost, "OpenSSL SSL_read: unexpected eof")),
+        // A certificate refusal read after TLS 1.3 let the request out: the handshake failed.
+        (failure(.code(56), alert, onTheWire: true), .tls(alert)),
+        (failure(.code(7), "ignored", stop: .afterError(alert)), .tls(alert)),
+        (failure(.code(56), "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000119:SSL routines::decryption failed or bad record mac, errno 0", onTheWire: true),
+         .unanswered(.connectionLost, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000119:SSL routines::decryption failed or bad record mac, errno 0")),
         (failure(.code(42), stop: .refusedRepeatedly(attempts: 4)),
          .protocolError("the server refused the stream on 4 attempts (REFUSED_STREAM or above a GOAWAY's last-stream-id: not processed)")),
     ]
@@ -53,6 +60,18 @@ struct CurlFailureMappingTests {
     @Test("each set of facts maps to one error", arguments: rows)
     func mapping(row: Row) {
         #expect(CurlErrorMapping.transportError(row.failure) == row.expected)
+    }
+
+    @Test("OpenSSL errors of handshake_failure and certificate alerts are handshake refusals, in 3.x and 1.1 wording; others are not", arguments: [
+        ("error:0A000418:SSL routines::tlsv1 alert unknown ca", true), ("error:0A000412:SSL routines::sslv3 alert bad certificate", true),
+        ("error:0A00045C:SSL routines::tlsv13 alert certificate required", true), ("error:0A000415:SSL routines::sslv3 alert certificate expired", true),
+        ("error:14094418:SSL routines:ssl3_read_bytes:tlsv1 alert unknown ca", true),
+        ("error:0A000126:SSL routines::unexpected eof while reading", false), ("error:0A000410:SSL routines::sslv3 alert handshake failure", true),
+        ("error:0A00042E:SSL routines::tlsv1 alert protocol version", false),
+        ("Recv failure: Connection reset by peer", false), ("error:0A0004", false), ("", false),
+    ])
+    func handshakeRefusal(message: String, expected: Bool) {
+        #expect(CurlErrorMapping.isHandshakeRefusal(message) == expected)
     }
 
     @Test("certainty: unanswered is unknown, everything else not delivered", arguments: [

@@ -34,6 +34,8 @@ enum CurlErrorMapping {
     /// §6.8). Otherwise ``HTTPTransportError/unanswered(_:_:)``.
     static func transportError(_ failure: CurlFailure) -> HTTPTransportError {
         switch failure.resendStop {
+        case .afterError(let message) where isHandshakeRefusal(message):
+            return .tls(message)
         case .afterError(let message):
             return .unanswered(.connectionLost, message)
         case .refusedRepeatedly(let attempts):
@@ -50,9 +52,52 @@ enum CurlErrorMapping {
         case .shutdown:
             return failure.isOnTheWire ? .unanswered(.shutdown, failure.detail) : .shutdown
         case .code(let code):
+            // TLS 1.3 lets the client write before the server has checked its certificate; a
+            // refusal then arrives as an alert in place of an answer. The handshake failed:
+            // nothing of the request was processed.
+            if failure.isOnTheWire && isHandshakeRefusal(failure.detail) { return .tls(failure.detail) }
             return failure.isOnTheWire
                 ? unanswered(rawCode: code, detail: failure.detail)
                 : transportError(rawCode: code, detail: failure.detail)
+        }
+    }
+
+    /// OpenSSL's reason codes (1000 + the alert number) of the alerts a server sends only while
+    /// the TLS handshake fails (RFC 8446 §6.2): handshake_failure (40) and those refusing the
+    /// client's certificate, bad_certificate (42), unsupported_certificate (43),
+    /// certificate_revoked (44), certificate_expired (45), certificate_unknown (46), unknown_ca
+    /// (48), access_denied (49), certificate_required (116).
+    static let handshakeRefusalReasons: Set<UInt32> = [1040, 1042, 1043, 1044, 1045, 1046, 1048, 1049, 1116]
+
+    /// Whether libcurl's message carries an OpenSSL error (`error:0A000418:SSL routines::tlsv1
+    /// alert unknown ca`) whose reason is one of ``handshakeRefusalReasons`` (the low 12 bits of
+    /// the packed code, in OpenSSL 1.1 and 3 alike).
+    static func isHandshakeRefusal(_ message: String) -> Bool {
+        let bytes = Array(message.utf8)
+        let marker = Array("error:".utf8)
+        var index = 0
+        while index + marker.count + 9 <= bytes.count {
+            if bytes[index..<(index + marker.count)].elementsEqual(marker) {
+                let start = index + marker.count
+                var code: UInt32 = 0
+                var digits = 0
+                while digits < 8, let value = hexValue(bytes[start + digits]) {
+                    code = code << 4 | value
+                    digits += 1
+                }
+                if digits == 8, bytes[start + 8] == UInt8(ascii: ":"), handshakeRefusalReasons.contains(code & 0xFFF) { return true }
+            }
+            index += 1
+        }
+        return false
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+        default: nil
         }
     }
 
