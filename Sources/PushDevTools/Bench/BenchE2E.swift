@@ -242,7 +242,7 @@ package struct BenchE2E: Benchmark {
                                                     // meanwhile: a short wait keeps its 0–500 ms out of the result delay.
                                                     "fetch.wait.max.ms": "10"], topics: ["push.results.v1"])
         defer { reader.close() }
-        let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5"])
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5", "message.max.bytes": "16777216"])
         var enqueuedAtMs = [Int64](repeating: 0, count: jobs.count)
         func enqueue() throws {
             step("enqueueing \(jobs.count) jobs (\(options.notifications) recipients, \(jobBytes / 1024) KiB)")
