@@ -3,6 +3,7 @@ import PushCore
 import PushPipeline
 import PushProviders
 import PushRedis
+import Synchronization
 
 /// Where a stage hands a recipient's outcome (the result publisher).
 protocol OutcomeSink: Sendable {
@@ -59,33 +60,53 @@ final class ClaimStage: Sendable {
 
     var leaseSeconds: Double { Double(settings.leaseMs) / 1000 }
 
+    /// What the last round left waiting for: it needs another look only once the queue, a slot, a
+    /// hold or a breaker changed, or the earliest due time came (consumer thread).
+    private struct LastRound {
+        var queueVersion: UInt64 = .max
+        var endpointVersion: UInt64 = .max
+        var room = -1
+        var parkHeld = false
+        var nextDue = Double.infinity
+    }
+    private let last = Mutex(LastRound())
+
     /// One claim round for up to `room` recipients; `parkHeld`: send every held recipient to the
     /// retry topic now (the worker is saturated by load and must take other tenants' jobs).
     func round(room: Int, parkHeld: Bool) -> [SendBatch] {
         // No room and nothing to park: the queue is not even looked at.
         guard room > 0 || parkHeld else { return [] }
-        let requests = queue.takeAll()
-        guard !requests.isEmpty else { return [] }
         let now = clock.monotonicSeconds
+        let queueVersion = queue.version, endpointVersion = endpoints.version
+        let unchanged = last.withLock { last -> Bool in
+            let sameState = last.queueVersion == queueVersion && last.endpointVersion == endpointVersion
+            let sameAsks = room <= last.room && parkHeld == last.parkHeld
+            return sameState && sameAsks && now < last.nextDue
+        }
+        if unchanged { return [] }
         let view = endpoints.admissionView(now: now)
-        let choices = settings.admission.choose(requests.map { Admission.Candidate(due: $0.due, endpoint: $0.endpoint) },
-                                                room: room, now: now, inFlight: view.inFlight, gates: view.gates, parkHeld: parkHeld)
-        var kept: [ClaimRequest] = []
-        var taken: [ClaimRequest] = []
-        var probes: Set<Int> = []
-        for (request, choice) in zip(requests, choices) {
-            switch choice {
-            case .take:
-                taken.append(request)
-                if request.endpoint < view.gates.count, view.gates[request.endpoint] == .probe { probes.insert(request.endpoint) }
-            case .keep:
-                kept.append(request)
-            case .park(let until):
-                park(request, until: until, now: now)
+        var nextDue = Double.infinity
+        let selected = queue.select { requests in
+            let candidates = requests.map { Admission.Candidate(due: $0.due, endpoint: $0.endpoint) }
+            let choices = settings.admission.choose(candidates, room: room, now: now, inFlight: view.inFlight, gates: view.gates,
+                                                    parkHeld: parkHeld)
+            for (candidate, choice) in zip(candidates, choices) where choice == .keep {
+                var due = candidate.due > now ? candidate.due : Double.infinity
+                if candidate.endpoint < view.gates.count, case .held(let until) = view.gates[candidate.endpoint] { due = min(due, until) }
+                nextDue = min(nextDue, due)
             }
+            return choices
+        }
+        last.withLock { $0 = LastRound(queueVersion: queueVersion, endpointVersion: endpointVersion, room: room, parkHeld: parkHeld,
+                                       nextDue: nextDue) }
+        for (request, until) in selected.parked { park(request, until: until, now: now) }
+        var probes: Set<Int> = []
+        for request in selected.taken where request.endpoint < view.gates.count && view.gates[request.endpoint] == .probe {
+            probes.insert(request.endpoint)
         }
         for endpoint in probes { endpoints.probeSent(endpoint, now: now) }
-        taken = takeTokens(taken, now: now, kept: &kept)
+        var kept: [ClaimRequest] = []
+        let taken = takeTokens(selected.taken, now: now, kept: &kept)
         queue.restore(kept)
         guard !taken.isEmpty else { return [] }
         return claim(taken, now: now)
@@ -117,18 +138,27 @@ final class ClaimStage: Sendable {
         var groups: [(run: JobRun, endpoint: Int, buckets: [DeliveryStateStore.Bucket], members: [Int])] = []
         var groupOf: [GroupKey: Int] = [:]
         var granted = [Bool](repeating: true, count: taken.count)
+        var previous: (key: GroupKey, group: Int)?
         for (position, request) in taken.enumerated() {
             let key = GroupKey(run: ObjectIdentifier(request.run), endpoint: request.endpoint)
+            // Recipients of one job come together: the group of the one before is checked first.
+            if let previous, previous.key == key {
+                if previous.group >= 0 { groups[previous.group].members.append(position) }
+                continue
+            }
             if let group = groupOf[key] {
+                previous = (key, group)
                 if group >= 0 { groups[group].members.append(position) } // -1: no buckets
                 continue
             }
             let buckets = self.buckets(for: request.run, request.index)
             guard !buckets.isEmpty else {
                 groupOf[key] = -1
+                previous = (key, -1)
                 continue
             }
             groupOf[key] = groups.count
+            previous = (key, groups.count)
             groups.append((request.run, request.endpoint, buckets, [position]))
         }
         for group in groups where !group.members.isEmpty {
@@ -227,9 +257,20 @@ final class ClaimStage: Sendable {
                     again.append(request)
                     continue
                 }
-                guard let providerRequest = run.takeRequest(index) else {
+                let providerRequest: ProviderRequest
+                switch run.takeRequest(index) {
+                case nil:
                     if let entry = run.recordEntry(index, .released) { releases.append(entry) }
                     continue
+                case .failure(let rejection)?:
+                    // Built only now (``JobPlan``): a payload that cannot be built is rejected; the
+                    // claim is given back when the result is recorded.
+                    run.noteClaimed(index, at: startedAt)
+                    outcomes.add(run, index, .final(run.result(index, .rejected, reason: rejection.reason, atMs: nowMs,
+                                                               attempts: run.attemptsBefore(index))), holdsSlot: false)
+                    continue
+                case .success(let request)?:
+                    providerRequest = request
                 }
                 run.noteClaimed(index, at: startedAt, resend: verdict == .resend)
                 let item = SendItem(index: index, request: providerRequest)
@@ -242,7 +283,7 @@ final class ClaimStage: Sendable {
                 taking[request.endpoint, default: 0] += 1
                 if verdict == .resend { counts.resend += 1 } else { counts.send += 1 }
             case .duplicate:
-                _ = run.takeRequest(index) // never sent: its payload need not wait for the run's end
+                run.dropRequest(index) // never sent: its payload need not wait for the run's end
                 outcomes.add(run, index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)), holdsSlot: false)
                 counts.duplicate += 1
             case .wait:
@@ -252,12 +293,12 @@ final class ClaimStage: Sendable {
                 again.append(retry)
                 counts.wait += 1
             case .knownInvalid:
-                _ = run.takeRequest(index)
+                run.dropRequest(index)
                 run.noteClaimed(index, at: startedAt) // released when its outcome is recorded
                 outcomes.add(run, index, .final(run.result(index, .invalidToken, reason: "known_invalid", atMs: nowMs)), holdsSlot: false)
                 counts.invalid += 1
             case .unanswered:
-                _ = run.takeRequest(index)
+                run.dropRequest(index)
                 let result = run.result(index, .failed, reason: "unanswered", atMs: nowMs, attempts: run.attemptsBefore(index))
                 outcomes.add(run, index, .final(result), holdsSlot: false)
                 counts.unanswered += 1

@@ -28,6 +28,11 @@ final class EndpointTable: Sendable {
     /// Endpoints whose breaker is not closed with zero failures: while none is, a success needs
     /// no lock (every answer of a healthy provider is one).
     private let breakersAttended = Atomic<Int>(0)
+    /// Bumped whenever a slot frees or a hold or breaker changes: a claim round can tell that
+    /// nothing it waits for has changed.
+    private let changes = Atomic<UInt64>(0)
+
+    var version: UInt64 { changes.load(ordering: .acquiring) }
 
     init(breaker: CircuitBreaker = CircuitBreaker()) {
         breakerTemplate = breaker
@@ -87,6 +92,7 @@ final class EndpointTable: Sendable {
                 state.entries[id].inFlight = max(0, state.entries[id].inFlight + delta)
             }
         }
+        changes.add(1, ordering: .releasing)
     }
 
     /// Recipients taken for sending (`delta` > 0) or recorded (`delta` < 0), per endpoint.
@@ -112,6 +118,7 @@ final class EndpointTable: Sendable {
         state.withLock { state in
             guard state.entries.indices.contains(id), until > state.entries[id].backoffUntil else { return false }
             state.entries[id].backoffUntil = until
+            changes.add(1, ordering: .releasing)
             return true
         }
     }
@@ -128,6 +135,7 @@ final class EndpointTable: Sendable {
             let isOpen = state.entries[id].breaker.isOpen
             let isAttended = state.entries[id].breaker.state != .closed(failures: 0)
             if isAttended != wasAttended { breakersAttended.add(isAttended ? 1 : -1, ordering: .releasing) }
+            if isOpen != wasOpen || !isOpen { changes.add(1, ordering: .releasing) }
             return (isOpen, isOpen != wasOpen)
         }
     }
@@ -147,10 +155,40 @@ final class EndpointTable: Sendable {
 /// Thread safety: a Mutex; the consumer thread takes, the result publisher puts back.
 final class ClaimQueue: Sendable {
     private let queue = Mutex<[ClaimRequest]>([])
+    /// Bumped whenever requests are added: a claim round can tell that nothing changed.
+    private let changes = Atomic<UInt64>(0)
+
+    var version: UInt64 { changes.load(ordering: .acquiring) }
 
     func append(_ requests: [ClaimRequest]) {
         guard !requests.isEmpty else { return }
         queue.withLock { $0.append(contentsOf: requests) }
+        changes.add(1, ordering: .releasing)
+    }
+
+    /// Takes out the requests `choose` picks (its choices are in queue order) and those it
+    /// parks; the others stay, in order. In place: a kept request is moved, never copied.
+    func select(_ choose: ([ClaimRequest]) -> [Admission.Choice]) -> (taken: [ClaimRequest], parked: [(request: ClaimRequest, until: Double)]) {
+        queue.withLock { queue in
+            guard !queue.isEmpty else { return ([], []) }
+            let choices = choose(queue)
+            var taken: [ClaimRequest] = []
+            var parked: [(request: ClaimRequest, until: Double)] = []
+            var write = 0
+            for read in queue.indices {
+                switch choices[read] {
+                case .keep:
+                    if write != read { queue.swapAt(write, read) }
+                    write += 1
+                case .take:
+                    taken.append(queue[read])
+                case .park(let until):
+                    parked.append((queue[read], until))
+                }
+            }
+            queue.removeSubrange(write...)
+            return (taken, parked)
+        }
     }
 
     /// Takes everything (the caller puts back what it keeps).
@@ -165,6 +203,7 @@ final class ClaimQueue: Sendable {
     func restore(_ kept: [ClaimRequest]) {
         guard !kept.isEmpty else { return }
         queue.withLock { $0.insert(contentsOf: kept, at: 0) }
+        changes.add(1, ordering: .releasing)
     }
 
     var count: Int { queue.withLock { $0.count } }

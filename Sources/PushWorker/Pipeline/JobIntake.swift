@@ -46,7 +46,15 @@ final class JobIntake: Sendable {
         let now = clock.wallSeconds
         let appCredentials = credentials(job.appID)
         var parts = JobRun.Parts(capacity: job.plannedCount)
-        planner.plan(job, profile: appCredentials?.profile, now: Date(timeIntervalSince1970: now)) { parts.add($0) }
+        // Requests are built when claimed for sending (``JobPlan``); an audience's one at once.
+        var plan: JobPlan?
+        if job.audience != nil {
+            planner.plan(job, profile: appCredentials?.profile, now: Date(timeIntervalSince1970: now)) { parts.add($0) }
+        } else {
+            let prepared = planner.prepare(job, profile: appCredentials?.profile, now: Date(timeIntervalSince1970: now))
+            for recipient in job.recipients { parts.add(prepared.start(recipient), recipient) }
+            plan = prepared
+        }
         let starts = parts.starts
         let nowMs = Int64(now * 1000)
         let retention = DedupRetention.milliseconds(
@@ -55,7 +63,7 @@ final class JobIntake: Sendable {
         let recipientCount = parts.count
         // The run keeps the job without its recipient list: each plan holds its recipient.
         let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: message.topicPartition, offset: message.offset,
-                         generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts,
+                         generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts, plan: plan,
                          owner: registry.nextOwner(), retentionMs: retention, startedAt: now, endpoints: endpoints.ids(appID: job.appID))
         registry.add(run)
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PushCore
 import PushCrypto
 import PushProviders
@@ -41,69 +42,39 @@ public struct JobPlanner: Sendable {
         return plans
     }
 
-    /// The same plans handed to `body` one by one, in recipient order, each owned by it (the
-    /// worker takes them apart into a ``JobRun`` without copying any: docs/performance.md
-    /// "Sixth session").
+    /// The same plans handed to `body` one by one, in recipient order, each owned by it.
     public func plan(_ job: FanOutJob, profile: AppProfile?, now: Date, _ body: (consuming PlannedRecipient) -> Void) {
-        let prepared = PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy))
-        let issuedAt = Int(now.timeIntervalSince1970)
         if let audience = job.audience {
+            let prepared = PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy))
             body(plan(audience.recipient, tokenHash: TokenHash.of(audience), resolution: prepared.resolve(audience),
-                      profile: profile, issuedAt: issuedAt))
+                      profile: profile, issuedAt: Int(now.timeIntervalSince1970)))
             return
         }
-        // Recipients who share a language with constant texts and a target kind share one
-        // request, built once (``PayloadTemplate``); each gets its msgId and token spliced in.
-        var templates = TemplateCache(languageCount: job.content.languages.count)
+        let plan = prepare(job, profile: profile, now: now)
         for recipient in job.recipients {
-            body(plan(recipient, prepared: prepared, templates: &templates, profile: profile, issuedAt: issuedAt))
+            let start = plan.start(recipient)
+            let state: PlannedRecipient.State
+            switch start.state {
+            case .expired: state = .expired
+            case .rejected(let reason): state = .rejected(reason: reason)
+            case .ready(.built(let request)): state = .ready(request)
+            case .ready(.pending(let target, let languageIndex)):
+                switch plan.build(recipient, msgID: start.msgID ?? "", target: target, languageIndex: languageIndex) {
+                case .success(let request): state = .ready(request)
+                case .failure(let rejection): state = .rejected(reason: rejection.reason)
+                }
+            }
+            body(PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: start.language, msgID: start.msgID,
+                                  tokenHash: start.tokenHash, state: state))
         }
     }
 
-    /// One recipient of a recipient list: ``PreparedJob/resolve(_:)`` step by step, so a ready
-    /// recipient whose texts are constant takes the template path.
-    private func plan(_ recipient: Recipient, prepared: PreparedJob, templates: inout TemplateCache, profile: AppProfile?,
-                      issuedAt: Int) -> PlannedRecipient {
-        let tokenHash = TokenHash.of(recipient)
-        let msgID = prepared.msgID(for: recipient)
-        if prepared.isExpired {
-            return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: nil, msgID: msgID,
-                                    tokenHash: tokenHash, state: .expired)
-        }
-        let languageIndex = prepared.languageIndex(for: recipient)
-        let state: PlannedRecipient.State
-        switch RecipientTargeting.target(for: recipient, policy: webPushPolicy) {
-        case .failure(let rejection):
-            state = .rejected(reason: rejection.reason)
-        case .success(let target):
-            guard let profile else {
-                state = .rejected(reason: "no_credentials")
-                break
-            }
-            if let fields = prepared.personalizedTexts(languageIndex: languageIndex) {
-                let rendered = prepared.render(fields, for: recipient, languageIndex: languageIndex)
-                let texts = NotificationText(title: rendered.title, subtitle: rendered.subtitle, body: rendered.body)
-                if let request = templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex,
-                                                   engine: TokenHash.sha256Engine, make: {
-                    var personalized: PayloadTemplate.Texts = []
-                    if fields.title { personalized.insert(.title) }
-                    if fields.subtitle { personalized.insert(.subtitle) }
-                    if fields.body { personalized.insert(.body) }
-                    return PayloadTemplate.make(prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target),
-                                                personalized: personalized, target: target, profile: profile, issuedAtUnix: issuedAt)
-                }) {
-                    state = .ready(request)
-                    break
-                }
-            }
-            let content = prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target)
-            switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
-            case .success(let request): state = .ready(request)
-            case .failure(let error): state = .rejected(reason: error.reason)
-            }
-        }
-        return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: prepared.languageTag(at: languageIndex),
-                                msgID: msgID, tokenHash: tokenHash, state: state)
+    /// A job's planning in two steps (``JobPlan``): what each recipient will become, at once;
+    /// its request, when it is about to be sent. Not for audience jobs (one plan each, built by
+    /// ``plan(_:profile:now:_:)``).
+    public func prepare(_ job: FanOutJob, profile: AppProfile?, now: Date) -> JobPlan {
+        JobPlan(prepared: PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy)),
+                profile: profile, issuedAt: Int(now.timeIntervalSince1970), webPushPolicy: webPushPolicy)
     }
 
     /// `resolution` is consumed: its content moves into the payload builder's argument instead of
@@ -133,6 +104,101 @@ public struct JobPlanner: Sendable {
         }
         return PlannedRecipient(recipient: recipient, platform: recipient.platformLabel, language: language, msgID: msgID,
                                 tokenHash: tokenHash, state: state)
+    }
+}
+
+/// One job's planning, split so that a request is built only when it is about to be sent: a
+/// job's memory then follows the worker's in-flight window, not the job's size
+/// (docs/performance.md "Memory"). ``start(_:)`` decides what a recipient becomes (msgId, token
+/// hash, language, target; expired or rejected at once); ``build(_:msgID:target:languageIndex:)``
+/// builds the request of a ready one — through the job's payload templates when its texts allow.
+///
+/// Thread safety: immutable but for the templates, behind a lock.
+public final class JobPlan: Sendable {
+    /// What a recipient becomes.
+    public enum State: Sendable {
+        case ready(Ready)
+        case rejected(reason: String)
+        case expired
+    }
+
+    /// A recipient that will be sent: its request, or what it is built from.
+    public enum Ready: Sendable {
+        case built(ProviderRequest)
+        case pending(target: DeliveryTarget, languageIndex: Int)
+    }
+
+    public struct Start: Sendable {
+        public var msgID: String?
+        /// Hash of the token or endpoint: never the token itself.
+        public var tokenHash: String
+        public var language: String?
+        public var state: State
+    }
+
+    /// Why a build failed: the result's `rejected` reason.
+    public struct Rejection: Error, Sendable {
+        public var reason: String
+    }
+
+    let prepared: PreparedJob
+    let profile: AppProfile?
+    let issuedAt: Int
+    let webPushPolicy: WebPushPolicy
+    private let templates: Mutex<TemplateCache>
+
+    init(prepared: PreparedJob, profile: AppProfile?, issuedAt: Int, webPushPolicy: WebPushPolicy) {
+        self.prepared = prepared
+        self.profile = profile
+        self.issuedAt = issuedAt
+        self.webPushPolicy = webPushPolicy
+        templates = Mutex(TemplateCache(languageCount: prepared.job.content.languages.count))
+    }
+
+    public func start(_ recipient: Recipient) -> Start {
+        let tokenHash = TokenHash.of(recipient)
+        let msgID = prepared.msgID(for: recipient)
+        if prepared.isExpired { return Start(msgID: msgID, tokenHash: tokenHash, language: nil, state: .expired) }
+        let languageIndex = prepared.languageIndex(for: recipient)
+        let language = prepared.languageTag(at: languageIndex)
+        switch RecipientTargeting.target(for: recipient, policy: webPushPolicy) {
+        case .failure(let rejection):
+            return Start(msgID: msgID, tokenHash: tokenHash, language: language, state: .rejected(reason: rejection.reason))
+        case .success(let target):
+            guard profile != nil else {
+                return Start(msgID: msgID, tokenHash: tokenHash, language: language, state: .rejected(reason: "no_credentials"))
+            }
+            return Start(msgID: msgID, tokenHash: tokenHash, language: language, state: .ready(.pending(target: target, languageIndex: languageIndex)))
+        }
+    }
+
+    /// The request of a recipient ``start(_:)`` found ready. A recipient whose texts are constant
+    /// takes the template path (the job's request for its language and target kind, its msgId,
+    /// token and replace key spliced in).
+    public func build(_ recipient: Recipient, msgID: String, target: DeliveryTarget, languageIndex: Int) -> Result<ProviderRequest, Rejection> {
+        guard let profile else { return .failure(Rejection(reason: "no_credentials")) }
+        // `self.prepared` is read in place: a copy of the prepared job retains each of its fields.
+        if let fields = prepared.personalizedTexts(languageIndex: languageIndex) {
+            let rendered = prepared.render(fields, for: recipient, languageIndex: languageIndex)
+            let texts = NotificationText(title: rendered.title, subtitle: rendered.subtitle, body: rendered.body)
+            let request = templates.withLock { templates in
+                templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex,
+                                  engine: TokenHash.sha256Engine, make: {
+                    var personalized: PayloadTemplate.Texts = []
+                    if fields.title { personalized.insert(.title) }
+                    if fields.subtitle { personalized.insert(.subtitle) }
+                    if fields.body { personalized.insert(.body) }
+                    return PayloadTemplate.make(self.prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target),
+                                                personalized: personalized, target: target, profile: profile, issuedAtUnix: self.issuedAt)
+                })
+            }
+            if let request { return .success(request) }
+        }
+        let content = prepared.content(for: recipient, msgID: msgID, languageIndex: languageIndex, target: target)
+        switch PayloadBuilder.build(content, target: target, profile: profile, issuedAtUnix: issuedAt) {
+        case .success(let request): return .success(request)
+        case .failure(let error): return .failure(Rejection(reason: error.reason))
+        }
     }
 }
 

@@ -99,9 +99,12 @@ final class JobRun: Sendable {
         var statusCounts = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
     }
     private let state: Mutex<State>
-    /// The provider request of each ready recipient until it is sent (``takeRequest(_:)``): a
-    /// processing lives until Kafka acknowledged its last result, long after most requests left.
-    private let requests: Mutex<[ProviderRequest?]>
+    /// Each ready recipient's request, or what it is built from, until it is sent
+    /// (``takeRequest(_:)``): built only when claimed for sending, so a job's memory follows the
+    /// in-flight window, not its size.
+    private let requests: Mutex<[JobPlan.Ready?]>
+    /// Builds the pending requests (nil for an audience job, whose one request is built at once).
+    let plan: JobPlan?
 
     struct RetryEntry: Sendable {
         var recipient: Recipient
@@ -119,7 +122,7 @@ final class JobRun: Sendable {
     /// A job's plans taken apart as the planner hands them over, each plan consumed (not copied).
     struct Parts {
         fileprivate(set) var plans: [RunPlan] = []
-        fileprivate(set) var requests: [ProviderRequest?] = []
+        fileprivate(set) var requests: [JobPlan.Ready?] = []
         fileprivate(set) var keys: [DedupKey?] = []
         private(set) var starts: [Start] = []
 
@@ -139,7 +142,7 @@ final class JobRun: Sendable {
             swap(&state, &plan.state)
             switch consume state {
             case .ready(let request):
-                requests.append(request)
+                requests.append(.built(request))
                 starts.append(.ready)
             case .expired:
                 requests.append(nil)
@@ -150,10 +153,27 @@ final class JobRun: Sendable {
             }
             plans.append(RunPlan(recipient: plan.recipient, platform: plan.platform, msgID: plan.msgID, tokenHash: plan.tokenHash))
         }
+
+        /// One recipient as ``JobPlan/start(_:)`` saw it: its request is built later.
+        mutating func add(_ start: consuming JobPlan.Start, _ recipient: Recipient) {
+            keys.append(start.msgID.map(DedupKey.init(msgID:)))
+            switch start.state {
+            case .ready(let ready):
+                requests.append(ready)
+                starts.append(.ready)
+            case .expired:
+                requests.append(nil)
+                starts.append(.expired)
+            case .rejected(let reason):
+                requests.append(nil)
+                starts.append(.rejected(reason: reason))
+            }
+            plans.append(RunPlan(recipient: recipient, platform: recipient.platformLabel, msgID: start.msgID, tokenHash: start.tokenHash))
+        }
     }
 
     init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
-         parts: consuming Parts, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int]) {
+         parts: consuming Parts, plan: JobPlan?, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int]) {
         self.job = job
         self.credentials = credentials
         self.partition = partition
@@ -162,6 +182,7 @@ final class JobRun: Sendable {
         let count = parts.count
         self.plans = parts.plans
         self.requests = Mutex(parts.requests)
+        self.plan = plan
         self.keys = parts.keys
         self.owner = owner
         self.retentionMs = retentionMs
@@ -187,18 +208,35 @@ final class JobRun: Sendable {
         return endpoints[ProviderMetrics.index(platform)]
     }
 
-    /// Recipient `index`'s provider request, handed over once (nil if it had none or it was taken).
-    func takeRequest(_ index: Int) -> ProviderRequest? {
-        requests.withLock { requests in
+    /// Recipient `index`'s provider request, handed over once and built now if it was not yet
+    /// (nil if it had none or it was taken; a failure when the payload cannot be built, e.g. too
+    /// large: the recipient is then `rejected` with the reason).
+    func takeRequest(_ index: Int) -> Result<ProviderRequest, JobPlan.Rejection>? {
+        let ready = requests.withLock { requests -> JobPlan.Ready? in
             guard requests.indices.contains(index) else { return nil }
             return requests[index].take()
+        }
+        switch ready {
+        case nil: return nil
+        case .built(let request)?: return .success(request)
+        case .pending(let target, let languageIndex)?:
+            guard let plan else { return .failure(JobPlan.Rejection(reason: "no_credentials")) }
+            return plan.build(plans[index].recipient, msgID: plans[index].msgID ?? "", target: target, languageIndex: languageIndex)
+        }
+    }
+
+    /// Forgets recipient `index`'s request without building it (never sent: a duplicate, a known
+    /// dead token, a final unanswered).
+    func dropRequest(_ index: Int) {
+        requests.withLock { requests in
+            if requests.indices.contains(index) { requests[index] = nil }
         }
     }
 
     /// Puts back a request that was not written (it is claimed and sent again later).
     func returnRequest(_ index: Int, _ request: ProviderRequest) {
         requests.withLock { requests in
-            if requests.indices.contains(index) { requests[index] = request }
+            if requests.indices.contains(index) { requests[index] = .built(request) }
         }
     }
 

@@ -166,7 +166,12 @@ public final class Worker: Sendable {
             for action in actions {
                 switch action {
                 case .process(let message):
-                    loop.processed(recipients: intake.process(message))
+                    let recipients = intake.process(message)
+                    loop.processed(recipients: recipients)
+                    // Decoding and planning a large job leave megabytes freed that the allocator
+                    // would keep resident for its decay time while the sends allocate anew: given
+                    // back at once, so a job's peak is its live memory (docs/performance.md "Memory").
+                    if message.value.count >= Self.largeJobBytes { trimHeap() }
                 case .deadLetter(let message, let reason):
                     publisher.deadLetter(message, reason: reason)
                 case .claimAndDispatch(let room, let parkHeld):
@@ -263,6 +268,9 @@ public final class Worker: Sendable {
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
         return 0
     }
+
+    /// A job at least this large (bytes) is followed by a heap trim.
+    static let largeJobBytes = 256 * 1024
 
     /// Off the loop's thread, while idle: returns the allocator's unused pages to the kernel.
     private func trimHeap() {
