@@ -47,13 +47,20 @@ let package = Package(
         .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore", "PushEncoding"], swiftSettings: strict),
 
-        // What runs in production: the worker and the tracking endpoint.
+        // What every production process shares: logging, metrics and the operations endpoints,
+        // configuration loading, credentials, signals, build info.
         .target(
-            name: "PushWorker",
-            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
+            name: "PushRuntime",
+            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
             swiftSettings: strict
         ),
-        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
+        // What runs in production: the worker and the tracking endpoint, each on the runtime.
+        .target(
+            name: "PushWorker",
+            dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            swiftSettings: strict
+        ),
+        .target(name: "PushEvents", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushCrypto", "PushHTTP", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
 
         // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
         // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
@@ -62,23 +69,23 @@ let package = Package(
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
+            dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
         // The chaos drills (`pushworker chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
-        .target(name: "PushChaos", dependencies: ["PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
+        .target(name: "PushChaos", dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
 
         // The executable: the one argument parser and the subcommands.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
         // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
-        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
@@ -92,10 +99,10 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushDevToolsTests", dependencies: ["PushRuntime", "PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["PushRuntime", "pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

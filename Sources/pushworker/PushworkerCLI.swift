@@ -1,4 +1,5 @@
 import PushCore
+import PushRuntime
 import PushKafka
 import PushSandbox
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushCrypto
 import PushHTTP
@@ -355,14 +356,8 @@ public final class Deliverer: Sendable {
         Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1)
     }
 
-    package static func providerLabel(_ platform: Platform) -> String {
-        switch platform {
-        case .ios: "apns"
-        case .android: "fcm"
-        case .web: "webpush"
-        case .huawei: "hms"
-        }
-    }
+    /// The `provider` label of `platform` (``MetricLabels/provider(_:)``).
+    package static func providerLabel(_ platform: Platform) -> String { MetricLabels.provider(platform) }
 
     static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
         switch error {

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushProcess
 import PushCore
 import PushKafka

@@ -1,4 +1,5 @@
 import PushCore
+import PushRuntime
 import PushKafkaMock
 import PushWorker
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCrypto
 import PushSandbox
 #if canImport(Glibc)

@@ -4,7 +4,7 @@ import Synchronization
 import PushEncoding
 
 /// JSON-lines (or text) logger on standard error. Metadata, not interpolation; never log a
-/// secret or a raw token (hash it: ``TokenHash``).
+/// secret or a raw token (hash it: `TokenHash`).
 public final class Logger: Sendable {
     public typealias Level = Configuration.LogLevel
     private let minimum: Level

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushProviders
 
 /// What a process exports from its first scrape (docs/reference/metrics.md): the build info, the process
 /// gauges, and every counter of its role at 0 for each of its known label sets, so that
@@ -15,7 +16,7 @@ extension Metrics {
     public static func startupSeries(_ role: Role) -> [(name: String, labels: [[(String, String)]])] {
         switch role {
         case .worker:
-            let providers = Platform.allCases.map(Deliverer.providerLabel)
+            let providers = Platform.allCases.map(MetricLabels.provider)
             return [
                 ("pushworker_notifications_total", Platform.allCases.flatMap { platform in
                     DeliveryStatus.allCases.map { [("platform", platform.rawValue), ("status", $0.rawValue), ("reason", "")] }
