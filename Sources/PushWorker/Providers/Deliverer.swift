@@ -87,7 +87,7 @@ public final class Deliverer: Sendable {
         self.webPushGuard = webPushGuard
         certificateCircuit = APNSCertificateCircuit(holdSeconds: certificateHoldSeconds)
         apnsTokens = APNSTokenCache(metrics: metrics)
-        fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
+        fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         hmsTokens = HMSTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         vapid = VAPIDCache(metrics: metrics)
         webPushEncryptionSeconds = metrics.counterSeries("pushworker_webpush_encryption_cpu_seconds_total")
