@@ -7,46 +7,46 @@ import PushRedis
 /// The worker's configuration (contract: docs/reference/configuration.md): environment first (12-factor), then an
 /// optional JSON file (`PUSHWORKER_CONFIG_FILE`, keys are the variable names), then flags.
 public struct Configuration: Sendable {
-    public var kafkaBrokers: String
-    public var kafkaGroup: String
-    public var topicJobs: String
-    public var topicRetry: String
-    public var topicResults: String
-    public var topicTokens: String
-    public var topicDLQ: String
-    public var topicEvents: String
-    public var redisURL: String
+    public var kafkaBrokers = ""
+    public var kafkaGroup = "pushworker"
+    public var topicJobs = "push.jobs.v1"
+    public var topicRetry = "push.retry.v1"
+    public var topicResults = "push.results.v1"
+    public var topicTokens = "push.tokens.v1"
+    public var topicDLQ = "push.dlq.v1"
+    public var topicEvents = "push.events.v1"
+    public var redisURL = ""
     /// `PUSHWORKER_REDIS_PASSWORD`: overrides the password of `redisURL` (a Kubernetes Secret key,
     /// so the URL itself need not be secret).
     public var redisPassword: String?
     public var credentialsDir: String?
     /// `kid:base64key[,kid:base64key…]`; the first signs, all verify.
-    public var msgIDKeys: String
+    public var msgIDKeys = ""
     public var caFile: String?
     /// Proxy for outbound HTTPS (providers, webhooks): `http://`, `https://` or `socks…://` URL.
     /// nil = none; never taken from `https_proxy` & co.
     public var httpsProxy: String?
     /// Hosts reached directly although `httpsProxy` is set (comma-separated, libcurl's NOPROXY syntax).
     public var noProxy: String?
-    public var webPushAllowedHosts: [String]
+    public var webPushAllowedHosts: [String] = []
     /// Metrics/health listener. Default `0.0.0.0:9400`.
-    public var httpAddr: String
+    public var httpAddr = "0.0.0.0:9400"
     /// Recipients being delivered at once. Default 2000.
-    public var maxInFlight: Int
+    public var maxInFlight = 2000
     /// A saturation (`maxInFlight` reached) lasting this long pauses the consumer's partitions;
     /// shorter ones are waited out without polling. Default 5000 ms.
     public var saturationPauseMs: Int = 5000
     /// Attempts per recipient, the first included. Default 5.
-    public var maxAttempts: Int
+    public var maxAttempts = 5
     /// SIGTERM drain budget (`PUSHWORKER_DRAIN_SECONDS`; `PUSHWORKER_SHUTDOWN_GRACE_SECONDS` is
     /// its older name). Default 25 s.
-    public var shutdownGraceSeconds: Double
+    public var shutdownGraceSeconds: Double = 25
     /// HTTP/2 connections per provider origin. Default 2.
-    public var httpConnections: Int
+    public var httpConnections = 2
     /// Concurrent streams per connection. Default 100.
-    public var httpStreams: Int
+    public var httpStreams = 100
     /// Per-request timeout. Default 10 000 ms.
-    public var requestTimeoutMs: Int
+    public var requestTimeoutMs = 10_000
     /// How long a claim holds a recipient for the processing that claimed it (docs/reference/redis.md
     /// "Claims"); renewed every third of it while the send runs; a dead worker's claims end with
     /// it. More than two request timeouts. Default 30 s.
@@ -68,10 +68,10 @@ public struct Configuration: Sendable {
     public var holdMaxSeconds: Int = 30
     /// A retry message due further ahead than this goes to the dead-letter topic. Default 3600 s.
     public var retryMaxDelaySeconds: Int = 3600
-    public var logLevel: LogLevel
-    public var logFormat: LogFormat
+    public var logLevel = LogLevel.info
+    public var logFormat = LogFormat.json
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
-    public var rdkafkaProperties: [String: String]
+    public var rdkafkaProperties: [String: String] = [:]
 
     public enum LogLevel: String, Sendable, CaseIterable, Comparable {
         case trace, debug, info, notice, warning, error, critical
@@ -82,45 +82,9 @@ public struct Configuration: Sendable {
     public enum LogFormat: String, Sendable, CaseIterable { case json, text }
 
     /// Variables, defaults and meaning (docs/reference/configuration.md documents each;
-    /// scripts/check_docs.py keeps the two in step).
-    public static let variables: [(name: String, defaultValue: String?, meaning: String)] = [
-        ("PUSHWORKER_KAFKA_BROKERS", nil, "Kafka bootstrap servers (required for run/enqueue)"),
-        ("PUSHWORKER_KAFKA_GROUP", "pushworker", "consumer group of the fleet"),
-        ("PUSHWORKER_TOPIC_JOBS", "push.jobs.v1", "fan-out jobs topic"),
-        ("PUSHWORKER_TOPIC_RETRY", "push.retry.v1", "retry topic"),
-        ("PUSHWORKER_TOPIC_RESULTS", "push.results.v1", "delivery results topic"),
-        ("PUSHWORKER_TOPIC_TOKENS", "push.tokens.v1", "invalidated tokens topic"),
-        ("PUSHWORKER_TOPIC_DLQ", "push.dlq.v1", "dead-letter topic"),
-        ("PUSHWORKER_TOPIC_EVENTS", "push.events.v1", "tracking events topic"),
-        ("PUSHWORKER_REDIS_URL", nil, "redis://[:password@]host:port[/db] (required for run)"),
-        ("PUSHWORKER_REDIS_PASSWORD", nil, "Redis password (overrides the URL's; e.g. from a Secret key)"),
-        ("PUSHWORKER_CREDENTIALS_DIR", nil, "folder with one sub-folder of credentials per app"),
-        ("PUSHWORKER_MSGID_KEYS", nil, "kid:base64key[,…] msgId HMAC keys (≥ 32 bytes); first signs (required)"),
-        ("PUSHWORKER_CA_FILE", nil, "extra CA bundle trusted for provider TLS (adds trust, never disables verification)"),
-        ("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS", nil, "extra Web Push host names, comma-separated (exact, .suffix or an IP literal; no URLs, ports or wildcards)"),
-        ("PUSHWORKER_HTTPS_PROXY", nil, "proxy for provider (and webhook) HTTPS: http://, https:// or socks5h:// URL; unset = none (https_proxy & co. are never read)"),
-        ("PUSHWORKER_NO_PROXY", nil, "hosts reached directly despite PUSHWORKER_HTTPS_PROXY: comma-separated names (.suffix), IPs, CIDRs or *"),
-        ("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener (IPv4:port or localhost:port)"),
-        ("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)"),
-        ("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)"),
-        ("PUSHWORKER_MAX_ATTEMPTS", "5", "attempts per recipient before `failed`"),
-        ("PUSHWORKER_DRAIN_SECONDS", "25", "SIGTERM drain: how long written requests may still be answered before they are aborted"),
-        ("PUSHWORKER_SHUTDOWN_GRACE_SECONDS", nil, "older name of PUSHWORKER_DRAIN_SECONDS (used when that is unset)"),
-        ("PUSHWORKER_RESEND_UNANSWERED", "replace", "a request written and never answered: replace (resend once, same replace key) or never (failed/unanswered)"),
-        ("PUSHWORKER_MAX_IN_FLIGHT_PER_APP", nil, "recipients of one app × provider in flight at once (default: half of PUSHWORKER_MAX_IN_FLIGHT)"),
-        ("PUSHWORKER_HOLD_MAX_SECONDS", "30", "a recipient held by a provider backoff, open breaker or throttle longer than this goes to the retry topic"),
-        ("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", "3600", "a retry message due further ahead than this goes to the dead-letter topic (not_before_too_far)"),
-        ("PUSHWORKER_HTTP_CONNECTIONS", "2", "HTTP/2 connections per provider origin"),
-        ("PUSHWORKER_HTTP_STREAMS", "100", "concurrent streams per connection"),
-        ("PUSHWORKER_REQUEST_TIMEOUT_MS", "10000", "per-request timeout"),
-        ("PUSHWORKER_CLAIM_LEASE_SECONDS", "30", "how long a claim holds a recipient for its processing (> 2 request timeouts)"),
-        ("PUSHWORKER_DEDUP_MAX_SECONDS", "604800", "longest a sent msgId is remembered (a job's expiresAt/ttlSeconds shortens it)"),
-        ("PUSHWORKER_RECORD_DELAY_MS", "25", "outcomes gather this long before one Redis record round trip and their results' produce"),
-        ("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical"),
-        ("PUSHWORKER_LOG_FORMAT", "json", "json or text"),
-        ("PUSHWORKER_CONFIG_FILE", nil, "optional JSON file of the same names (environment wins)"),
-        ("PUSHWORKER_RDKAFKA_<NAME>", nil, "librdkafka property pass-through, e.g. PUSHWORKER_RDKAFKA_SASL_MECHANISM"),
-    ]
+    /// scripts/check_docs.py keeps the two in step): ``table`` without where each value goes.
+    public static let variables: [(name: String, defaultValue: String?, meaning: String)] =
+        table.map { ($0.name, $0.defaultValue, $0.meaning) }
 
     /// Every problem found, at once (`config check` prints them all and exits 78).
     public struct Problems: Error, Sendable, CustomStringConvertible {
@@ -132,164 +96,16 @@ public struct Configuration: Sendable {
     /// What the configuration will be used for: `run` needs Kafka and Redis, `send` neither.
     public enum Purpose: Sendable { case worker, send, render, enqueue, events }
 
-    /// Reads the configuration from `environment` (and the JSON file it names), then `overrides`.
+    /// Reads the configuration from `environment` (and the JSON file it names), then `overrides`:
+    /// each variable of ``table`` into its field, then the checks of values that do not go
+    /// together or that a library would misread. Every problem is reported at once.
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment,
                             overrides: [String: String] = [:], purpose: Purpose) throws(Problems) -> Configuration {
-        var problems: [String] = []
-        var values: [String: String] = [:]
-        if let path = environment["PUSHWORKER_CONFIG_FILE"], !path.isEmpty {
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                    throw Problems(messages: ["PUSHWORKER_CONFIG_FILE: \(path) is not a JSON object"])
-                }
-                for (key, value) in object {
-                    if !key.hasPrefix("PUSHWORKER_") {
-                        problems.append("PUSHWORKER_CONFIG_FILE: \(key) is not a pushworker setting (names are the environment variables' names)")
-                    } else if let text = value as? String { values[key] = text }
-                    else if let number = value as? NSNumber { values[key] = number.stringValue }
-                    else { problems.append("PUSHWORKER_CONFIG_FILE: \(key) must be a string or number") }
-                }
-            } catch let error as Problems {
-                problems += error.messages
-            } catch {
-                problems.append("PUSHWORKER_CONFIG_FILE: cannot read \(path): \(error.localizedDescription)")
-            }
-        }
-        // The environment wins over the file; an empty variable counts as unset (it does not
-        // hide the file's value).
-        for (key, value) in environment where key.hasPrefix("PUSHWORKER_") {
-            if value.trimmingCharacters(in: .whitespaces).isEmpty && values[key] != nil { continue }
-            values[key] = value
-        }
-        for (key, value) in overrides { values[key] = value }
-
-        func string(_ name: String) -> String? {
-            guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
-                return variables.first { $0.name == name }?.defaultValue
-            }
-            return value
-        }
-        func required(_ name: String, when needed: Bool) -> String {
-            let value = string(name)
-            if needed && value == nil { problems.append("\(name) is required") }
-            return value ?? ""
-        }
-        func integer(_ name: String, _ range: ClosedRange<Int>) -> Int {
-            let text = string(name) ?? "0"
-            guard let number = Int(text), range.contains(number) else {
-                problems.append("\(name) must be a whole number in \(range.lowerBound)…\(range.upperBound), got '\(text)'")
-                return range.lowerBound
-            }
-            return number
-        }
-
-        // The older name counts only when the new one is not given.
-        let drainVariable = string("PUSHWORKER_DRAIN_SECONDS") != nil && values["PUSHWORKER_DRAIN_SECONDS"] != nil
-            || string("PUSHWORKER_SHUTDOWN_GRACE_SECONDS") == nil ? "PUSHWORKER_DRAIN_SECONDS" : "PUSHWORKER_SHUTDOWN_GRACE_SECONDS"
-        let needsKafka = purpose == .worker || purpose == .enqueue || purpose == .events
-        let needsRedis = purpose == .worker || purpose == .events
-        let needsKeys = purpose != .enqueue
-        var configuration = Configuration(
-            kafkaBrokers: required("PUSHWORKER_KAFKA_BROKERS", when: needsKafka),
-            kafkaGroup: string("PUSHWORKER_KAFKA_GROUP") ?? "pushworker",
-            topicJobs: string("PUSHWORKER_TOPIC_JOBS") ?? "push.jobs.v1",
-            topicRetry: string("PUSHWORKER_TOPIC_RETRY") ?? "push.retry.v1",
-            topicResults: string("PUSHWORKER_TOPIC_RESULTS") ?? "push.results.v1",
-            topicTokens: string("PUSHWORKER_TOPIC_TOKENS") ?? "push.tokens.v1",
-            topicDLQ: string("PUSHWORKER_TOPIC_DLQ") ?? "push.dlq.v1",
-            topicEvents: string("PUSHWORKER_TOPIC_EVENTS") ?? "push.events.v1",
-            redisURL: required("PUSHWORKER_REDIS_URL", when: needsRedis),
-            credentialsDir: string("PUSHWORKER_CREDENTIALS_DIR"),
-            msgIDKeys: required("PUSHWORKER_MSGID_KEYS", when: needsKeys),
-            caFile: string("PUSHWORKER_CA_FILE"),
-            webPushAllowedHosts: [],
-            httpAddr: string("PUSHWORKER_HTTP_ADDR") ?? "0.0.0.0:9400",
-            maxInFlight: integer("PUSHWORKER_MAX_IN_FLIGHT", 1...1_000_000),
-            maxAttempts: integer("PUSHWORKER_MAX_ATTEMPTS", 1...100),
-            shutdownGraceSeconds: Double(integer(drainVariable, 0...3600)),
-            httpConnections: integer("PUSHWORKER_HTTP_CONNECTIONS", 1...64),
-            httpStreams: integer("PUSHWORKER_HTTP_STREAMS", 1...1000),
-            requestTimeoutMs: integer("PUSHWORKER_REQUEST_TIMEOUT_MS", 100...600_000),
-            logLevel: .info, logFormat: .json, rdkafkaProperties: [:])
-        configuration.saturationPauseMs = integer("PUSHWORKER_SATURATION_PAUSE_MS", 0...600_000)
-        configuration.claimLeaseSeconds = integer("PUSHWORKER_CLAIM_LEASE_SECONDS", 2...3600)
-        configuration.dedupMaxSeconds = integer("PUSHWORKER_DEDUP_MAX_SECONDS", 60...31_536_000)
-        configuration.recordDelayMs = integer("PUSHWORKER_RECORD_DELAY_MS", 0...1000)
-        configuration.redisPassword = string("PUSHWORKER_REDIS_PASSWORD")
-        if let policy = string("PUSHWORKER_RESEND_UNANSWERED") {
-            if ["replace", "never"].contains(policy) { configuration.resendUnanswered = policy }
-            else { problems.append("PUSHWORKER_RESEND_UNANSWERED must be replace or never, got '\(policy)'") }
-        }
-        configuration.maxInFlightPerApp = string("PUSHWORKER_MAX_IN_FLIGHT_PER_APP") == nil
-            ? max(1, configuration.maxInFlight / 2) : integer("PUSHWORKER_MAX_IN_FLIGHT_PER_APP", 1...1_000_000)
-        configuration.holdMaxSeconds = integer("PUSHWORKER_HOLD_MAX_SECONDS", 0...3600)
-        configuration.retryMaxDelaySeconds = integer("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", 1...31_536_000)
-        if configuration.claimLeaseSeconds * 1000 <= 2 * configuration.requestTimeoutMs {
-            problems.append("PUSHWORKER_CLAIM_LEASE_SECONDS (\(configuration.claimLeaseSeconds) s) must be more than two request timeouts (PUSHWORKER_REQUEST_TIMEOUT_MS \(configuration.requestTimeoutMs) ms): a claim must outlive its send")
-        }
-        configuration.httpsProxy = string("PUSHWORKER_HTTPS_PROXY")
-        configuration.noProxy = string("PUSHWORKER_NO_PROXY")
-        if let problem = HTTPClientConfiguration.proxyProblem(configuration.httpsProxy) {
-            problems.append("PUSHWORKER_HTTPS_PROXY: \(problem)")
-        }
-        if let noProxy = configuration.noProxy, noProxy.contains(where: { $0.isWhitespace && $0 != " " }) || noProxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            problems.append("PUSHWORKER_NO_PROXY must be a comma-separated list of hosts, IPs or CIDRs")
-        }
-
-        if let level = string("PUSHWORKER_LOG_LEVEL") {
-            if let parsed = LogLevel(rawValue: level.lowercased()) { configuration.logLevel = parsed }
-            else { problems.append("PUSHWORKER_LOG_LEVEL must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), got '\(level)'") }
-        }
-        if let format = string("PUSHWORKER_LOG_FORMAT") {
-            if let parsed = LogFormat(rawValue: format.lowercased()) { configuration.logFormat = parsed }
-            else { problems.append("PUSHWORKER_LOG_FORMAT must be json or text, got '\(format)'") }
-        }
-        if let problem = ConfigurationChecks.listenAddress(configuration.httpAddr, variable: "PUSHWORKER_HTTP_ADDR") {
-            problems.append(problem)
-        }
-        let allowList = ConfigurationChecks.allowedHosts(string("PUSHWORKER_WEBPUSH_ALLOWED_HOSTS") ?? "")
-        configuration.webPushAllowedHosts = allowList.hosts
-        problems += allowList.problems
-        let topics = [("PUSHWORKER_TOPIC_JOBS", configuration.topicJobs), ("PUSHWORKER_TOPIC_RETRY", configuration.topicRetry),
-                      ("PUSHWORKER_TOPIC_RESULTS", configuration.topicResults), ("PUSHWORKER_TOPIC_TOKENS", configuration.topicTokens),
-                      ("PUSHWORKER_TOPIC_DLQ", configuration.topicDLQ), ("PUSHWORKER_TOPIC_EVENTS", configuration.topicEvents)]
-        problems += topics.compactMap { ConfigurationChecks.topic($0.1, variable: $0.0) }
-        problems += ConfigurationChecks.topicOverlap(consumed: Array(topics[0..<2]).map { ($0.0, $0.1) },
-                                                     produced: Array(topics[2...]).map { ($0.0, $0.1) })
-        if !configuration.kafkaBrokers.isEmpty { problems += ConfigurationChecks.brokers(configuration.kafkaBrokers) }
-        if needsKeys && !configuration.msgIDKeys.isEmpty {
-            do { _ = try MsgIDKeyring(parsing: configuration.msgIDKeys) }
-            catch {
-                // The keyring's messages name the variable already; they never hold key material.
-                let text = "\(error)"
-                problems.append(text.hasPrefix("PUSHWORKER_MSGID_KEYS") ? text : "PUSHWORKER_MSGID_KEYS: \(text)")
-            }
-        }
-        if let dir = configuration.credentialsDir {
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) || !isDirectory.boolValue {
-                problems.append("PUSHWORKER_CREDENTIALS_DIR: \(dir) is not a folder")
-            }
-        }
-        if let ca = configuration.caFile, let problem = ConfigurationChecks.caFile(ca) {
-            problems.append(problem)
-        }
-        if needsRedis, !configuration.redisURL.isEmpty {
-            // RedisTarget's errors never contain the password (redis://, unix:// or redis+cluster://).
-            do { _ = try RedisTarget(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
-        }
-        for (key, value) in values where key.hasPrefix("PUSHWORKER_RDKAFKA_") {
-            let name = key.dropFirst("PUSHWORKER_RDKAFKA_".count).lowercased().replacingOccurrences(of: "_", with: ".")
-            if name.isEmpty { problems.append("\(key): empty librdkafka property name") }
-            else { configuration.rdkafkaProperties[name] = value }
-        }
-        if needsKafka { problems += ConfigurationChecks.kafkaProperties(configuration) }
-        let known = Set(variables.map(\.name))
-        for key in values.keys where key.hasPrefix("PUSHWORKER_") && !key.hasPrefix("PUSHWORKER_RDKAFKA_") && !known.contains(key) {
-            problems.append("\(key) is not a pushworker setting (typo?)")
-        }
-        if !problems.isEmpty { throw Problems(messages: problems.sorted()) }
+        var reader = ConfigurationReader(environment: environment, overrides: overrides, purpose: purpose)
+        var configuration = Configuration()
+        for variable in table { reader.read(variable, into: &configuration) }
+        reader.check(configuration)
+        if !reader.problems.isEmpty { throw Problems(messages: reader.problems.sorted()) }
         return configuration
     }
 
