@@ -26,6 +26,8 @@ let package = Package(
         // C logic over those libraries, each with its own header (include/) and test target.
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
+        .target(name: "CPushCurl", dependencies: ["CCurl"]), // the HTTP/2 I/O thread's epoll loop, request storage
+        .target(name: "CPushKafka", dependencies: ["CRdKafka"]), // rd_kafka_produceva's argument list
         .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
         // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: the worker frees
@@ -42,9 +44,9 @@ let package = Package(
         .target(name: "PushPipeline", dependencies: ["PushCore", "PushProviders"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "CPushKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
         .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore", "PushEncoding"], swiftSettings: strict),
-        .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "PushHTTP", dependencies: ["CCurl", "CPushCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore", "PushEncoding"], swiftSettings: strict),
 
         // What every production process shares: logging, metrics and the operations endpoints,
@@ -87,6 +89,8 @@ let package = Package(
         // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
         .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
+        .testTarget(name: "CPushCurlTests", dependencies: ["CPushCurl", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "CPushKafkaTests", dependencies: ["CPushKafka", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
