@@ -10,8 +10,11 @@ let package = Package(
     name: "pushworker",
     platforms: [.macOS(.v15)],
     products: [
+        // Production: the worker, the tracking endpoint and the operators' commands (the image ships only this).
         .executable(name: "pushworker", targets: ["pushworker"]),
-        // The libcurl reference beside h2load in `pushworker bench` (docs/performance.md).
+        // Development: the sandbox, the development broker, the demo, the benchmarks, the chaos drills.
+        .executable(name: "pushworker-dev", targets: ["pushworker-dev"]),
+        // The libcurl reference beside h2load in `pushworker-dev bench` (docs/performance.md).
         .executable(name: "pushworker-curl-floor", targets: ["CurlFloor"]),
     ],
     targets: [
@@ -64,23 +67,35 @@ let package = Package(
         ),
         .target(name: "PushEvents", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushCrypto", "PushHTTP", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
 
-        // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
-        // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
+        // The operators' tools of the production executable: enqueue (job files to the jobs
+        // topic) and the declared topics (print, apply).
+        .target(name: "PushTools", dependencies: ["PushCore", "PushEncoding", "PushKafka"], swiftSettings: strict),
+        // The command plumbing both executables share: the argument parser, the dispatch, `--help`.
+        .target(name: "PushCLI", dependencies: ["PushRuntime", "PushCore", "PushKafka"], swiftSettings: strict),
+
+        // Development only (never linked into the production executable): the provider sandbox,
+        // librdkafka's mock cluster, benchmarks, chaos drills, the demo.
         .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushHTTPServer"], swiftSettings: strict),
         .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
+            dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
-        // The chaos drills (`pushworker chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
-        .target(name: "PushChaos", dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
+        // The chaos drills (`pushworker-dev chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
+        .target(name: "PushChaos", dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
 
-        // The executable: the one argument parser and the subcommands.
+        // The production executable: run, events, render, send, enqueue, topics, msgid, config, inspect, version.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushRuntime", "PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            swiftSettings: strict
+        ),
+        // The development executable: sandbox, dev-broker, demo, bench, chaos.
+        .executableTarget(
+            name: "pushworker-dev",
+            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
@@ -105,8 +120,11 @@ let package = Package(
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),
+        .testTarget(name: "PushToolsTests", dependencies: ["PushTools", "PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushRuntime", "PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "pushworkerTests", dependencies: ["PushRuntime", "pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworker-devTests", dependencies: ["pushworker-dev", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["PushRuntime", "pushworker", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// The reliability drills of `pushworker chaos` (docs/reliability.md). Each starts its own
+/// The reliability drills of `pushworker-dev chaos` (docs/reliability.md). Each starts its own
 /// dev-broker, redis-server, sandbox and workers as processes, does harm mid-run, and checks
 /// that nothing was lost: every recipient of every enqueued job has a final result on
 /// `push.results.v1`.

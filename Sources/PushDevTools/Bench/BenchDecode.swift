@@ -4,7 +4,7 @@ import PushCore
 import PushSandbox
 import PushWorker
 
-/// `pushworker bench decode`: a fan-out job's decoding alone, in this process, on one thread —
+/// `pushworker-dev bench decode`: a fan-out job's decoding alone, in this process, on one thread —
 /// the bench e2e campaign's jobs (same generator, same mix, realistic Web Push subscriptions).
 ///
 /// Two figures: the CPU a job's decode costs per recipient (thread CPU time over `rounds` passes

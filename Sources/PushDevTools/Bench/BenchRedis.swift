@@ -7,7 +7,7 @@ import PushWorker
 import Glibc
 #endif
 
-/// `pushworker bench redis`: the Redis clients alone, a standalone `redis-server` beside a
+/// `pushworker-dev bench redis`: the Redis clients alone, a standalone `redis-server` beside a
 /// 3-master Redis Cluster, in one run, alternating A/B rounds (medians reported).
 ///
 /// Per round and target: `batches` batches of the store's hot path (`claim` of `recipients`

@@ -3,7 +3,7 @@ import PushRuntime
 import PushCore
 import PushWorker
 
-/// What every `pushworker bench` run takes besides its own options: `--h2load-requests`,
+/// What every `pushworker-dev bench` run takes besides its own options: `--h2load-requests`,
 /// `--report`, `--timeout`, `--keep`, `--quiet`, and whether this binary is a debug build (its
 /// figures are then meaningless; the report says which build made it).
 package protocol BenchRunOptions {

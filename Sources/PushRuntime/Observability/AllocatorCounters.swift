@@ -2,7 +2,7 @@ import CPushAllocator
 
 /// The allocator's per-thread byte counters (jemalloc's `thread.allocated` and
 /// `thread.deallocated`): what a stretch of code on this thread left live, to the byte
-/// (`pushworker bench decode`).
+/// (`pushworker-dev bench decode`).
 public enum AllocatorCounters {
     /// Bytes allocated minus bytes freed by this thread so far; nil when malloc is not jemalloc.
     public static func threadLiveBytes() -> Int64? {

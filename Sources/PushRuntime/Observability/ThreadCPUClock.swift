@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The calling thread's CPU time: what a stretch of code on this thread cost (Web Push
-/// encryption's metric, `pushworker bench decode`).
+/// encryption's metric, `pushworker-dev bench decode`).
 package enum ThreadCPUClock {
     /// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in seconds; 0 if the clock fails.
     package static func seconds() -> Double {

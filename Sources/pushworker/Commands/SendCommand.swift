@@ -1,11 +1,10 @@
 import Foundation
 import PushRuntime
+import PushCLI
 import PushCore
 import PushHTTP
 import Synchronization
 import PushWorker
-import PushEvents
-import PushDevTools
 import PushProviders
 
 /// `pushworker send [FILE|-]` (docs/reference/cli.md `send`): delivers one job directly, no Kafka,

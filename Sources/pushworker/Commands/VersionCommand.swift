@@ -1,3 +1,4 @@
+import PushCLI
 import PushCore
 import PushRuntime
 import PushWorker

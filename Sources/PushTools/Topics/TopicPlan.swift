@@ -1,8 +1,4 @@
 import PushCore
-import PushKafkaMock
-import PushSandbox
-import PushWorker
-import PushEvents
 
 /// A topic as it exists on the cluster.
 public struct ExistingTopic: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import PushRuntime
+import PushCLI
 import PushCore
 import PushKafka
 import Synchronization
@@ -7,16 +8,16 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker demo`: a sample campaign end to end on embedded services (README, `make demo`).
+/// `pushworker-dev demo`: a sample campaign end to end on embedded services (README, `make demo`).
 ///
-/// Starts librdkafka's mock cluster in-process, a `redis-server` and `pushworker sandbox` as
+/// Starts librdkafka's mock cluster in-process, a `redis-server` and `pushworker-dev sandbox` as
 /// children on free loopback ports, enqueues one multilingual job (iOS, Android, Web, a dead
 /// token, a malformed one), runs the real worker until every recipient has a result on
 /// `push.results.v1`, prints a summary and stops everything it started. The sandbox runs with
 /// its inbox and `pushworker events` beside it; `--keep` leaves it all running until Ctrl-C.
 enum DemoCommand {
     static let usage = """
-    usage: pushworker demo [--keep] [--timeout SECONDS]
+    usage: pushworker-dev demo [--keep] [--timeout SECONDS]
 
     Runs a sample campaign end to end on embedded services and prints the results, and the
     address of the sandbox inbox that shows every notification as the device would.

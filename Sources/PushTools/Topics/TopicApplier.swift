@@ -1,9 +1,5 @@
 import PushCore
-import PushKafkaMock
-import PushSandbox
 import PushKafka
-import PushWorker
-import PushEvents
 
 /// What `topics apply` needs from a cluster (the Kafka Admin API, or a fake in tests).
 /// Blocking calls.

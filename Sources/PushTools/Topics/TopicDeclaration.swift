@@ -1,9 +1,5 @@
 import Foundation
 import PushCore
-import PushKafkaMock
-import PushSandbox
-import PushWorker
-import PushEvents
 import PushEncoding
 
 /// One declared topic, as in `topics/<name>.json` (docs/reference/topics.md): the source of truth that

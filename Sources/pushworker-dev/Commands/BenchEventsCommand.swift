@@ -1,21 +1,22 @@
 import Foundation
 import PushRuntime
 import PushProcess
+import PushCLI
 import PushCore
 import PushKafka
 import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker bench events`: the tracking endpoint under `wrk` (docs/events.md). Starts a
-/// `pushworker dev-broker` and a `redis-server`, then `pushworker events` pinned to ONE core
+/// `pushworker-dev bench events`: the tracking endpoint under `wrk` (docs/events.md). Starts a
+/// `pushworker-dev dev-broker` and a `redis-server`, then `pushworker events` pinned to ONE core
 /// with `taskset`, and drives it from another core with `wrk` (a Lua script POSTing a valid,
 /// signed msgId over HTTP/1.1 keep-alive). Prints the wrk summary and one JSON line
 /// `{"requestsPerSecond", "non2xx", "accepted", "cores":1, ...}`; exits 1 if the rate is below
 /// `--min-rps` (default 0: report only).
 public enum BenchEventsCommand {
     static let usage = """
-    usage: pushworker bench events [--duration S] [--connections N] [--threads N] [--server-core C]
+    usage: pushworker-dev bench events [--duration S] [--connections N] [--threads N] [--server-core C]
                                    [--client-cores LIST] [--min-rps N]
 
     Measures valid tracking pings per second with wrk (apt: wrk) against `pushworker events`
@@ -93,7 +94,7 @@ public enum BenchEventsCommand {
         // Every wrk connection comes from 127.0.0.1: no per-address connection cap here.
         environment["EVENT_CONNECTIONS_PER_IP"] = "0"
         printError("bench events: starting `pushworker events` pinned to core \(serverCore)")
-        let server = try ChildProcess("/usr/bin/taskset", ["-c", String(serverCore), me, "events"],
+        let server = try ChildProcess("/usr/bin/taskset", ["-c", String(serverCore), ChildProcess.workerPath, "events"],
                                       log: folder.appendingPathComponent("events.log"), environment: environment)
         defer { server.stop() }
         guard ChildProcess.waitFor(timeout: 20, { LocalRedis.answers(port: port) }) else {

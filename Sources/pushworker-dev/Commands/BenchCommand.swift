@@ -1,18 +1,19 @@
 import Foundation
 import PushRuntime
+import PushCLI
 import PushCore
 import PushWorker
 import PushEvents
 import PushDevTools
 
-/// `pushworker bench`: benchmarks. `bench e2e` measures the whole pipeline on this machine
+/// `pushworker-dev bench`: benchmarks. `bench e2e` measures the whole pipeline on this machine
 /// beside `h2load`, `bench http` the HTTP/2 client alone (docs/performance.md).
 enum BenchCommand {
     static let usage = """
-    usage: pushworker bench e2e [options]
-           pushworker bench http [options]   (see `pushworker bench http --help`)
-           pushworker bench redis [options]  (see `pushworker bench redis --help`)
-           pushworker bench decode [options] (see `pushworker bench decode --help`)
+    usage: pushworker-dev bench e2e [options]
+           pushworker-dev bench http [options]   (see `pushworker-dev bench http --help`)
+           pushworker-dev bench redis [options]  (see `pushworker-dev bench redis --help`)
+           pushworker-dev bench decode [options] (see `pushworker-dev bench decode --help`)
 
     Starts Kafka (in-process mock, or --brokers), Redis and the provider sandbox, runs
     --workers separate `pushworker run` processes in one consumer group until every recipient
@@ -41,9 +42,9 @@ enum BenchCommand {
                             setting, e.g. "/usr/bin/env MALLOC_ARENA_MAX=1")
       --sandbox-cpus LIST   pin the sandbox with `taskset -a -p -c LIST`
       --sandbox-threads N   sandbox event loops (default 1)
-      --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g.
+      --sandbox-arg=ARG     pass ARG to `pushworker-dev sandbox` (repeatable), e.g.
                             --sandbox-arg=--throttle-share=0.05 to exercise retries
-      --brokers HOST:PORT   use this Kafka (e.g. `pushworker dev-broker`; topics must exist)
+      --brokers HOST:PORT   use this Kafka (e.g. `pushworker-dev dev-broker`; topics must exist)
       --redis-url URL       use this Redis instead of starting redis-server (redis:// or redis+cluster://)
       --redis-cluster       start a Redis Cluster of 3 masters (redis-cli --cluster create) instead
       --cluster-replicas N  replicas per master of that cluster (default 0)
@@ -78,7 +79,7 @@ enum BenchCommand {
         case "idle-spinner": return IdleSpinner.spin() // started by `bench http --busy-core`
         case "events": return BenchEventsCommand.main(rest)
         default:
-            printError("pushworker bench: unknown benchmark '\(sub)'\n\n\(usage)")
+            printError("pushworker-dev bench: unknown benchmark '\(sub)'\n\n\(usage)")
             return ExitCode.usage
         }
     }
@@ -140,14 +141,14 @@ enum BenchCommand {
             options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
             if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
-                let title = "pushworker bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
+                let title = "pushworker-dev bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
                 try BenchReport.svg(buckets: buckets, bucketMs: 100, title: title).write(toFile: svg, atomically: true, encoding: .utf8)
             }
         }
     }
 
     static let httpUsage = """
-    usage: pushworker bench http [options]
+    usage: pushworker-dev bench http [options]
 
     The HTTP/2 client alone: starts the provider sandbox (or uses --url), builds one APNs request
     (POST /3/device/<token>, the worker's headers and payload, a provider JWT) and sends it N
@@ -169,7 +170,7 @@ enum BenchCommand {
       --lone-requests N     requests sent one at a time after the measured phase (default 200)
       --rounds N            repeat client, h2load and tuned floor N times, alternately (default 1): per-round
                             figures and medians in the report
-      --sandbox-arg=ARG     pass ARG to `pushworker sandbox` (repeatable), e.g. --sandbox-arg=--latency-ms=50
+      --sandbox-arg=ARG     pass ARG to `pushworker-dev sandbox` (repeatable), e.g. --sandbox-arg=--latency-ms=50
       --client-cpus LIST    pin this process (the client) and the references with taskset -c LIST
       --sandbox-cpus LIST   pin the sandbox with taskset -a -p -c LIST
       --busy-core           keep the --client-cpus from halting while the senders wait: a SCHED_IDLE
@@ -258,7 +259,7 @@ enum BenchCommand {
     }
 
     static let redisUsage = """
-    usage: pushworker bench redis [options]
+    usage: pushworker-dev bench redis [options]
 
     The Redis clients alone: starts a redis-server and a Redis Cluster of 3 masters (redis-cli
     --cluster create, ports below 55535), then in alternating rounds runs the store's hot path on
@@ -330,7 +331,7 @@ enum BenchCommand {
     }
 
     static let decodeUsage = """
-    usage: pushworker bench decode [options]
+    usage: pushworker-dev bench decode [options]
 
     A fan-out job's decoding alone, in this process, on one thread: bench e2e's campaign jobs
     (same generator and mix, Web Push subscriptions as the sandbox issues them). Reports the
@@ -377,7 +378,7 @@ enum BenchCommand {
         func dict(_ key: String) -> [String: Any] { report[key] as? [String: Any] ?? [:] }
         let config = dict("config"), decode = dict("decode"), held = dict("held")
         return """
-        pushworker bench decode (\(text(report["build"])) build, \(text(config["jobs"])) jobs of \(text(config["recipientsPerJob"])) recipients, \(text(config["mix"])))
+        pushworker-dev bench decode (\(text(report["build"])) build, \(text(config["jobs"])) jobs of \(text(config["recipientsPerJob"])) recipients, \(text(config["mix"])))
           decode             \(text(decode["cpuMicrosPerRecipient"])) µs CPU/recipient (\(text(decode["cpuMicrosPerJob"])) µs/job)
           held job           \(text(held["bytesPerRecipient"])) bytes/recipient (\(text(held["bytesPerJob"])) bytes/job), message \(text(held["messageBytesPerRecipient"])) bytes/recipient, held/message \(text(held["heldToMessage"]))
         """
@@ -388,7 +389,7 @@ enum BenchCommand {
         let store = dict("store"), standalone = dict("standalone", store), cluster = dict("cluster", store)
         let fanOut = dict("fanOut"), existential = dict("existential"), ratio = dict("ratio"), config = dict("config")
         return """
-        pushworker bench redis (\(text(report["build"])) build, \(text(config["recipientsPerBatch"])) recipients over \(text(config["apps"])) apps per batch, client CPUs \(text(config["clientCPUs"])))
+        pushworker-dev bench redis (\(text(report["build"])) build, \(text(config["recipientsPerBatch"])) recipients over \(text(config["apps"])) apps per batch, client CPUs \(text(config["clientCPUs"])))
           standalone store   \(text(standalone["batchMicrosP50"])) µs/batch p50 (p99 \(text(standalone["batchMicrosP99"]))), \(text(standalone["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(standalone["systemCPUMicrosPerRecipient"]))), \(text(standalone["roundTripsPerBatch"])) round trips/batch
           cluster store      \(text(cluster["batchMicrosP50"])) µs/batch p50 (p99 \(text(cluster["batchMicrosP99"]))), \(text(cluster["cpuMicrosPerRecipient"])) µs CPU/recipient (kernel \(text(cluster["systemCPUMicrosPerRecipient"]))), \(text(cluster["roundTripsPerBatch"])) round trips/batch (\(text(cluster["nodePipelinesPerBatch"])) node pipelines)
           ratio cluster/standalone CPU \(text(ratio["clusterToStandaloneCPUPerRecipient"])), batch time \(text(ratio["clusterToStandaloneBatchMicros"]))
@@ -406,8 +407,8 @@ enum BenchCommand {
         guard isDebugBuild else { return true }
         guard parsed.flag("allow-debug") else {
             printError("""
-            pushworker bench: this is a DEBUG build; its figures would be meaningless.
-            Build for measurement with `swift build -c release` and run .build/release/pushworker bench \(command)
+            pushworker-dev bench: this is a DEBUG build; its figures would be meaningless.
+            Build for measurement with `swift build -c release` and run .build/release/pushworker-dev bench \(command)
             (or pass --allow-debug to exercise the bench itself).
             """)
             return false
@@ -428,7 +429,7 @@ enum BenchCommand {
           \(text(rounds["count"])) rounds, medians: I/O thread \(text(medians["ioThreadCPUMicrosPerRequest"])) µs, libcurl floor \(text(medians["curlFloorCPUMicrosPerRequest"])) µs, h2load \(text(medians["h2loadCPUMicrosPerRequest"])) µs, I/O thread/libcurl floor \(text(medians["ioThreadToCurlFloor"])) (per round \(rounds["ioThreadToCurlFloor"].map { "\($0)" } ?? "-")), loaded p99 \(text(medians["loadedP99Ms"])) ms
         """ : ""
         return """
-        pushworker bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"]))\(config["busyCore"] is [String: Any] ? ", busy core: SCHED_IDLE spinner" : ""))
+        pushworker-dev bench http (\(text(report["build"])) build, \(text(config["httpConnections"])) x \(text(config["httpStreams"])), \(text(config["bodyBytes"]))-byte body, libcurl \(text(config["libcurl"]))\(config["busyCore"] is [String: Any] ? ", busy core: SCHED_IDLE spinner" : ""))
           responses          \(text(client["completed"]))/\(text(config["requests"]))  \(client["byStatus"].map { "\($0)" } ?? "")  errors \(client["transportErrors"].map { "\($0)" } ?? "")
           client             \(text(client["requestsPerSecond"])) req/s, \(text(client["cpuMicrosPerRequest"])) µs CPU/request (user \(text(client["userSeconds"])) s, sys \(text(client["systemSeconds"])) s)
           client I/O thread  \(text(client["ioThreadCPUMicrosPerRequest"])) µs CPU/request (pw-http-io)
@@ -481,7 +482,7 @@ enum BenchCommand {
             "; mean of \(text($0)) before the worker(s) and \(text(curlFloor["cpuMicrosPerRequestAfter"])) after"
         } ?? ""
         return """
-        pushworker bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
+        pushworker-dev bench e2e (\(text(report["build"])) build, \(text(config["workers"])) worker(s), \(text(config["mode"])) mode)
           results            \(text(results["distinct"]))/\(text(results["expected"]))  \(results["byStatus"].map { "\($0)" } ?? "")
           throughput         \(text(worker["notificationsPerSecond"])) notifications/s over \(text(worker["activeSeconds"])) s
           worker CPU         \(text(worker["cpuMicrosPerNotification"])) µs/notification (\(text(worker["cpuMicrosPerNotificationInclStartup"])) incl. startup)

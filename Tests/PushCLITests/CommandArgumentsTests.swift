@@ -1,5 +1,5 @@
 import Testing
-@testable import pushworker
+import PushCLI
 import PushCore
 
 @Suite("Command arguments")

@@ -1,5 +1,6 @@
 import Foundation
 import PushRuntime
+import PushCLI
 import PushCore
 import PushKafka
 import PushWorker
@@ -7,10 +8,10 @@ import PushEvents
 import PushDevTools
 import PushChaos
 
-/// `pushworker chaos`: reliability drills against real processes (docs/reliability.md, `make chaos`).
+/// `pushworker-dev chaos`: reliability drills against real processes (docs/reliability.md, `make chaos`).
 enum ChaosCommand {
     static let usage = """
-    usage: pushworker chaos [--drill NAME|all]... [--scale F] [--seconds N] [--seed N] [--keep] [--quiet]
+    usage: pushworker-dev chaos [--drill NAME|all]... [--scale F] [--seconds N] [--seed N] [--keep] [--quiet]
 
     Starts dev-broker, redis-server, the sandbox and `pushworker run` workers as processes, does
     harm mid-campaign and checks that nothing is lost (every recipient gets a final result).

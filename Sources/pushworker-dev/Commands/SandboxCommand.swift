@@ -4,17 +4,18 @@ import PushCrypto
 import PushSandbox
 #if canImport(Glibc)
 import Glibc
+import PushCLI
 import PushCore
 import PushWorker
 import PushEvents
 import PushDevTools
 #endif
 
-/// `pushworker sandbox`: the HTTP/2 provider emulator (docs/sandbox.md).
+/// `pushworker-dev sandbox`: the HTTP/2 provider emulator (docs/sandbox.md).
 enum SandboxCommand {
     static let usage = """
-    usage: pushworker sandbox [options]
-           pushworker sandbox subscriptions N [--origin https://127.0.0.1:PORT] [--seed S] [--prefix P] [--start K]
+    usage: pushworker-dev sandbox [options]
+           pushworker-dev sandbox subscriptions N [--origin https://127.0.0.1:PORT] [--seed S] [--prefix P] [--start K]
 
     An HTTP/2 (TLS, ALPN h2) emulator of APNs, FCM HTTP v1 and Web Push push services.
 
@@ -70,13 +71,13 @@ enum SandboxCommand {
             }
             options = try parse(parsed, environment: ProcessInfo.processInfo.environment)
         } catch {
-            printError("pushworker sandbox: \(error)\n\n\(usage)")
+            printError("pushworker-dev sandbox: \(error)\n\n\(usage)")
             return ExitCode.usage
         }
         do {
             return try SandboxService.run(options)
         } catch {
-            printError("pushworker sandbox: \(error)")
+            printError("pushworker-dev sandbox: \(error)")
             return ExitCode.failure
         }
     }
@@ -160,24 +161,24 @@ enum SandboxCommand {
         do {
             parsed = try CommandArguments(arguments, valueOptions: ["origin", "seed", "prefix", "start"], flagOptions: [])
         } catch {
-            printError("pushworker sandbox subscriptions: \(error)\n\n\(usage)")
+            printError("pushworker-dev sandbox subscriptions: \(error)\n\n\(usage)")
             return ExitCode.usage
         }
         if parsed.wantsHelp { print(usage); return ExitCode.ok }
         guard parsed.positionals.count == 1, let count = Int(parsed.positionals[0]), count >= 0,
               let start = Int(parsed.value("start") ?? "1"), start >= 0 else {
-            printError("pushworker sandbox subscriptions: expected a count N (and --start K ≥ 0)\n\n\(usage)")
+            printError("pushworker-dev sandbox subscriptions: expected a count N (and --start K ≥ 0)\n\n\(usage)")
             return ExitCode.usage
         }
         let origin = parsed.value("origin") ?? "https://127.0.0.1:8443"
         guard origin.hasPrefix("https://"), !origin.hasSuffix("/") else {
-            printError("pushworker sandbox subscriptions: --origin must be https://HOST:PORT")
+            printError("pushworker-dev sandbox subscriptions: --origin must be https://HOST:PORT")
             return ExitCode.usage
         }
         let seed = parsed.value("seed") ?? SandboxSubscriptions.defaultSeed
         let prefix = parsed.value("prefix") ?? "sub"
         guard SandboxSubscriptions.isValidID("\(prefix)0"[...]) else {
-            printError("pushworker sandbox subscriptions: --prefix must use [A-Za-z0-9_-]")
+            printError("pushworker-dev sandbox subscriptions: --prefix must use [A-Za-z0-9_-]")
             return ExitCode.usage
         }
         var output = ""
@@ -185,7 +186,7 @@ enum SandboxCommand {
             do {
                 output += try SandboxSubscriptions.subscriptionJSON(origin: origin, seed: seed, id: "\(prefix)\(index)")
             } catch {
-                printError("pushworker sandbox subscriptions: \(error)")
+                printError("pushworker-dev sandbox subscriptions: \(error)")
                 return ExitCode.failure
             }
             output += "\n"

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushKafkaMock
-@testable import PushDevTools
+@testable import PushTools
 import PushTestSupport
 import Synchronization
 import Testing

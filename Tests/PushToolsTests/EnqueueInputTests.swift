@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-@testable import PushDevTools
+@testable import PushTools
 import Testing
 @testable import PushWorker
 

@@ -1,8 +1,4 @@
 import PushCore
-import PushKafkaMock
-import PushSandbox
-import PushWorker
-import PushEvents
 import PushEncoding
 
 /// One job document of an `enqueue` input: its bytes and the 1-based line it starts on.

@@ -1,6 +1,6 @@
 import PushCore
 import PushKafka
-@testable import PushDevTools
+@testable import PushTools
 import Testing
 @testable import PushWorker
 

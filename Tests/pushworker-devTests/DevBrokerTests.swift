@@ -1,9 +1,9 @@
 import Foundation
-@testable import pushworker
+@testable import pushworker_dev
 import PushTestSupport
 import Testing
 
-@Suite("pushworker dev-broker")
+@Suite("pushworker-dev dev-broker")
 struct DevBrokerTests {
     @Test("bad usage is rejected", arguments: [
         ["--brokers"], ["--brokers", "0"], ["--brokers", "x"], ["--topic", "a:0"], ["--topic", "a:b"],

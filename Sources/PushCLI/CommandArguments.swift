@@ -1,7 +1,5 @@
 import PushCore
-import PushWorker
-import PushEvents
-import PushDevTools
+
 /// A tiny command-line reader: `--name value`, `--name=value`, boolean `--flag`, and positionals.
 ///
 /// Validate-then-run: a subcommand declares the options it knows, `parse` rejects anything else

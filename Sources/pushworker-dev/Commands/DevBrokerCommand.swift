@@ -1,12 +1,13 @@
+import PushCLI
 import PushCore
 import PushRuntime
 import PushKafkaMock
 import PushWorker
 
-/// `pushworker dev-broker`: parses the options of ``DevBroker`` (development only, docs/kafka.md).
+/// `pushworker-dev dev-broker`: parses the options of ``DevBroker`` (development only, docs/kafka.md).
 enum DevBrokerCommand {
     static let usage = """
-    usage: pushworker dev-broker [--bootstrap-file FILE] [--brokers N] [--topic NAME[:PARTITIONS]]...
+    usage: pushworker-dev dev-broker [--bootstrap-file FILE] [--brokers N] [--topic NAME[:PARTITIONS]]...
 
     Runs librdkafka's mock Kafka cluster on random loopback ports until SIGTERM/SIGINT.
     Development and tests only: no Admin API, no persistence, ~5 MiB / 100k messages kept
@@ -70,7 +71,7 @@ enum DevBrokerCommand {
         do {
             parsed = try parse(arguments)
         } catch {
-            printError("pushworker dev-broker: \(error.message)\n\n\(usage)")
+            printError("pushworker-dev dev-broker: \(error.message)\n\n\(usage)")
             return ExitCode.usage
         }
         if parsed.isHelp {

@@ -1,11 +1,7 @@
 import Foundation
 import PushCore
-import PushKafkaMock
-import PushSandbox
 import PushKafka
 import Synchronization
-import PushWorker
-import PushEvents
 
 /// Validates and produces `enqueue` input (docs/reference/cli.md): pass 1 validates every document with
 /// ``JobDecoder``; pass 2 produces (the exact input bytes, or the `--batch` batches) keyed by
