@@ -56,12 +56,10 @@ package struct BenchE2E: Benchmark {
         /// Extra senders run with h2load's arguments (`make bench-peers`).
         package var peers: [String] = []
         package var backlog = false
-        package var report = "bench-report.json"
         package var svg: String?
         package var timeout = 600.0
-        package var keep = false
-        package var quiet = false
-        package var isDebugBuild = false
+        /// `--report` (default bench-report.json), `--quiet`, `--keep`, the build.
+        package var common = BenchCommonOptions(report: "bench-report.json")
 
         package init() {}
     }

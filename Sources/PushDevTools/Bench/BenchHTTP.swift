@@ -46,11 +46,9 @@ package struct BenchHTTP: Benchmark {
         /// Measured phase + tuned floor + h2load repeated this many times, alternately (the
         /// first round also runs the plain floor and the peers): per-round figures and medians.
         package var rounds = 1
-        package var report = "bench-http-report.json"
         package var timeout = 300.0
-        package var keep = false
-        package var quiet = false
-        package var isDebugBuild = false
+        /// `--report` (default bench-http-report.json), `--quiet`, `--keep`, the build.
+        package var common = BenchCommonOptions(report: "bench-http-report.json")
 
         package init() {}
     }

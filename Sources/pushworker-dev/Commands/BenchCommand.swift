@@ -93,13 +93,12 @@ enum BenchCommand {
     }
 
     static func e2e(_ arguments: [String]) -> Int32 {
-        run("e2e", arguments, usage: usage, values: [
-            "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus", "sandbox-cpus",
-            "sandbox-threads", "sandbox-arg", "brokers", "redis-url", "svg", "peer", "cluster-replicas", "rounds", "worker-wrapper",
+        run("e2e", arguments, usage: usage, values: runValues.union([
+            "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus",
+            "sandbox-threads", "brokers", "redis-url", "svg", "cluster-replicas", "rounds", "worker-wrapper",
             "compare-binary", "compare-wrapper",
-        ], flags: ["backlog", "redis-cluster", "compare-standalone"], timeout: (600, 5...86_400), summary: e2eSummary) { parsed in
-            var options = BenchE2E.Options()
-            options.peers = parsed.allValues("peer")
+        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
+            try readRunOptions(parsed, into: &options, timeout: (600, 5...86_400))
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...10_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
@@ -119,13 +118,11 @@ enum BenchCommand {
                 throw PushCore.UsageError("--compare-binary/--compare-wrapper need an even --workers (A and B alternate)")
             }
             options.workerCPUs = parsed.value("worker-cpus")
-            options.sandboxCPUs = parsed.value("sandbox-cpus")
             options.workerWrapper = parsed.value("worker-wrapper").map { $0.split(separator: " ").map(String.init) } ?? []
             if let tool = options.workerWrapper.first, !tool.hasPrefix("/") {
                 throw PushCore.UsageError("--worker-wrapper needs an absolute path first (e.g. /usr/bin/valgrind --tool=callgrind)")
             }
             options.sandboxThreads = try parsed.integer("sandbox-threads", default: 1, in: 1...64)
-            options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.brokers = parsed.value("brokers")
             options.redisURL = parsed.value("redis-url")
             options.svg = parsed.value("svg")
@@ -136,7 +133,6 @@ enum BenchCommand {
             options.rounds = try parsed.integer("rounds", default: 3, in: 1...50)
             if options.compareStandalone { options.redisCluster = true }
             if options.redisCluster && options.redisURL != nil { throw PushCore.UsageError("--redis-cluster starts its own cluster: drop --redis-url") }
-            return options
         } bench: { options in
             options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
@@ -185,16 +181,13 @@ enum BenchCommand {
     """
 
     static func http(_ arguments: [String]) -> Int32 {
-        run("http", arguments, usage: httpUsage, values: [
-            "requests", "warmup", "url", "ca-file", "lone-requests", "sandbox-arg", "client-cpus", "sandbox-cpus", "peer", "rounds",
-        ], flags: ["busy-core"], timeout: (300, 1...86_400), summary: httpSummary) { parsed in
-            var options = BenchHTTP.Options()
+        run("http", arguments, usage: httpUsage, values: runValues.union([
+            "requests", "warmup", "url", "ca-file", "lone-requests", "client-cpus", "rounds",
+        ]), flags: runFlags.union(["busy-core"]), options: BenchHTTP.Options(), summary: httpSummary) { parsed, options in
+            try readRunOptions(parsed, into: &options, timeout: (300, 1...86_400))
             options.loneRequests = try parsed.integer("lone-requests", default: 200, in: 0...1_000_000)
             options.rounds = try parsed.integer("rounds", default: 1, in: 1...100)
-            options.sandboxArguments = parsed.allValues("sandbox-arg")
             options.clientCPUs = parsed.value("client-cpus")
-            options.sandboxCPUs = parsed.value("sandbox-cpus")
-            options.peers = parsed.allValues("peer")
             options.busyCore = parsed.flag("busy-core")
             if options.busyCore && options.clientCPUs == nil { throw PushCore.UsageError("--busy-core needs --client-cpus (the core to keep busy)") }
             options.requests = try parsed.integer("requests", default: 100_000, in: 1...100_000_000)
@@ -204,36 +197,51 @@ enum BenchCommand {
                 options.url = url.hasSuffix("/") ? String(url.dropLast()) : url
             }
             options.caFile = parsed.value("ca-file")
-            return options
         } bench: { options in
             try BenchHTTP(options: options).run()
         }
     }
 
-    /// What `bench e2e` and `bench http` share: parse the arguments (no positionals; the common
-    /// `--h2load-requests`, `--report`, `--timeout`, `--allow-debug`, `--keep`, `--quiet` beside
-    /// `values` and `flags`), build the options with `parse` (a usage error exits 64 after the
-    /// usage), refuse a debug build unless `--allow-debug`, run `bench`, write the JSON report
-    /// (and `extra` files from it), print `summary`. Exits 0 when the run says ok, 70 otherwise.
-    static func run<Options: BenchRunOptions>(
-        _ command: String, _ arguments: [String], usage: String, values: Set<String>, flags: Set<String>,
-        timeout: (default: Int, range: ClosedRange<Int>), summary: ([String: Any]) -> String,
-        parse: (CommandArguments) throws -> Options, bench: (Options) throws -> (report: [String: Any], ok: Bool),
-        extra: (Options, [String: Any]) throws -> Void = { _, _ in }
+    /// The options every bench reads: `--report`, `--allow-debug`, `--quiet`.
+    static let commonValues: Set<String> = ["report"]
+    static let commonFlags: Set<String> = ["allow-debug", "quiet"]
+    /// Those of the benches that start the sandbox and run the references (`e2e`, `http`):
+    /// `--h2load-requests`, `--peer`, `--sandbox-arg`, `--sandbox-cpus`, `--timeout`, `--keep`
+    /// besides the common ones.
+    static let runValues = commonValues.union(["h2load-requests", "peer", "sandbox-arg", "sandbox-cpus", "timeout"])
+    static let runFlags = commonFlags.union(["keep"])
+
+    /// Reads the options of ``runValues`` and ``runFlags`` (`timeout`: default and range, seconds).
+    static func readRunOptions<Options: BenchRunOptions>(_ parsed: CommandArguments, into options: inout Options,
+                                                         timeout: (default: Int, range: ClosedRange<Int>)) throws {
+        if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
+        options.peers = parsed.allValues("peer")
+        options.sandboxArguments = parsed.allValues("sandbox-arg")
+        options.sandboxCPUs = parsed.value("sandbox-cpus")
+        options.timeout = Double(try parsed.integer("timeout", default: timeout.default, in: timeout.range))
+        options.common.keep = parsed.flag("keep")
+    }
+
+    /// What every bench shares: parse the arguments (no positionals; `values` and `flags` name
+    /// every option), fill `options` with `parse` and the common options (a usage error exits 64
+    /// after the usage), refuse a debug build unless `--allow-debug`, run `bench`, write the JSON
+    /// report (and `extra` files from it), print `summary`. Exits 0 when the run says ok, 70
+    /// otherwise.
+    static func run<Options: BenchOptions>(
+        _ command: String, _ arguments: [String], usage: String, values: Set<String>, flags: Set<String>, options defaults: Options,
+        summary: ([String: Any]) -> String, parse: (CommandArguments, inout Options) throws -> Void,
+        bench: (Options) throws -> (report: [String: Any], ok: Bool), extra: (Options, [String: Any]) throws -> Void = { _, _ in }
     ) -> Int32 {
         var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: values.union(["h2load-requests", "report", "timeout"]),
-                                                flags: flags.union(["allow-debug", "keep", "quiet"]), exitCode: &code) else { return code }
-        var options: Options
+        guard let parsed = CommandSupport.parse(arguments, usage: usage, values: values.union(commonValues),
+                                                flags: flags.union(commonFlags), exitCode: &code) else { return code }
+        var options = defaults
         do {
             guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
-            options = try parse(parsed)
-            if parsed.value("h2load-requests") != nil { options.h2loadRequests = try parsed.integer("h2load-requests", default: 0, in: 0...100_000_000) }
-            options.report = parsed.value("report") ?? options.report
-            options.timeout = Double(try parsed.integer("timeout", default: timeout.default, in: timeout.range))
-            options.keep = parsed.flag("keep")
-            options.quiet = parsed.flag("quiet")
-            options.isDebugBuild = isDebugBuild
+            try parse(parsed, &options)
+            options.common.report = parsed.value("report") ?? options.common.report
+            options.common.quiet = parsed.flag("quiet")
+            options.common.isDebugBuild = isDebugBuild
         } catch {
             printError("error: \(error)\n\n\(usage)")
             return ExitCode.usage
@@ -248,7 +256,7 @@ enum BenchCommand {
             return ExitCode.software
         }
         do {
-            try BenchReport.writeJSON(report, to: options.report)
+            try BenchReport.writeJSON(report, to: options.common.report)
             try extra(options, report)
         } catch {
             printError("cannot write the report: \(error)")
@@ -286,13 +294,9 @@ enum BenchCommand {
     """
 
     static func redis(_ arguments: [String]) -> Int32 {
-        var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: redisUsage, values: [
-            "recipients", "batches", "apps", "rounds", "fan-out-calls", "latency-calls", "replicas", "client-cpus", "report",
-        ], flags: ["allow-debug", "keep", "quiet"], exitCode: &code) else { return code }
-        var options = BenchRedis.Options()
-        do {
-            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+        run("redis", arguments, usage: redisUsage, values: [
+            "recipients", "batches", "apps", "rounds", "fan-out-calls", "latency-calls", "replicas", "client-cpus",
+        ], flags: ["keep"], options: BenchRedis.Options(), summary: redisSummary) { parsed, options in
             options.recipients = try parsed.integer("recipients", default: 500, in: 1...100_000)
             options.batches = try parsed.integer("batches", default: 200, in: 1...10_000_000)
             options.apps = try parsed.integer("apps", default: 24, in: 1...100_000)
@@ -301,33 +305,10 @@ enum BenchCommand {
             options.latencyCalls = try parsed.integer("latency-calls", default: 10, in: 1...10_000)
             options.replicas = try parsed.integer("replicas", default: 0, in: 0...3)
             options.clientCPUs = parsed.value("client-cpus")
-            options.report = parsed.value("report") ?? options.report
-            options.keep = parsed.flag("keep")
-            options.quiet = parsed.flag("quiet")
-        } catch {
-            printError("error: \(error)\n\n\(redisUsage)")
-            return ExitCode.usage
+            options.common.keep = parsed.flag("keep")
+        } bench: { options in
+            (try BenchRedis(options: options).run(), true)
         }
-        return runInProcess(parsed, command: "redis", report: options.report, summary: redisSummary) {
-            try BenchRedis(options: options, isDebugBuild: isDebugBuild).run()
-        }
-    }
-
-    /// The tail of the benches that run in this process (`redis`, `decode`): the build check,
-    /// the run, the JSON report, the summary on stdout.
-    static func runInProcess(_ parsed: CommandArguments, command: String, report path: String,
-                             summary: ([String: Any]) -> String, _ run: () throws -> [String: Any]) -> Int32 {
-        guard allowBuild(parsed, command: command) else { return ExitCode.usage }
-        let report: [String: Any]
-        do {
-            report = try run()
-            try BenchReport.writeJSON(report, to: path)
-        } catch {
-            printError("bench failed: \(error)")
-            return ExitCode.software
-        }
-        print(summary(report))
-        return ExitCode.ok
     }
 
     static let decodeUsage = """
@@ -353,24 +334,14 @@ enum BenchCommand {
     """
 
     static func decode(_ arguments: [String]) -> Int32 {
-        var code: Int32 = 0
-        guard let parsed = CommandSupport.parse(arguments, usage: decodeUsage, values: ["recipients", "jobs", "rounds", "mix", "report"],
-                                                flags: ["allow-debug", "quiet"], exitCode: &code) else { return code }
-        var options = BenchDecode.Options()
-        do {
-            guard parsed.positionals.isEmpty else { throw PushCore.UsageError("unexpected argument \(parsed.positionals[0])") }
+        run("decode", arguments, usage: decodeUsage, values: ["recipients", "jobs", "rounds", "mix"], flags: [],
+            options: BenchDecode.Options(), summary: decodeSummary) { parsed, options in
             options.recipients = try parsed.integer("recipients", default: 500, in: 1...100_000)
             options.jobs = try parsed.integer("jobs", default: 40, in: 1...10_000)
             options.rounds = try parsed.integer("rounds", default: 20, in: 1...100_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
-            options.report = parsed.value("report") ?? options.report
-            options.quiet = parsed.flag("quiet")
-        } catch {
-            printError("error: \(error)\n\n\(decodeUsage)")
-            return ExitCode.usage
-        }
-        return runInProcess(parsed, command: "decode", report: options.report, summary: decodeSummary) {
-            try BenchDecode(options: options, isDebugBuild: isDebugBuild).run()
+        } bench: { options in
+            (try BenchDecode(options: options).run(), true)
         }
     }
 
