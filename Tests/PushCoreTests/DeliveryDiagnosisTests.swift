@@ -1,5 +1,5 @@
 import PushCore
-import PushWorker
+import PushProviders
 import Testing
 
 @Suite("Delivery diagnosis: the likely fix for a failure")

@@ -359,7 +359,7 @@ public final class Deliverer: Sendable {
     /// The `provider` label of `platform` (``MetricLabels/provider(_:)``).
     package static func providerLabel(_ platform: Platform) -> String { MetricLabels.provider(platform) }
 
-    static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
+    package static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
         switch error {
         case .timeout: .timeout
         case .connect: .connect

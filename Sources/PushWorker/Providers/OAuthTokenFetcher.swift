@@ -10,7 +10,7 @@ import Synchronization
 /// How one provider obtains an OAuth 2.0 access token (docs/providers.md): its token endpoint
 /// and the form body of its grant. The fetch, the caching, the single flight, the invalidation
 /// and the error mapping are ``OAuthTokenFetcher``'s, the same for every provider.
-protocol OAuthGrant: Sendable {
+package protocol OAuthGrant: Sendable {
     /// The `provider` label of `pushworker_token_refreshes_total` (and of the log keys).
     static var provider: String { get }
     /// The provider's name in log messages.
@@ -24,26 +24,26 @@ protocol OAuthGrant: Sendable {
 }
 
 /// Why no access token could be had; `reason` names no secret.
-struct OAuthError: Error, Sendable {
-    var reason: String
+package struct OAuthError: Error, Sendable {
+    package var reason: String
     /// A failure that may pass (the endpoint unreachable, 5xx, 429): the send is retried later.
-    var isRetryable = false
+    package var isRetryable = false
 }
 
-typealias FCMAuthError = OAuthError
-typealias HMSAuthError = OAuthError
+package typealias FCMAuthError = OAuthError
+package typealias HMSAuthError = OAuthError
 /// FCM access tokens from a service account: ``OAuthTokenFetcher`` with the JWT bearer grant.
-typealias FCMTokenCache = OAuthTokenFetcher<AppCredentials.FCM>
+package typealias FCMTokenCache = OAuthTokenFetcher<AppCredentials.FCM>
 /// Huawei Push Kit access tokens: ``OAuthTokenFetcher`` with the client-credentials grant.
-typealias HMSTokenCache = OAuthTokenFetcher<AppCredentials.HMS>
+package typealias HMSTokenCache = OAuthTokenFetcher<AppCredentials.HMS>
 
 /// OAuth 2.0 access tokens of one provider, one per ``OAuthGrant/tokenCacheKey``, shared by every
 /// request of the process. The rules are ``AccessTokenState``'s (pure, tested without I/O): a
 /// token is used until shortly before it expires, the requests that arrive during a fetch wait
 /// for that one fetch, and a token the provider refused is forgotten once. This class holds one
 /// state per key behind a lock and performs its steps; completions always run outside the lock.
-final class OAuthTokenFetcher<Grant: OAuthGrant>: Sendable {
-    typealias Waiter = @Sendable (Result<String, OAuthError>) -> Void
+package final class OAuthTokenFetcher<Grant: OAuthGrant>: Sendable {
+    package typealias Waiter = @Sendable (Result<String, OAuthError>) -> Void
     private let states = Mutex<[String: AccessTokenState<Waiter>]>([:])
     private let http: HTTP2Client
     private let metrics: Metrics
@@ -51,7 +51,7 @@ final class OAuthTokenFetcher<Grant: OAuthGrant>: Sendable {
     /// Unix seconds (injectable for tests).
     private let clock: @Sendable () -> Double
 
-    init(http: HTTP2Client, metrics: Metrics, logger: Logger, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    package init(http: HTTP2Client, metrics: Metrics, logger: Logger, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.http = http
         self.metrics = metrics
         self.logger = logger
@@ -60,7 +60,7 @@ final class OAuthTokenFetcher<Grant: OAuthGrant>: Sendable {
 
     /// Calls `completion` with a token valid at `now`: at once on the calling thread, or after
     /// the one fetch under way.
-    func withToken(_ grant: Grant, now: Double, _ completion: @escaping Waiter) {
+    package func withToken(_ grant: Grant, now: Double, _ completion: @escaping Waiter) {
         let key = grant.tokenCacheKey
         let step = states.withLock { $0[key, default: AccessTokenState()].request(now: now, waiter: completion) }
         switch step {
@@ -72,7 +72,7 @@ final class OAuthTokenFetcher<Grant: OAuthGrant>: Sendable {
 
     /// Forgets `token` after the provider refused it (FCM 401, Huawei 80200001/80200003), unless
     /// it was replaced already.
-    func invalidate(_ grant: Grant, token: String) {
+    package func invalidate(_ grant: Grant, token: String) {
         states.withLock { _ = $0[grant.tokenCacheKey]?.invalidate(token) }
     }
 
@@ -139,12 +139,12 @@ func formEncoded(_ value: String) -> String {
 /// Google's JWT bearer grant (RFC 7523) for FCM: an RS256 assertion signed with the service
 /// account's key, valid for an hour, scoped to Firebase Cloud Messaging.
 extension AppCredentials.FCM: OAuthGrant {
-    static var provider: String { "fcm" }
-    static var providerName: String { "FCM" }
-    var tokenCacheKey: String { clientEmail }
-    var tokenEndpoint: String { tokenURI }
+    package static var provider: String { "fcm" }
+    package static var providerName: String { "FCM" }
+    package var tokenCacheKey: String { clientEmail }
+    package var tokenEndpoint: String { tokenURI }
 
-    func grantBody(now: Double) throws(OAuthError) -> String {
+    package func grantBody(now: Double) throws(OAuthError) -> String {
         let header = JSONWriter.object { w in
             w.member("alg", "RS256")
             w.member("typ", "JWT")
@@ -169,11 +169,11 @@ extension AppCredentials.FCM: OAuthGrant {
 /// `grant_type=client_credentials&client_id=…&client_secret=…`, answered with
 /// `{"access_token","expires_in":3600,"token_type":"Bearer"}`.
 extension AppCredentials.HMS: OAuthGrant {
-    static var provider: String { "hms" }
-    static var providerName: String { "Huawei" }
-    var tokenCacheKey: String { tokenEndpoint + "|" + clientID }
+    package static var provider: String { "hms" }
+    package static var providerName: String { "Huawei" }
+    package var tokenCacheKey: String { tokenEndpoint + "|" + clientID }
 
-    func grantBody(now: Double) throws(OAuthError) -> String {
+    package func grantBody(now: Double) throws(OAuthError) -> String {
         "grant_type=client_credentials&client_id=\(formEncoded(clientID))&client_secret=\(formEncoded(clientSecret))"
     }
 }

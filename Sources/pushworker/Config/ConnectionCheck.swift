@@ -9,6 +9,7 @@ import PushRedis
 import Synchronization
 import PushEncoding
 import PushProviders
+import PushWorker
 
 /// `pushworker config check --connect` (docs/reference/cli.md): reaches what the configuration names and
 /// says, one line per check, whether the worker could run with it — Kafka (metadata, the
