@@ -89,13 +89,13 @@ let package = Package(
         // The production executable: run, events, render, send, enqueue, topics, msgid, config, inspect, version.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
             swiftSettings: strict
         ),
         // The development executable: sandbox, dev-broker, demo, bench, chaos.
         .executableTarget(
             name: "pushworker-dev",
-            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).

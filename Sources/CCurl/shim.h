@@ -16,6 +16,7 @@ static inline CURLcode pw_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t 
 static inline CURLcode pw_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline curl_version_info_data *pw_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 static inline CURLcode pw_curl_easy_setopt_opensocket_cb(CURL *h, curl_socket_t (*cb)(void *, curlsocktype, struct curl_sockaddr *)) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb); }
+static inline CURLcode pw_curl_easy_setopt_prereq_cb(CURL *h, int (*cb)(void *, char *, char *, int, int)) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, cb); }
 static inline CURLcode pw_curl_easy_setopt_blob(CURL *h, CURLoption o, struct curl_blob *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode pw_curl_easy_getinfo_str(CURL *h, CURLINFO i, const char **v) { return curl_easy_getinfo(h, i, v); }
 static inline long pw_curl_version_http2_feature(void) { return CURL_VERSION_HTTP2; }

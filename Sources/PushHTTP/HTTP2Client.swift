@@ -161,8 +161,8 @@ public final class HTTP2Client: Sendable {
     var corkFlushes: Int { loop.corkFlushes.load(ordering: .relaxed) }
 
     /// Stops accepting requests (later submits fail with `.shutdown`), lets in-flight ones
-    /// finish for up to `drainTimeout`, fails the rest with `.shutdown`, then stops the I/O
-    /// thread. Blocks the caller until then (call it from a thread that may block, not from
+    /// finish for up to `drainTimeout`, then fails the rest — `.shutdown` if they had not started
+    /// sending, `.unanswered(.shutdown, _)` if they had — and stops the I/O thread. Blocks the caller until then (call it from a thread that may block, not from
     /// the cooperative pool in a hot path). Idempotent; from a completion it does not wait.
     public func shutdown(drainTimeout: Duration) {
         if shared.state.withLock({ $0.beginShutdown(deadline: .now + drainTimeout) }) { multi.wakeup() }

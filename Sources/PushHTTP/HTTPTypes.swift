@@ -121,32 +121,62 @@ public struct HTTPResponse: Sendable {
 }
 
 /// Whether a failed request may have reached the server.
-public enum HTTPDeliveryCertainty: Sendable, Equatable { case notDelivered, unknown }
+public enum HTTPDeliveryCertainty: Sendable, Equatable {
+    /// Nothing the server may act on reached it: sending again cannot duplicate.
+    case notDelivered
+    /// The request was (or may have been) written and no complete answer came: the server may
+    /// have acted on it (shown the notification), so sending again may duplicate it.
+    case unknown
+}
 
-/// What ended a request that was (or may have been) written without a complete answer.
-public enum HTTPUnansweredCause: String, Sendable, Equatable { case timeout, streamReset, connectionLost, shutdown, other }
+/// Why a written request got no complete answer (``HTTPTransportError/unanswered(_:_:)``).
+public enum HTTPUnansweredCause: String, Sendable, Equatable {
+    /// The request timeout expired after the request started sending.
+    case timeout
+    /// The server reset the stream (`RST_STREAM` with an error code other than
+    /// `REFUSED_STREAM`, or closed it before the response headers).
+    case streamReset
+    /// The connection was closed, reset or broke after the request was written, including a
+    /// `GOAWAY` whose last-stream-id covers the stream followed by a close.
+    case connectionLost
+    /// ``HTTP2Client/shutdown(drainTimeout:)`` aborted the request after it started sending.
+    case shutdown
+    /// Any other failure after the request started sending (an oversize or malformed response …).
+    case other
+}
 
-/// Why a request got no HTTP response.
+/// Why a request got no HTTP response. ``certainty`` tells whether it may have reached the
+/// server: every case but ``unanswered(_:_:)`` is ``HTTPDeliveryCertainty/notDelivered``
+/// (docs/http-client.md "When the server does not answer").
 public enum HTTPTransportError: Error, Sendable, Equatable {
-    /// The request timeout (or the connect timeout) expired.
+    /// The connect timeout, or the request timeout before the request started sending.
     case timeout
     /// The TCP connection could not be made (refused, unreachable, DNS failure).
     case connect(String)
     /// TLS handshake or certificate verification failed.
     case tls(String)
-    /// The connection or stream broke: reset stream, GOAWAY, empty reply, oversize response.
+    /// The server did not process the request: it refused the stream (`RST_STREAM`
+    /// `REFUSED_STREAM`, RFC 9113 §8.7) or the stream was above a `GOAWAY`'s last-stream-id
+    /// (RFC 9113 §6.8) on every attempt, or the connection broke before this request was written.
     case protocolError(String)
-    /// The client is shut down (or was shut down before this request finished).
+    /// The client is shut down, or was shut down before this request started sending.
     case shutdown
     /// The request itself is malformed (CR/LF/NUL in a header, unsupported scheme …): never retry.
     case invalidRequest(String)
     /// The address libcurl was about to connect to was refused by the request's
     /// ``ConnectAddressPolicy`` (nothing was sent): never retry.
     case addressRefused(String)
-    /// Any other libcurl error (`CURLcode` and its message).
+    /// Any other libcurl error (`CURLcode` and its message) before the request started sending.
     case other(code: Int, message: String)
     /// Written (or possibly written) and no complete answer: the server may have acted on it.
     case unanswered(HTTPUnansweredCause, String)
+
+    /// Whether the request may have reached the server: ``HTTPDeliveryCertainty/unknown`` for
+    /// ``unanswered(_:_:)``, ``HTTPDeliveryCertainty/notDelivered`` for everything else.
+    public var certainty: HTTPDeliveryCertainty {
+        if case .unanswered = self { return .unknown }
+        return .notDelivered
+    }
 
     /// The text libcurl gave, if any (for people: `send` explains TLS failures with it).
     public var detail: String? {
@@ -159,15 +189,10 @@ public enum HTTPTransportError: Error, Sendable, Equatable {
         }
     }
 
-    /// Whether the request may have reached the server: only `.unanswered` may have.
-    public var certainty: HTTPDeliveryCertainty {
-        if case .unanswered = self { .unknown } else { .notDelivered }
-    }
-
     /// Whether sending the same request again later may succeed. TLS and malformed requests
-    /// are configuration problems; timeouts, refused connections, broken streams and a
-    /// shutdown are transient (the request may already have reached the server: callers must
-    /// tolerate duplicates, which pushworker's msgId de-duplication does).
+    /// are configuration problems; timeouts, refused connections, refused streams, a shutdown
+    /// and unanswered requests are transient. Whether a new attempt may duplicate the request
+    /// is ``certainty``'s to say: after ``unanswered(_:_:)`` it may.
     public var isRetryable: Bool {
         switch self {
         case .timeout, .connect, .protocolError, .shutdown, .unanswered: true

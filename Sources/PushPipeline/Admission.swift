@@ -58,7 +58,7 @@ public struct Admission: Sendable, Equatable {
         var choices: [Choice] = []
         choices.reserveCapacity(candidates.count)
         var taken = 0
-        var takenBy: [Int: Int] = [:]
+        var takenBy = [Int](repeating: 0, count: max(gates.count, inFlight.count) + 1)
         for candidate in candidates {
             let endpoint = candidate.endpoint
             let gate = endpoint < gates.count ? gates[endpoint] : .open
@@ -71,7 +71,8 @@ public struct Admission: Sendable, Equatable {
                 choices.append(.keep)
                 continue
             }
-            let already = takenBy[endpoint, default: 0]
+            if endpoint >= takenBy.count { takenBy += Array(repeating: 0, count: endpoint + 1 - takenBy.count) }
+            let already = takenBy[endpoint]
             let limit = gate == .probe ? 1 : maxInFlightPerEndpoint - (endpoint < inFlight.count ? inFlight[endpoint] : 0)
             guard already < limit else {
                 choices.append(.keep)

@@ -89,7 +89,7 @@ extension SandboxRouter {
                   Double(issued.expiresAt) > clock() else {
                 return reply(401, "UNAUTHENTICATED", unauthenticated, errorCode: nil)
             }
-            if state.takeFCMUnauthenticatedOnce() {
+            if state.takeFCMUnauthenticatedOnce(scope: faultScope) {
                 state.revokeAccessToken(String(parts[1]))
                 return reply(401, "UNAUTHENTICATED", unauthenticated, errorCode: nil)
             }

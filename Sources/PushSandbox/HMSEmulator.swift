@@ -93,7 +93,7 @@ extension SandboxRouter {
             guard let client, pathID == client.clientID || pathID == client.pathID else { return reply(401, "80200001", authError) }
             bearer = String(parts[1])
         }
-        if let queued = state.takeHMSAnswer() {
+        if let queued = state.takeHMSAnswer(scope: faultScope) {
             switch queued {
             case "502": return finish(.text(502, "Bad Gateway\n").provider, platform: "huawei", request: request, msgID: nil, bodyJSON: nil)
             case "503":

@@ -55,12 +55,16 @@ struct SandboxResponse: Sendable {
     var body: [UInt8] = []
     /// Whether the injected latency applies (provider endpoints yes, control endpoints no).
     var isProviderResponse = true
+    /// What the event loop does instead of sending this answer (nil: send it).
+    var transportFault: SandboxTransportFault?
 
-    init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], isProviderResponse: Bool = true) {
+    init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], isProviderResponse: Bool = true,
+         transportFault: SandboxTransportFault? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.isProviderResponse = isProviderResponse
+        self.transportFault = transportFault
     }
 
     /// A JSON response; `body` must already be JSON text.

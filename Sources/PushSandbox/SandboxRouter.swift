@@ -32,8 +32,14 @@ final class SandboxRouter {
     var vapidCache: [String: Double] = [:]
     /// Derived subscription keys by id.
     var subscriptionKeys: [String: (privateKey: P256PrivateKey, auth: [UInt8])] = [:]
-    /// Faults, refreshed from ``SandboxState`` once per loop iteration.
+    /// Fault sets and the outage, refreshed from ``SandboxState`` once per loop iteration.
+    private(set) var snapshot: SandboxState.Snapshot
+    /// The fault set of the request being handled (the one its path selects).
     private(set) var faults: SandboxFaults
+    /// The path prefix of that set (nil: the default set): one-shot faults are consumed from it.
+    private(set) var faultScope: String?
+    /// Whether the request being handled was accepted (a 2xx recorded by ``finish(_:platform:request:msgID:bodyJSON:deliveries:)``).
+    private var isAccepted = false
     static let cacheLimit = 4096
 
     init(configuration: SandboxConfiguration, state: SandboxState, trust: SandboxTrust,
@@ -43,7 +49,8 @@ final class SandboxRouter {
         self.trust = trust
         self.clock = clock
         random = SplitMix64(seed: randomSeed)
-        faults = state.faults
+        snapshot = state.snapshot
+        faults = snapshot.faults.base
     }
 
     static func systemClock() -> Double {
@@ -64,12 +71,55 @@ final class SandboxRouter {
 
     /// Refreshes cached settings and flushes the record file; called by the event loop after each batch of events.
     func loopIterationEnded() {
-        faults = state.faults
+        refresh(state.snapshot)
         state.flushRecords()
     }
 
+    /// Takes a new snapshot of the shared fault sets and outage.
+    private func refresh(_ snapshot: SandboxState.Snapshot) {
+        self.snapshot = snapshot
+        faults = snapshot.faults.base
+        faultScope = nil
+    }
+
+    /// The answer to `request`, or the transport fault that replaces it
+    /// (``SandboxResponse/transportFault``): `refuse` and `goaway` are drawn before a message
+    /// send is processed (it is neither processed nor recorded), `reset`, `drop` and `hang` after
+    /// one was accepted (it is recorded).
     func handle(_ request: SandboxRequest) -> SandboxResponse {
         let path = request.pathWithoutQuery
+        // Without scoped sets `faults` stays the default set (taken once per loop iteration).
+        if !snapshot.faults.scoped.isEmpty { (faultScope, faults) = snapshot.faults.faults(for: path) }
+        let isSend = faults.hasTransportFaults && Self.isMessageSend(path)
+        if isSend, let fault = drawFaultBeforeProcessing() {
+            return SandboxResponse(status: 0, transportFault: fault)
+        }
+        isAccepted = false
+        var response = route(request, path: path)
+        if isSend, isAccepted, let fault = drawFaultAfterAcceptance() { response.transportFault = fault }
+        return response
+    }
+
+    /// Paths whose accepted requests are recorded: APNs, FCM and Huawei sends, Web Push.
+    static func isMessageSend(_ path: Substring) -> Bool {
+        path.hasPrefix("/3/device") || path.hasPrefix("/v1/") || path.hasPrefix("/wp/")
+    }
+
+    private func drawFaultBeforeProcessing() -> SandboxTransportFault? {
+        if faults.refuseShare > 0, random.nextUnit() < faults.refuseShare { return .refuse }
+        if faults.goawayCount > 0, state.takeGoaway(scope: faultScope) { return .goaway }
+        if faults.goawayShare > 0, random.nextUnit() < faults.goawayShare { return .goaway }
+        return nil
+    }
+
+    private func drawFaultAfterAcceptance() -> SandboxTransportFault? {
+        if faults.resetShare > 0, random.nextUnit() < faults.resetShare { return .reset }
+        if faults.dropShare > 0, random.nextUnit() < faults.dropShare { return .drop }
+        if faults.hangShare > 0, random.nextUnit() < faults.hangShare { return .hang }
+        return nil
+    }
+
+    private func route(_ request: SandboxRequest, path: Substring) -> SandboxResponse {
         if path.hasPrefix("/3/device") { return handleAPNS(request) }
         if path.hasPrefix("/v1/projects/") { return handleFCMSend(request) }
         if path == "/token" { return handleFCMToken(request) }
@@ -92,15 +142,23 @@ final class SandboxRouter {
         case ("POST", "/_sandbox/reset"):
             state.reset()
             return .json(200, #"{"reset":true}"#, isProviderResponse: false)
-        case ("GET", "/_sandbox/faults"):
-            return .json(200, state.faults.json, isProviderResponse: false)
-        case ("POST", "/_sandbox/faults"):
-            guard let body = JSONValue.parse(request.body), let updated = state.faults.updated(with: body) else {
-                return .json(400, #"{"error":"expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null), hmsAnswers (array of 8-digit Huawei codes, 502 or 503), hmsTokenLimit (1...1000)"}"#, isProviderResponse: false)
+        case ("GET", "/_sandbox/accepted"):
+            guard let msgID = request.queryParameter("msgId"), !msgID.isEmpty else {
+                return .json(400, #"{"error":"expected ?msgId=<msgId>"}"#, isProviderResponse: false)
             }
-            state.setFaults(updated)
-            faults = updated
-            return .json(200, updated.json, isProviderResponse: false)
+            return .json(200, JSONWriter.object { w in
+                w.member("msgId", msgID)
+                w.member("accepted", state.acceptedCount(msgID: msgID))
+            }.text, isProviderResponse: false)
+        case ("GET", "/_sandbox/faults"):
+            return .json(200, state.faultsJSON(now: EventLoop.now()), isProviderResponse: false)
+        case ("POST", "/_sandbox/faults"):
+            guard let body = JSONValue.parse(request.body), let update = SandboxFaultUpdate.parse(body),
+                  let updated = state.apply(update, now: EventLoop.now()) else {
+                return .json(400, JSONWriter.object { $0.member("error", SandboxFaults.usage) }.text, isProviderResponse: false)
+            }
+            refresh(updated)
+            return .json(200, state.faultsJSON(now: EventLoop.now()), isProviderResponse: false)
         case ("GET", "/_sandbox/health"):
             return .text(200, "ok\n")
         case ("GET", "/_sandbox/tls"):
@@ -191,6 +249,7 @@ final class SandboxRouter {
         }
         state.count(status: response.status, platform: platform, msgID: msgID, line: line, deliveries: deliveries)
         if (200..<300).contains(response.status) {
+            isAccepted = true
             if let inbox = state.inbox {
                 inbox.accept {
                     let headers = request.headers.map { header in

@@ -72,7 +72,9 @@ public enum SandboxService {
         let configuration = SandboxConfiguration(origin: origin, isAuthDisabled: options.isAuthDisabled, seed: options.seed)
         var loops: [EventLoop] = []
         for fd in listeners {
-            loops.append(try EventLoop.make(listenFD: fd, tls: tls, router: SandboxRouter(configuration: configuration, state: state, trust: trust)))
+            let loop = try EventLoop.make(listenFD: fd, tls: tls, router: SandboxRouter(configuration: configuration, state: state, trust: trust))
+            state.addLoopNudge { [weak loop] in loop?.nudge() }
+            loops.append(loop)
         }
         var threads: [pthread_t] = []
         for loop in loops {

@@ -38,6 +38,25 @@ struct SandboxFaults: Sendable, Equatable {
     /// Huawei sends with more tokens than this answer `80300010` (Huawei's limit: 1000).
     var hmsTokenLimit = 1000
 
+    // Transport faults of message sends (``SandboxTransportFault``). Default: 0 (off).
+    /// Share refused with `RST_STREAM` `REFUSED_STREAM`: not processed, not recorded.
+    var refuseShare = 0.0
+    /// Share answered with a `GOAWAY` whose last-stream-id is below the stream: not processed.
+    var goawayShare = 0.0
+    /// The next this many sends get that `GOAWAY` (one each, before `goawayShare` is drawn).
+    var goawayCount = 0
+    /// Share accepted (recorded) and answered `RST_STREAM` `INTERNAL_ERROR` instead of a response.
+    var resetShare = 0.0
+    /// Share accepted (recorded), then the connection is closed without an answer.
+    var dropShare = 0.0
+    /// Share accepted (recorded) and never answered.
+    var hangShare = 0.0
+
+    /// Whether any transport fault is set (the router draws none otherwise).
+    var hasTransportFaults: Bool {
+        refuseShare > 0 || goawayShare > 0 || goawayCount > 0 || resetShare > 0 || dropShare > 0 || hangShare > 0
+    }
+
     /// At most this many queued Huawei answers.
     static let maximumHMSAnswers = 1000
 
@@ -46,22 +65,31 @@ struct SandboxFaults: Sendable, Equatable {
         text == "502" || text == "503" || (text.utf8.count == 8 && text.utf8.allSatisfy { (0x30...0x39).contains($0) })
     }
 
-    var json: String {
-        JSONWriter.object { w in
-            w.member("unregisteredShare", unregisteredShare); w.member("throttleShare", throttleShare)
-            w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
-            w.member("latencyJitterMs", latencyJitterMilliseconds)
-            w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
-            w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
-            w.member("refuseCertificates", orNull: refuseCertificates)
-            w.member("hmsAnswers", strings: hmsAnswers)
-            w.member("hmsTokenLimit", hmsTokenLimit)
-        }.text
+    /// The settings as one JSON object (`GET /_sandbox/faults`).
+    var json: String { JSONWriter.object { writeMembers(&$0) }.text }
+
+    /// The members of ``json``, written into an object being built.
+    func writeMembers(_ w: inout JSONWriter) {
+        w.member("unregisteredShare", unregisteredShare); w.member("throttleShare", throttleShare)
+        w.member("retryAfter", retryAfterSeconds); w.member("errorShare", errorShare); w.member("latencyMs", latencyMilliseconds)
+        w.member("latencyJitterMs", latencyJitterMilliseconds)
+        w.member("expireProviderTokensIssuedBefore", expireProviderTokensIssuedBefore)
+        w.member("fcmUnauthenticatedOnce", fcmUnauthenticatedOnce)
+        w.member("refuseCertificates", orNull: refuseCertificates)
+        w.member("hmsAnswers", strings: hmsAnswers)
+        w.member("hmsTokenLimit", hmsTokenLimit)
+        w.member("refuseShare", refuseShare); w.member("goawayShare", goawayShare); w.member("goawayCount", goawayCount)
+        w.member("resetShare", resetShare); w.member("dropShare", dropShare); w.member("hangShare", hangShare)
     }
 
     /// Applies the members present in a `POST /_sandbox/faults` body; nil if a value is invalid.
     func updated(with body: JSONValue) -> SandboxFaults? {
         guard let members = body.objectValue?.members else { return nil }
+        return updated(members: members)
+    }
+
+    /// Applies these members (names as in ``json``); nil if one is unknown or its value invalid.
+    func updated(members: [(key: String, value: JSONValue)]) -> SandboxFaults? {
         var faults = self
         for (key, value) in members {
             if key == "fcmUnauthenticatedOnce" {
@@ -95,11 +123,20 @@ struct SandboxFaults: Sendable, Equatable {
             case "latencyJitterMs": guard number <= 60000 else { return nil }; faults.latencyJitterMilliseconds = Int(number)
             case "expireProviderTokensIssuedBefore": faults.expireProviderTokensIssuedBefore = number
             case "hmsTokenLimit": guard number >= 1, number <= 1000 else { return nil }; faults.hmsTokenLimit = Int(number)
+            case "refuseShare": guard number <= 1 else { return nil }; faults.refuseShare = number
+            case "goawayShare": guard number <= 1 else { return nil }; faults.goawayShare = number
+            case "goawayCount": guard number <= 1_000_000, number == number.rounded() else { return nil }; faults.goawayCount = Int(number)
+            case "resetShare": guard number <= 1 else { return nil }; faults.resetShare = number
+            case "dropShare": guard number <= 1 else { return nil }; faults.dropShare = number
+            case "hangShare": guard number <= 1 else { return nil }; faults.hangShare = number
             default: return nil
             }
         }
         return faults
     }
+
+    /// What `POST /_sandbox/faults` answers with 400.
+    static let usage = "expected a JSON object of unregisteredShare, throttleShare, errorShare (0...1), retryAfter (s), latencyMs, latencyJitterMs, expireProviderTokensIssuedBefore (unix s), fcmUnauthenticatedOnce (bool), refuseCertificates (BadCertificate, BadCertificateEnvironment or null), hmsAnswers (array of 8-digit Huawei codes, 502 or 503), hmsTokenLimit (1...1000), refuseShare, goawayShare, resetShare, dropShare, hangShare (0...1), goawayCount (whole number), and optionally pathPrefix (a path starting with /), clear (bool), outageSeconds (0...86400, not with pathPrefix)"
 }
 
 /// What the sandbox shares between its event loops: faults, counters, accepted messages, issued
@@ -116,6 +153,23 @@ final class SandboxState: Sendable {
         var records: [[UInt8]] = []
         var droppedRecords = 0
         var recordBuffer: [UInt8] = []
+        /// Transport faults performed, by kind (``SandboxTransportFault``).
+        var transportFaults: [SandboxTransportFault: Int] = [:]
+        /// Connections closed by an outage (open ones at its start, new ones at accept), and
+        /// provider streams refused during one on connections that carried only control requests.
+        var outageClosedConnections = 0
+        var outageRefusedStreams = 0
+    }
+
+    /// What an event loop reads once per turn (``SandboxState/snapshot``).
+    struct Snapshot: Sendable {
+        var faults: SandboxFaultTable
+        /// The outage lasts until this monotonic time (ns); 0: none.
+        var outageUntil: UInt64 = 0
+        /// Counts the outages started: a loop that sees it change closes its provider connections.
+        var outageGeneration = 0
+
+        func isOutage(now: UInt64) -> Bool { now < outageUntil }
     }
 
     struct AccessToken {
@@ -124,9 +178,11 @@ final class SandboxState: Sendable {
     }
 
     private struct Inner {
-        var faults: SandboxFaults
+        var snapshot: Snapshot
         var counters = Counters()
         var accessTokens: [String: AccessToken] = [:]
+        /// Wakes each event loop (so an idle one applies a new outage at once).
+        var loopNudges: [@Sendable () -> Void] = []
     }
 
     private let inner: Mutex<Inner>
@@ -142,7 +198,7 @@ final class SandboxState: Sendable {
 
     init(faults: SandboxFaults, maximumRecords: Int = 100_000, recordFD: Int32 = -1,
          inbox: Inbox? = nil, tracking: TrackingReporter? = nil, reportsDelivered: Bool = false) {
-        inner = Mutex(Inner(faults: faults))
+        inner = Mutex(Inner(snapshot: Snapshot(faults: SandboxFaultTable(base: faults))))
         self.maximumRecords = maximumRecords
         self.recordFD = recordFD
         self.inbox = inbox
@@ -152,27 +208,114 @@ final class SandboxState: Sendable {
 
     deinit { if recordFD >= 0 { close(recordFD) } }
 
+    /// The default fault set (requests no scoped set matches).
     var faults: SandboxFaults {
-        get { inner.withLock { $0.faults } }
+        get { inner.withLock { $0.snapshot.faults.base } }
     }
 
-    func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.faults = faults } }
+    /// What the event loops read once per turn: every fault set and the outage.
+    var snapshot: Snapshot { inner.withLock { $0.snapshot } }
 
-    /// Whether this FCM send must answer 401 (`fcmUnauthenticatedOnce`); clears the switch.
-    func takeFCMUnauthenticatedOnce() -> Bool {
+    /// Replaces the default fault set.
+    func setFaults(_ faults: SandboxFaults) { inner.withLock { $0.snapshot.faults.base = faults } }
+
+    /// Applies a `POST /_sandbox/faults` body at monotonic time `now` (ns); nil (and no change)
+    /// when a fault member is unknown or invalid. An outage closes the provider connections of
+    /// every event loop (each is woken).
+    func apply(_ update: SandboxFaultUpdate, now: UInt64) -> Snapshot? {
+        let (snapshot, nudges): (Snapshot?, [@Sendable () -> Void]) = inner.withLock { state in
+            var table = state.snapshot.faults
+            let scope = update.pathPrefix
+            var start = update.clear ? SandboxFaults() : table.faults(scope: scope)
+            if !update.members.isEmpty || !update.clear || scope == nil {
+                guard let updated = start.updated(members: update.members) else { return (nil, []) }
+                start = updated
+                table.set(start, scope: scope)
+            } else {
+                table.set(nil, scope: scope) // {"pathPrefix": …, "clear": true}: the scoped set is gone
+            }
+            state.snapshot.faults = table
+            var nudges: [@Sendable () -> Void] = []
+            if let seconds = update.outageSeconds {
+                state.snapshot.outageUntil = seconds > 0 ? now + UInt64(seconds * 1e9) : 0
+                if seconds > 0 {
+                    state.snapshot.outageGeneration += 1
+                    nudges = state.loopNudges
+                }
+            }
+            return (state.snapshot, nudges)
+        }
+        for nudge in nudges { nudge() }
+        return snapshot
+    }
+
+    /// Registers a way to wake an event loop (``apply(_:now:)`` wakes them all for an outage).
+    func addLoopNudge(_ nudge: @escaping @Sendable () -> Void) { inner.withLock { $0.loopNudges.append(nudge) } }
+
+    /// Whether this FCM send must answer 401 (`fcmUnauthenticatedOnce` of the fault set of
+    /// `scope`, nil: the default set); clears the switch.
+    func takeFCMUnauthenticatedOnce(scope: String? = nil) -> Bool {
         inner.withLock { state in
-            guard state.faults.fcmUnauthenticatedOnce else { return false }
-            state.faults.fcmUnauthenticatedOnce = false
-            return true
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard faults.fcmUnauthenticatedOnce else { return false }
+                faults.fcmUnauthenticatedOnce = false
+                return true
+            }
         }
     }
 
-    /// The next queued Huawei answer (``SandboxFaults/hmsAnswers``), removed from the queue.
-    func takeHMSAnswer() -> String? {
+    /// The next queued Huawei answer (``SandboxFaults/hmsAnswers`` of the set of `scope`),
+    /// removed from the queue.
+    func takeHMSAnswer(scope: String? = nil) -> String? {
         inner.withLock { state in
-            guard !state.faults.hmsAnswers.isEmpty else { return nil }
-            return state.faults.hmsAnswers.removeFirst()
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard !faults.hmsAnswers.isEmpty else { return nil }
+                return faults.hmsAnswers.removeFirst()
+            }
         }
+    }
+
+    /// Whether this send gets a `GOAWAY` from ``SandboxFaults/goawayCount`` of the set of
+    /// `scope`; counts it down.
+    func takeGoaway(scope: String?) -> Bool {
+        inner.withLock { state in
+            state.snapshot.faults.modify(scope: scope) { faults in
+                guard faults.goawayCount > 0 else { return false }
+                faults.goawayCount -= 1
+                return true
+            }
+        }
+    }
+
+    /// Counts a transport fault an event loop performed.
+    func count(_ fault: SandboxTransportFault) { inner.withLock { $0.counters.transportFaults[fault, default: 0] += 1 } }
+
+    /// Counts connections an outage closed, and provider streams it refused.
+    func countOutage(closedConnections: Int = 0, refusedStreams: Int = 0) {
+        inner.withLock { state in
+            state.counters.outageClosedConnections += closedConnections
+            state.counters.outageRefusedStreams += refusedStreams
+        }
+    }
+
+    /// `GET /_sandbox/faults`: the default set's members, `scoped` (one object per path prefix,
+    /// longest first) and `outageSecondsLeft`.
+    func faultsJSON(now: UInt64) -> String {
+        let snapshot = self.snapshot
+        return JSONWriter.object { w in
+            snapshot.faults.base.writeMembers(&w)
+            w.key("scoped")
+            w.beginArray()
+            for entry in snapshot.faults.scoped {
+                w.beginObject()
+                w.member("pathPrefix", entry.pathPrefix)
+                entry.faults.writeMembers(&w)
+                w.endObject()
+            }
+            w.endArray()
+            let left = snapshot.outageUntil > now ? Double(snapshot.outageUntil - now) / 1e9 : 0
+            w.member("outageSecondsLeft", (left * 1000).rounded(.up) / 1000)
+        }.text
     }
 
     /// Forgets an issued access token: later requests carrying it are 401.
@@ -252,6 +395,11 @@ final class SandboxState: Sendable {
                 w.member("requests", counters.requests)
                 w.member("distinctMsgIds", counters.msgIDCounts.count); w.member("duplicateMsgIds", counters.duplicateMsgIDs)
                 w.member("tokenRequests", counters.tokenRequests); w.member("droppedRecords", counters.droppedRecords)
+                w.member("transportFaults") { t in
+                    for fault in SandboxTransportFault.allCases { t.member(fault.rawValue, counters.transportFaults[fault, default: 0]) }
+                    t.member("outageClosedConnections", counters.outageClosedConnections)
+                    t.member("outageRefusedStreams", counters.outageRefusedStreams)
+                }
             }.text
         }
     }

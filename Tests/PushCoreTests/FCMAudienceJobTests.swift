@@ -130,8 +130,10 @@ struct FCMAudienceJobTests {
         let json = try parsePayloadJSON(request.body)
         #expect(json == PayloadJSON(["message": [
             member: audience.identity,
-            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale"],
-            "android": ["priority": "HIGH"],
+            // The replace key derived from msgId "m.sig" (docs/payloads.md "Replace key"): FCM fans the message out with it.
+            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale",
+                     "on.tag": "7mVmqR5oD4HbReCtXytlvw"],
+            "android": ["priority": "HIGH", "collapse_key": "7mVmqR5oD4HbReCtXytlvw"],
         ] as [String: Any]]))
     }
 

@@ -48,7 +48,7 @@ struct PayloadAPNSTests {
         #expect(text.contains(#""mutable-content":1"#))
     }
 
-    @Test("a minimal alert carries only the alert and custom.i/c")
+    @Test("a minimal alert carries only the alert and custom.i/c, and its own derived replace key")
     func minimal() throws {
         let (request, json) = try apns(payloadSimpleContent())
         #expect(json == PayloadJSON([
@@ -56,7 +56,9 @@ struct PayloadAPNSTests {
             "custom": ["i": "m.sig", "c": "cmp_42", "l": "en"],
         ]))
         #expect(request.header("apns-expiration") == nil)
-        #expect(request.header("apns-collapse-id") == nil)
+        // No collapseId: the recipient's replace key (docs/payloads.md "Replace key"), derived from msgId "m.sig".
+        #expect(!request.headers.contains { $0.key == "apns-collapse-id" })
+        #expect(request.recipientHeaders == [KeyValue("apns-collapse-id", "7mVmqR5oD4HbReCtXytlvw")])
     }
 
     @Test("a silent push is background, priority 5, content-available only")

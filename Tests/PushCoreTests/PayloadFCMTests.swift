@@ -38,7 +38,7 @@ struct PayloadFCMTests {
                 "on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "pt",
                 "on.title": "Olá", "on.subtitle": "Hoje", "on.body": "20% \"off\"\nem tudo",
                 "on.url": "https://shop.example/sale", "on.imageURL": "https://cdn.example/sale.jpg",
-                "on.actions": actions, "on.collapseId": "sale",
+                "on.actions": actions, "on.collapseId": "sale", "on.tag": "sale",
                 "on.channelId": "promo", "on.smallIcon": "ic_stat", "on.largeIcon": "https://cdn.example/l.png",
                 "on.accentColor": "FF2196F3", "on.ledColor": "FF00FF00", "on.visibility": "-1",
                 "on.priority": "1", "on.groupKey": "sale", "on.groupMessage": "New offers",
@@ -54,13 +54,15 @@ struct PayloadFCMTests {
                                        ["id": "later", "title": "Depois"], ["id": "no", "title": "Não"]]))
     }
 
-    @Test("a minimal message: only msgId, campaignId, title, body and the priority")
+    @Test("a minimal message: only msgId, campaignId, title, body, the replace key and the priority")
     func minimal() throws {
         let (_, json) = try fcm(payloadSimpleContent())
+        // No collapseId: the replace key is derived from msgId "m.sig" (docs/payloads.md "Replace key").
         #expect(json == PayloadJSON(["message": [
             "token": payloadFCMToken,
-            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale"],
-            "android": ["priority": "HIGH"],
+            "data": ["on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en", "on.title": "Hi", "on.body": "Sale",
+                     "on.tag": "7mVmqR5oD4HbReCtXytlvw"],
+            "android": ["priority": "HIGH", "collapse_key": "7mVmqR5oD4HbReCtXytlvw"],
         ] as [String: Any]]))
     }
 
@@ -98,7 +100,8 @@ struct PayloadFCMTests {
         content.ios.contentAvailable = true
         content.data = [KeyValue("sync", "inbox")]
         let (_, json) = try fcm(content)
-        #expect(json["message"]?["data"] == PayloadJSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en"]))
+        #expect(json["message"]?["data"] == PayloadJSON(["sync": "inbox", "on.msgId": "m.sig", "on.campaignId": "cmp_42", "on.language": "en",
+                                                         "on.tag": "7mVmqR5oD4HbReCtXytlvw"]))
     }
 
     @Test("the data budget counts keys + values of message.data")
@@ -107,7 +110,7 @@ struct PayloadFCMTests {
         // 4096-byte rule on keys + values: fill the data so that exactly 4096 fit.
         let fixed = "on.msgId".utf8.count + "m.sig".utf8.count + "on.campaignId".utf8.count + "cmp_42".utf8.count
             + "on.language".utf8.count + "en".utf8.count
-            + "on.title".utf8.count + 2 + "on.body".utf8.count + 4 + "k".utf8.count
+            + "on.title".utf8.count + 2 + "on.body".utf8.count + 4 + "on.tag".utf8.count + ReplaceKey.derivedLength + "k".utf8.count
         content.data = [KeyValue("k", String(repeating: "x", count: 4096 - fixed))]
         let rendered = FCMPayloadBuilder.payload(content, token: payloadFCMToken, text: NotificationText(content), actionsJSON: nil)
         #expect(rendered.dataBytes == 4096)

@@ -93,6 +93,7 @@ struct PayloadKeyTests {
         (.sdkImageURL, FCMDataKey.imageURL),
         (.sdkActions, FCMDataKey.actions),
         (.sdkCollapseID, FCMDataKey.collapseID),
+        (.sdkTag, FCMDataKey.tag),
         (.sdkChannelID, FCMDataKey.channelID),
         (.sdkSmallIcon, FCMDataKey.smallIcon),
         (.sdkLargeIcon, FCMDataKey.largeIcon),

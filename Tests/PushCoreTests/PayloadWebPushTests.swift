@@ -57,14 +57,17 @@ struct PayloadWebPushTests {
         #expect(json["data"]?["url"] == .string("https://shop.example/sale"))
     }
 
-    @Test("minimal plaintext: title, body, ids and an empty data object")
+    @Test("minimal plaintext: title, body, ids, the replace key as tag and an empty data object")
     func minimal() throws {
         let (request, json) = try web(payloadSimpleContent())
+        // No collapseId: the replace key is derived from msgId "m.sig" (docs/payloads.md "Replace key").
         #expect(json == PayloadJSON(["title": "Hi", "body": "Sale", "msgId": "m.sig", "campaignId": "cmp_42", "lang": "en",
-                              "data": [String: Any]()] as [String: Any]))
+                              "tag": "7mVmqR5oD4HbReCtXytlvw", "data": [String: Any]()] as [String: Any]))
         #expect(request.header("ttl") == "2419200")
         #expect(request.header("urgency") == "high")
-        #expect(request.header("topic") == nil)
+        // The derived key is the recipient's own Topic, not one of the job's shared headers.
+        #expect(!request.headers.contains { $0.key == "topic" })
+        #expect(request.recipientHeaders == [KeyValue("topic", "7mVmqR5oD4HbReCtXytlvw")])
     }
 
     @Test("ttl and urgency headers", arguments: [

@@ -158,7 +158,8 @@ public final class FakeDeliveryState: DeliveryStatePort {
 /// A message sink that keeps what it was given, acknowledging each message on a queue of its
 /// own (as a broker's delivery reports arrive on librdkafka's thread).
 public final class FakeSink: MessageSink {
-    public final class Acknowledgement: Sendable {
+    final class Acknowledgement: MessageAcknowledgement, @unchecked Sendable {
+        // Thread safety: immutable.
         let acked: @Sendable () -> Void
         init(_ acked: @escaping @Sendable () -> Void) { self.acked = acked }
     }
@@ -177,11 +178,12 @@ public final class FakeSink: MessageSink {
 
     public init(deadLetterMaxBytes: Int = 1 << 20) { self.deadLetterMaxBytes = deadLetterMaxBytes }
 
-    public func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> Acknowledgement { Acknowledgement(acked) }
+    public func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> MessageAcknowledgement { Acknowledgement(acked) }
 
-    public func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: Acknowledgement) {
+    public func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: MessageAcknowledgement) {
         messages.withLock { $0.append(Message(topic: topic, key: key.map { Array($0) }, value: Array(value), headers: [])) }
-        acks.async { acknowledgement.acked() }
+        guard let handler = acknowledgement as? Acknowledgement else { return }
+        acks.async { handler.acked() }
     }
 
     public func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], acked: @escaping @Sendable () -> Void) {

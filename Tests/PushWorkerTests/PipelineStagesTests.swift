@@ -24,7 +24,7 @@ final class PipelineHarness: @unchecked Sendable {
     let endpoints = EndpointTable()
     let queue = ClaimQueue()
     let health: RedisHealth
-    let publisher: ResultPublisher<FakeSink>
+    let publisher: ResultPublisher
     let claims: ClaimStage
     let dispatcher: DispatchStage
     let intake: JobIntake

@@ -39,7 +39,7 @@ struct ReliableProducerTests {
         let producer = ReliableProducer(producer: kafka, dlqTopic: "dlq", metrics: metrics, logger: Logger(level: .critical),
                                         deadLetterMaxBytes: 1000)
         let acks = Mutex(0)
-        let acknowledgement = producer.acknowledgement { acks.withLock { $0 += 1 } }
+        let acknowledgement = producer.deliveryHandler { acks.withLock { $0 += 1 } }
         for index in 0..<20 {
             let value = Array("{\"n\":\(index)}".utf8)
             Array("sub-\(index)".utf8).withUnsafeBytes { key in
@@ -82,7 +82,7 @@ struct ReliableProducerTests {
                                         deadLetterMaxBytes: 1000)
         try cluster.setBrokersDown(true)
         let acks = Mutex(0)
-        let acknowledgement = producer.acknowledgement { acks.withLock { $0 += 1 } }
+        let acknowledgement = producer.deliveryHandler { acks.withLock { $0 += 1 } }
         Array("sub-1".utf8).withUnsafeBytes { key in
             Array("{}".utf8).withUnsafeBytes { value in producer.produceReliably(topic: "results", key: key, value: value, acknowledgement: acknowledgement) }
         }

@@ -45,7 +45,7 @@ struct FCMAudienceCommandTests {
         #expect(bad.stderr.contains(#"$.audience.topic: character "/" not allowed in a topic name"#), "\(bad.stderr)")
     }
 
-    @Test("send: an audience whose request got no answer (timeout) is failed after one attempt, never sent again")
+    @Test("send: an audience whose request got no answer is failed (unanswered) after one attempt, never sent again")
     func unansweredIsNotRetried() throws {
         let sandbox = try SandboxServer(apps: ["app_aud"], arguments: ["--latency-ms", "1500"])
         let job = #"{"schemaVersion":1,"jobId":"j","appId":"app_aud","campaignId":"c","content":{"defaultLanguage":"en","languages":{"en":{"title":"T","body":"B"}}},"audience":{"topic":"news"}}"#
@@ -55,7 +55,8 @@ struct FCMAudienceCommandTests {
         let lines = CLITest.lines(result.stdout)
         #expect(lines.count == 1)
         let line = try #require(lines.first)
-        #expect(line["status"] as? String == "failed" && line["reason"] as? String == "timeout", "\(line)")
+        // Written and never answered: FCM may have fanned it out (docs/reliability.md), never `timeout`.
+        #expect(line["status"] as? String == "failed" && line["reason"] as? String == "unanswered", "\(line)")
         #expect(line["attempts"] as? Int == 1, "\(line)")
         // The sandbox got (and, after its latency, accepted) exactly one request: FCM would have fanned it out once.
         #expect(eventually(timeout: 10) { ((try? sandbox.messages()) ?? []).count == 1 })

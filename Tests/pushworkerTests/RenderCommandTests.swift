@@ -77,6 +77,36 @@ struct RenderCommandTests {
         return text
     }
 
+    /// docs/payloads.md "Replace key": every request carries its replace key, and `render` shows it where it is sent.
+    @Test("render shows each request's replace key: apns-collapse-id and topic headers, collapse_key, on.tag and tag")
+    func replaceKey() throws {
+        let web = #"{"userId":"u3","subscriptionId":"s3","platform":"web","subscription":{"endpoint":"https://fcm.googleapis.com/fcm/send/ep","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}}"#
+        let recipients = [#"{"userId":"u1","subscriptionId":"s1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
+                          #"{"userId":"u2","subscriptionId":"s2","platform":"android","token":"\#(CLITest.fcmToken)"}"#, web]
+        for collapseID in [nil, "sale"] {
+            let extra = collapseID.map { #","collapseId":"\#($0)""# } ?? ""
+            let path = try CLITest.write(CLITest.job(extra: extra, recipients: recipients))
+            let result = try runCommand(BuiltProducts.pushworker, ["render", path], environment: CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys]))
+            #expect(result.status == 0, "\(result.stderr)")
+            let by = CLITest.bySubscription(CLITest.lines(result.stdout))
+            func request(_ id: String) throws -> [String: Any] { try #require(by[id]?["request"] as? [String: Any]) }
+            func key(_ id: String) throws -> String {
+                try collapseID ?? ReplaceKey.derive(msgID: #require(by[id]?["msgId"] as? String))
+            }
+            let (iosKey, androidKey, webKey) = (try key("s1"), try key("s2"), try key("s3"))
+            let iosHeaders = try #require(try request("s1")["headers"] as? [String: String])
+            #expect(iosHeaders["apns-collapse-id"] == iosKey)
+            let message = try #require((try request("s2")["body"] as? [String: Any])?["message"] as? [String: Any])
+            #expect((message["android"] as? [String: Any])?["collapse_key"] as? String == androidKey)
+            #expect((message["data"] as? [String: Any])?["on.tag"] as? String == androidKey)
+            let webRequest = try request("s3")
+            let webHeaders = try #require(webRequest["headers"] as? [String: String])
+            #expect(webHeaders["topic"] == webKey)
+            let plaintext = (webRequest["body"] as? [String: Any])?["plaintext"] as? [String: Any]
+            #expect(plaintext?["tag"] as? String == webKey)
+        }
+    }
+
     @Test("payloadBytes and the fields truncated to fit the budget")
     func truncation() throws {
         let long = String(repeating: "ç", count: 3000)

@@ -53,6 +53,9 @@ public struct PreparedJob: Sendable {
 
     /// The msgId Huawei payloads carry: one payload serves a batch of recipients (docs/providers.md).
     private let hmsBatchMsgID: String
+    /// The replace key of Huawei payloads: the job's `collapseId`, else derived from
+    /// ``hmsBatchMsgID``, so every member of a batch shares it (docs/providers.md, docs/payloads.md "Replace key").
+    private let hmsReplaceKey: String
     private let selector: LanguageSelector
     /// The selector's answer for each distinct `language` the recipients ask for, looked up once
     /// per job: recipients repeat a handful of tags, and a tag that is not in the job exactly
@@ -135,6 +138,7 @@ public struct PreparedJob: Sendable {
         }
         hmsBatchMsgID = MsgID.sign(MsgIDFields.batch(appID: job.appID, campaignID: job.campaignID, platform: Platform.huawei.rawValue,
                                                      variant: job.variant), keyring: context.keyring)
+        hmsReplaceKey = ReplaceKey.key(collapseID: job.collapseID, msgID: hmsBatchMsgID, engine: context.keyring.sha256Engine)
         base = NotificationContent(jobID: job.jobID, appID: job.appID, campaignID: job.campaignID, variant: job.variant,
                                    subscriptionID: "", msgID: "", language: "", data: job.data, priority: job.priority,
                                    ttlSeconds: ttl, expiresAtUnix: expiresAtUnix, collapseID: job.collapseID,
@@ -146,6 +150,14 @@ public struct PreparedJob: Sendable {
         MsgID.sign(MsgIDFields(appID: job.appID, campaignID: job.campaignID, userID: recipient.userID,
                                subscriptionID: recipient.subscriptionID, platform: recipient.platformLabel,
                                variant: job.variant), keyring: context.keyring)
+    }
+
+    /// The replace key of the request to `target` carrying `msgID` (docs/payloads.md "Replace key"): the job's
+    /// `collapseId`, else ``ReplaceKey/derive(msgID:engine:)`` of `msgID` (of the batch msgId for
+    /// Huawei, whose payload a batch shares). The hash runs on the keyring's block engine.
+    public func replaceKey(msgID: String, target: DeliveryTarget) -> String {
+        if case .huawei = target { return hmsReplaceKey }
+        return ReplaceKey.key(collapseID: job.collapseID, msgID: msgID, engine: context.keyring.sha256Engine)
     }
 
     /// The language tag (as written in the job) chosen for `recipient`.
@@ -224,6 +236,7 @@ public struct PreparedJob: Sendable {
         content.msgID = msgID
         content.language = language.tag
         if case .huawei = target { content.batchMsgID = hmsBatchMsgID }
+        content.replaceKey = replaceKey(msgID: msgID, target: target)
         content.title = language.title?.render(properties)
         content.subtitle = language.subtitle?.render(properties)
         content.body = language.body?.render(properties)

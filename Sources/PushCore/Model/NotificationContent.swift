@@ -39,6 +39,10 @@ public struct NotificationContent: Sendable, Equatable {
     /// over the app, campaign, variant and platform with no user and an empty subscription
     /// (``MsgIDFields/batch(appID:campaignID:platform:variant:)``). Nil for per-recipient payloads.
     public var batchMsgID: String? = nil
+    /// The replace key (``ReplaceKey``, docs/payloads.md "Replace key"): the job's `collapseId`, else derived from the
+    /// msgId the payload carries (``batchMsgID`` when set). ``PreparedJob`` fills it; nil: the
+    /// payload builders derive it (``resolvedReplaceKey``).
+    public var replaceKey: String? = nil
 
     public init(jobID: String, appID: String, campaignID: String, variant: String? = nil, userID: String? = nil,
                 subscriptionID: String, msgID: String, language: String, title: String? = nil,
@@ -52,6 +56,23 @@ public struct NotificationContent: Sendable, Equatable {
         self.actions = actions; self.data = data; self.priority = priority; self.ttlSeconds = ttlSeconds
         self.expiresAtUnix = expiresAtUnix; self.collapseID = collapseID
         self.ios = ios; self.android = android; self.web = web
+    }
+}
+
+extension NotificationContent {
+    /// The replace key the request carries: ``replaceKey`` when set, else the job's
+    /// `collapseId`, else derived from the payload's msgId (``batchMsgID`` when set).
+    public var resolvedReplaceKey: String {
+        if let replaceKey { return replaceKey }
+        return ReplaceKey.key(collapseID: collapseID, msgID: batchMsgID ?? msgID)
+    }
+
+    /// Whether the replace key is the same for every recipient of the job (a `collapseId`, or a
+    /// Huawei batch's): it then travels with the job's shared headers; otherwise it is the
+    /// recipient's own (``ProviderRequest/recipientHeaders``).
+    public var hasSharedReplaceKey: Bool {
+        if let collapseID, !collapseID.isEmpty { return true }
+        return batchMsgID != nil
     }
 }
 

@@ -8,8 +8,13 @@ public struct ProviderRequest: Sendable, Equatable {
     public var method: String
     /// The full URL, e.g. `https://api.push.apple.com/3/device/<token>`.
     public var url: String
-    /// Header names in lower case, in a stable order.
+    /// Header names in lower case, in a stable order: the same for every recipient of a job that
+    /// shares its options (the transport lays them out once per job).
     public var headers: [KeyValue]
+    /// Headers whose value is this recipient's own (lower case): the derived replace key in APNs
+    /// `apns-collapse-id` or Web Push `topic` (docs/payloads.md "Replace key"). Sent beside ``headers``; empty for
+    /// most requests of jobs with a `collapseId`.
+    public var recipientHeaders: [KeyValue] = []
     /// The body bytes (Web Push: the plaintext before encryption).
     public var body: [UInt8]
     /// For Web Push: the subscription whose keys encrypt `body`.
@@ -28,8 +33,13 @@ public struct ProviderRequest: Sendable, Equatable {
         self.webPush = webPush
     }
 
-    /// The value of header `name` (lower case), if present.
-    public func header(_ name: String) -> String? { headers.first { $0.key == name }?.value }
+    /// The value of header `name` (lower case), if present, in ``headers`` or ``recipientHeaders``.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key == name }?.value ?? recipientHeaders.first { $0.key == name }?.value
+    }
+
+    /// Every header the request is sent with: ``headers``, then ``recipientHeaders``.
+    public var allHeaders: [KeyValue] { recipientHeaders.isEmpty ? headers : headers + recipientHeaders }
 }
 
 /// Per-app facts payload builders need from the credentials folder (no secrets).

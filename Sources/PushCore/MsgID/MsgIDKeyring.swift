@@ -16,6 +16,9 @@ public struct MsgIDKeyring: Sendable, CustomStringConvertible {
     }
 
     let entries: [Entry]
+    /// The block engine the HMACs use (``using(sha256Engine:)``), for other hashes of the same
+    /// plan (``ReplaceKey/derive(msgID:engine:)``); nil: PushCore's own compression.
+    public let sha256Engine: (any SHA256BlockEngine)?
 
     /// The key id that signs.
     public var signingKeyID: String { entries[0].keyID }
@@ -52,14 +55,19 @@ public struct MsgIDKeyring: Sendable, CustomStringConvertible {
         }
         guard !entries.isEmpty else { throw MsgIDKeyringError("no keys") }
         self.entries = entries
+        sha256Engine = nil
     }
 
-    private init(entries: [Entry]) { self.entries = entries }
+    private init(entries: [Entry], sha256Engine: (any SHA256BlockEngine)?) {
+        self.entries = entries
+        self.sha256Engine = sha256Engine
+    }
 
     /// The same keys, their HMACs' blocks compressed by `engine` (the worker passes PushCrypto's
     /// `LibcryptoSHA256Blocks`, the CPU's SHA extensions; msgIds are the same bytes either way).
     public func using(sha256Engine engine: (any SHA256BlockEngine)?) -> MsgIDKeyring {
-        MsgIDKeyring(entries: entries.map { Entry(keyID: $0.keyID, keyIDBytes: $0.keyIDBytes, hmac: $0.hmac.using(engine: engine)) })
+        MsgIDKeyring(entries: entries.map { Entry(keyID: $0.keyID, keyIDBytes: $0.keyIDBytes, hmac: $0.hmac.using(engine: engine)) },
+                     sha256Engine: engine)
     }
 
     /// A keyring from raw keys (tests, tools): `(kid, key)` pairs, first signs.

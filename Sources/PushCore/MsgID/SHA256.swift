@@ -70,6 +70,43 @@ public struct SHA256: Sendable {
         }
     }
 
+    /// The longest input ``inlineHash(_:_:engine:)`` pads on the stack: 4 blocks less the
+    /// padding's 9 bytes.
+    static let oneShotCapacity = 4 * blockByteCount - 9
+
+    /// The digest of `first` followed by `second`, for short inputs in one pass: both are copied
+    /// once into a padded buffer on the stack and all its blocks compressed in one call (one
+    /// engine call), instead of being buffered byte by byte (a replace key per recipient:
+    /// prefix + msgId). Inputs longer than 247 bytes together go through ``update(_:)``.
+    public static func inlineHash(_ first: Span<UInt8>, _ second: Span<UInt8>, engine: (any SHA256BlockEngine)? = nil)
+        -> InlineArray<32, UInt8> {
+        let count = first.count + second.count
+        var hasher = SHA256(engine: engine)
+        guard count <= oneShotCapacity else {
+            hasher.update(first)
+            hasher.update(second)
+            return hasher.finalizeInline()
+        }
+        var padded = InlineArray<256, UInt8>(repeating: 0)
+        for index in first.indices { padded[index] = first[index] }
+        for index in second.indices { padded[first.count &+ index] = second[index] }
+        padded[count] = 0x80
+        let end = (count &+ 9 &+ 63) & ~63
+        let bitLength = UInt64(count) &* 8
+        for offset in 0..<8 { padded[end &- 1 &- offset] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(offset &* 8)) }
+        let blocks = padded.span.extracting(0..<end)
+        if let engine {
+            engine.compress(&hasher.chaining, blocks: blocks)
+        } else {
+            var start = 0
+            while start < end {
+                hasher.compress(blocks, at: start)
+                start &+= blockByteCount
+            }
+        }
+        return hasher.digest()
+    }
+
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         let array = Array(bytes)
         update(array.span)
@@ -132,6 +169,12 @@ public struct SHA256: Sendable {
             bufferCount += 1
         }
         compressBuffer()
+        return digest()
+    }
+
+    /// The chaining words as the 32 digest bytes, big-endian.
+    @inline(__always)
+    private func digest() -> InlineArray<32, UInt8> {
         let state = chaining.words
         let words: InlineArray<8, UInt32> = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         var digest = InlineArray<32, UInt8>(repeating: 0)

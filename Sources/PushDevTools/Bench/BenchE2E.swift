@@ -241,7 +241,7 @@ package struct BenchE2E: Benchmark {
                                                     // meanwhile: a short wait keeps its 0–500 ms out of the result delay.
                                                     "fetch.wait.max.ms": "10"], topics: ["push.results.v1"])
         defer { reader.close() }
-        let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5"])
+        let producer = try KafkaProducer(properties: ["bootstrap.servers": bootstrap, "linger.ms": "5", "message.max.bytes": "16777216"])
         var enqueuedAtMs = [Int64](repeating: 0, count: jobs.count)
         func enqueue() throws {
             step("enqueueing \(jobs.count) jobs (\(options.notifications) recipients, \(jobBytes / 1024) KiB)")
@@ -261,6 +261,8 @@ package struct BenchE2E: Benchmark {
 
         // Workers.
         var workers: [(child: ChildProcess, port: UInt16)] = []
+        /// Each worker's resident memory once ready, before the first job (`VmRSS`).
+        var idleRSS: [Int] = []
         let spawnedAt = Date()
         for index in 0..<options.workers {
             var env = environment
@@ -286,6 +288,7 @@ package struct BenchE2E: Benchmark {
             guard ready, workers.allSatisfy({ $0.child.isRunning }) else {
                 throw DemoError("the workers did not become ready: \(workers.first?.child.log().suffix(1500) ?? "")")
             }
+            idleRSS = workerPIDs.map { ProcessStats.memoryBytes(pid: $0, field: "VmRSS") ?? 0 }
             try enqueue()
         }
         // The workers' Redis round trips (read at scrape time) from here to the last result.
@@ -459,6 +462,10 @@ package struct BenchE2E: Benchmark {
                 "cpuWindow": steadyPerNotification == nil ? "whole run (too few samples for the 10-90 % window)" : "10 % to 90 % of the results",
                 "cpuMicrosPerNotificationInclStartup": distinct > 0 ? Self.round(totalCPU / Double(distinct) * 1e6, 2) : NSNull(),
                 "peakRSSBytes": peakRSS,
+                // Peak over idle: what the workload added to the resident memory (`VmHWM` − `VmRSS`
+                // when ready; not measured with --backlog).
+                "peakRSSOverIdleBytes": idleRSS.isEmpty ? NSNull() : workerHWM.indices.map { workerHWM[$0] - (idleRSS.indices.contains($0) ? idleRSS[$0] : 0) }.max() ?? 0,
+                "idleRSSBytes": idleRSS.isEmpty ? NSNull() : idleRSS.max() ?? 0,
                 "perWorker": workerCPU.indices.map { index -> [String: Any] in
                     var entry: [String: Any] = ["cpuSeconds": Self.round(workerCPU[index], 3), "peakRSSBytes": workerHWM[index]]
                     if options.isComparing { entry["variant"] = index % 2 == 1 ? "B" : "A" }

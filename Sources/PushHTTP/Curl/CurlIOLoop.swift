@@ -162,8 +162,9 @@ final class CurlIOLoop: @unchecked Sendable {
     private static func isLive(_ transfer: CurlTransfer, _ ticket: UInt64) -> Bool { transfer.ticket == ticket }
 
     /// Ends the transfers whose request deadline passed, and those whose connect deadline
-    /// passed before they started sending, with `.timeout` (as libcurl's own timers would:
-    /// removing the handle resets an HTTP/2 stream, or drops a connection still being set up).
+    /// passed before they started sending (as libcurl's own timers would: removing the handle
+    /// resets an HTTP/2 stream, or drops a connection still being set up): `.timeout` when
+    /// nothing of the request may have reached the server, else `.unanswered(.timeout, _)`.
     private func expireDue() {
         deadlines.takeDue(nowMS: pw_curl_events_now_ms(), isLive: Self.isLive, into: &due)
         guard !due.isEmpty else { return }
@@ -210,7 +211,7 @@ final class CurlIOLoop: @unchecked Sendable {
         for submission in leftovers { done.append((submission.completion, .failure(.shutdown))) }
         for transfer in active {
             _ = curl_multi_remove_handle(multi.handle, transfer.handle)
-            done.append((transfer.abandon(), .failure(.shutdown)))
+            done.append(transfer.shutDown())
         }
         active.removeAll()
         deliver()

@@ -69,6 +69,9 @@ final class CurlTransfer {
     private var connectPolicy: ConnectAddressPolicy?
     /// The address the policy refused during this transfer, for its error.
     private var refusedAddress: String?
+    /// Whether libcurl may send the request again on its own, and whether an attempt of it may
+    /// have reached the server (``CurlResendGate``).
+    private var gate = CurlResendGate()
     /// `CURLOPT_RESOLVE`'s list: libcurl keeps the pointer, so it lives as long as the handle.
     private var resolveList: OpaquePointer?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -160,6 +163,8 @@ final class CurlTransfer {
         try check(pw_curl_events_attach(handle, multi.events), CURLOPT_SOCKOPTFUNCTION)
         try check(pw_curl_easy_setopt_opensocket_cb(handle, curlOpenSocketCallback), CURLOPT_OPENSOCKETFUNCTION)
         try set(CURLOPT_OPENSOCKETDATA, pointer: me)
+        try check(pw_curl_easy_setopt_prereq_cb(handle, curlPrereqCallback), CURLOPT_PREREQFUNCTION)
+        try set(CURLOPT_PREREQDATA, pointer: me)
         if !settings.resolveOverrides.isEmpty {
             for entry in settings.resolveOverrides {
                 guard let grown = curl_slist_append(resolveList.map { UnsafeMutablePointer($0) }, entry) else {
@@ -183,6 +188,7 @@ final class CurlTransfer {
         // applies to direct connections (docs/http-client.md).
         connectPolicy = settings.proxy.isEmpty ? request.connectPolicy : nil
         refusedAddress = nil
+        gate.reset()
         current = request
         do {
             try apply(request, libcurlTimeoutMS: libcurlTimeoutMS)
@@ -412,14 +418,14 @@ final class CurlTransfer {
         let body = responseBody
         responseBody = []
         guard code == CURLE_OK else {
-            if let refusedAddress {
-                return (completion, .failure(.addressRefused("connection to \(refusedAddress) refused by the request's address policy")))
-            }
+            var failure = CurlFailure(ending: .code(Int(code.rawValue)), detail: "")
             if bodyOverflowed || code == CURLE_FILESIZE_EXCEEDED {
-                return (completion, .failure(.protocolError("response body larger than \(settings.maxResponseBodyBytes) bytes")))
+                failure.ending = .code(Int(CURLE_FILESIZE_EXCEEDED.rawValue))
+                failure.detail = "response body larger than \(settings.maxResponseBodyBytes) bytes"
+            } else {
+                failure.detail = libcurlError ?? String(cString: curl_easy_strerror(code))
             }
-            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-            return (completion, .failure(CurlErrorMapping.transportError(code: code, detail: detail)))
+            return (completion, .failure(CurlErrorMapping.transportError(facts(failure))))
         }
         var status = 0, version = 0, connects = 0
         var total = 0.0
@@ -443,12 +449,34 @@ final class CurlTransfer {
     }
 
     /// Ends a transfer whose deadline passed (``TransferDeadlines``); the handle has left the
-    /// multi handle.
+    /// multi handle (libcurl reset its stream, or dropped the connection still being set up).
     func timedOut() -> (HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>) {
-        (abandon(), .failure(.timeout))
+        let detail = "no response within \(current?.timeoutMS ?? settings.requestTimeoutMS) ms"
+        let failure = facts(CurlFailure(ending: .timeout, detail: detail))
+        return (abandon(), .failure(CurlErrorMapping.transportError(failure)))
     }
 
-    /// Ends a transfer that will not complete (shutdown); the handle has left the multi handle.
+    /// Ends a transfer the client's shutdown aborts; the handle has left the multi handle.
+    func shutDown() -> (HTTPCompletion?, Result<HTTPResponse, HTTPTransportError>) {
+        let failure = facts(CurlFailure(ending: .shutdown, detail: "aborted by the client's shutdown before a response"))
+        return (abandon(), .failure(CurlErrorMapping.transportError(failure)))
+    }
+
+    /// `failure` with what this transfer's gate and address policy know.
+    private func facts(_ failure: CurlFailure) -> CurlFailure {
+        var failure = failure
+        failure.isOnTheWire = gate.isOnTheWire
+        failure.resendStop = gate.stop
+        failure.refusedAddress = refusedAddress
+        return failure
+    }
+
+    /// The first error message libcurl reported in this transfer (`CURLOPT_ERRORBUFFER`), if any.
+    private var libcurlError: String? {
+        errorBuffer[0] != 0 ? String(cString: errorBuffer) : nil
+    }
+
+    /// Ends a transfer that will not complete; the handle has left the multi handle.
     func abandon() -> HTTPCompletion? {
         let completion = self.completion
         self.completion = nil
@@ -531,6 +559,8 @@ extension CurlTransfer {
     /// (every try, IPv4 and IPv6). Refused by the request's policy ⇒ no socket
     /// (`CURL_SOCKET_BAD`: libcurl tries the next address, then fails with COULDNT_CONNECT).
     fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        // A connection opened while an attempt that was sent is unsettled: libcurl starts over.
+        guard gate.willConnect(libcurlError: { libcurlError }) else { return CURL_SOCKET_BAD }
         let family = address.pointee.family
         if let connectPolicy {
             var bytes: [UInt8] = []
@@ -555,12 +585,24 @@ extension CurlTransfer {
         return socket(family, address.pointee.socktype, address.pointee.protocol)
     }
 
+    /// libcurl is about to write an attempt: false stops a re-send the gate refuses.
+    fileprivate func willSend() -> Bool {
+        gate.willSend(libcurlError: { libcurlError })
+    }
+
     /// An address as text (dotted quad or IPv6 groups), for errors.
     static func text(_ bytes: [UInt8]) -> String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         guard bytes.count == 16 else { return "an unknown address family" }
         return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
     }
+}
+
+/// `CURLOPT_PREREQFUNCTION`: libcurl is about to write an attempt of the request (every attempt,
+/// libcurl's own re-sends included: lib/multi.c `state_do`).
+private let curlPrereqCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = { user, _, _, _, _ in
+    guard let user else { return Int32(CURL_PREREQFUNC_ABORT) }
+    return Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue().willSend() ? Int32(CURL_PREREQFUNC_OK) : Int32(CURL_PREREQFUNC_ABORT)
 }
 
 private let curlOpenSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = { user, _, address in

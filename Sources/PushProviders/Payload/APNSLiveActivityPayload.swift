@@ -8,7 +8,12 @@ import PushCore
 /// (the bare bundle id earns `DeviceTokenNotForTopic`, Apple forum 712499), `apns-priority`
 /// from the job: `normal` ⇒ 5, which Apple does not count against the app's hourly ActivityKit
 /// budget, `high` ⇒ 10, which it does. `apns-expiration` as for notifications; no
-/// `apns-collapse-id` (the device keeps the state with the newest `timestamp`).
+/// `apns-collapse-id`, not even the replace key (docs/payloads.md "Replace key"): Apple's ActivityKit push article
+/// [A1] names no such header for these pushes (it describes coalescing shown notifications), and
+/// ActivityKit keeps the state with the newest `timestamp` ("If this is older than a previous
+/// update or push payload, the system ignores this update"): a resent copy carries the first's
+/// `content-state` and, dated by the job (`timestamp` or `createdAt`), its `timestamp`, so it
+/// shows nothing new.
 ///
 /// Body: `aps` holds `timestamp`, `event`, `content-state` (verbatim, never cut),
 /// `stale-date`, `dismissal-date` (end), `relevance-score`, `alert` (`title`, `body`, `sound`:

@@ -6,7 +6,8 @@ import PushCore
 /// Body: `aps` (what iOS shows) + `custom` (what the SDK reads, compact keys, see
 /// ``APNSCustomKey``) + the job's `data` at the root when the app sets `additionalDataAtRoot`.
 /// Headers: `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`,
-/// `apns-collapse-id`; the transport adds `authorization: bearer <JWT>` (token auth; a
+/// `apns-collapse-id` (the replace key, docs/payloads.md "Replace key": the job's `collapseId` among the shared
+/// headers, else the recipient's derived key in ``ProviderRequest/recipientHeaders``); the transport adds `authorization: bearer <JWT>` (token auth; a
 /// certificate app sends none, DESIGN §18). A job with `ios.liveActivity` gets the ActivityKit
 /// request instead (``buildLiveActivity(_:activity:deviceToken:apns:issuedAtUnix:)``, DESIGN §16).
 public enum APNSPayloadBuilder {
@@ -35,6 +36,7 @@ public enum APNSPayloadBuilder {
             url: "\(apns.endpoint.withoutTrailingSlash)/3/device/\(deviceToken)",
             headers: headers(content, topic: apns.topic, issuedAtUnix: issuedAtUnix),
             body: body)
+        request.recipientHeaders = recipientHeaders(content)
         request.truncatedFields = text.changedFields(from: NotificationText(content))
         return .success(request)
     }
@@ -74,6 +76,14 @@ public enum APNSPayloadBuilder {
             headers.append(KeyValue("apns-collapse-id", collapseID))
         }
         return headers
+    }
+
+    /// `apns-collapse-id` with the recipient's own replace key (docs/payloads.md "Replace key"), for a job without a
+    /// `collapseId` (with one, ``headers(_:topic:issuedAtUnix:)`` carries it). A derived key is 22
+    /// characters, within Apple's 64 bytes.
+    public static func recipientHeaders(_ content: NotificationContent) -> [KeyValue] {
+        if let collapseID = content.collapseID, !collapseID.isEmpty { return [] }
+        return [KeyValue("apns-collapse-id", content.resolvedReplaceKey)]
     }
 
     /// `apns-expiration`: 0 for `ttlSeconds` 0 ("deliver once, do not store"); else

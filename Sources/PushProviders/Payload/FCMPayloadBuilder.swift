@@ -5,7 +5,8 @@ import PushCore
 ///
 /// A data message the SDK draws itself (so it can apply channels, buttons, restore rules):
 /// `{"message": {"token"|"topic"|"condition", "data": {…}, "android": {"priority", "ttl",
-/// "collapse_key"}}}`. `message.data` holds the job's `data` keys verbatim plus the SDK's keys,
+/// "collapse_key"}}}`; `collapse_key` and `data["on.tag"]` carry the replace key (docs/payloads.md
+/// "Replace key"). `message.data` holds the job's `data` keys verbatim plus the SDK's keys,
 /// which all start with `on.` (``FCMDataKey``); every value is a string, as FCM requires.
 public enum FCMPayloadBuilder {
     /// FCM's limit on the keys + values of `message.data`, and ours on the whole body. Bytes.
@@ -73,6 +74,7 @@ public enum FCMPayloadBuilder {
         add(.sdkImageURL, content.imageURL)
         add(.sdkActions, actionsJSON)
         add(.sdkCollapseID, content.collapseID)
+        add(.sdkTag, content.resolvedReplaceKey)
         add(.sdkChannelID, android.channelID)
         add(.sdkSmallIcon, android.smallIcon)
         add(.sdkLargeIcon, android.largeIcon)
@@ -133,7 +135,8 @@ public enum FCMPayloadBuilder {
         json.beginObject()
         json.member(.priority, content.priority == .high ? "HIGH" : "NORMAL")
         if let ttl = content.ttlSeconds { json.member(.ttl, "\(max(ttl, 0))s") }
-        if let collapseID = content.collapseID, !collapseID.isEmpty { json.member(.collapseKey, collapseID) }
+        // The replace key (docs/payloads.md "Replace key"): FCM keeps only the newest stored message per collapse key.
+        json.member(.collapseKey, content.resolvedReplaceKey)
         json.endObject()
         json.endObject()
         json.endObject()
@@ -197,6 +200,9 @@ public enum FCMDataKey {
     public static let actions = "on.actions"
     /// The job's `collapseId`: the SDK replaces a shown notification with the same id.
     public static let collapseID = "on.collapseId"
+    /// The replace key (docs/payloads.md "Replace key"), always present: the SDK draws the notification with this tag,
+    /// so a second copy of it replaces the first.
+    public static let tag = "on.tag"
     public static let channelID = "on.channelId"
     public static let smallIcon = "on.smallIcon"
     public static let largeIcon = "on.largeIcon"

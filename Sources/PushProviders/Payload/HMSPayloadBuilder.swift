@@ -11,7 +11,7 @@ import PushCore
 /// ```json
 /// {"validate_only":false,"message":{"data":"{…SDK keys…}","android":{"collapse_key":-1,
 ///  "urgency":"HIGH","category":"MARKETING","ttl":"86400s","bi_tag":"<jobId>","notification":{
-///  "title","body","image","channel_id","default_sound":true,"click_action":{"type":3},
+///  "title","body","image","channel_id","tag","default_sound":true,"click_action":{"type":3},
 ///  "badge":{"add_num":1,"class":"…"},"buttons":[…]}}}}
 /// ```
 /// Facts and their sources: shared/research/providers.md §2 ([H1] the downlink message API
@@ -100,6 +100,9 @@ public enum HMSPayloadBuilder {
         // SDK keys (`on.imageURL`).
         if let image = content.imageURL, isHTTPS(image) { json.member(.image, image) }
         json.member(.channelID, ifPresent: content.android.channelID)
+        // The replace key (docs/payloads.md "Replace key"): a notification with the same tag replaces a shown one. The
+        // batch's, so every token of the request shares it.
+        json.member(.tag, content.resolvedReplaceKey)
         // The Go server demo's default notification ([H4] GetDefaultAndroidNotification).
         json.member(.defaultSound, true)
         // `click_action` is required ([H1]): type 2 opens an HTTPS URL in the browser, type 3 the

@@ -73,6 +73,7 @@ extension JSONKey {
     static let sdkImageURL = JSONKey("on.imageURL")
     static let sdkActions = JSONKey("on.actions")
     static let sdkCollapseID = JSONKey("on.collapseId")
+    static let sdkTag = JSONKey("on.tag")
     static let sdkChannelID = JSONKey("on.channelId")
     static let sdkSmallIcon = JSONKey("on.smallIcon")
     static let sdkLargeIcon = JSONKey("on.largeIcon")

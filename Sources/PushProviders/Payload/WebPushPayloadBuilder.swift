@@ -5,7 +5,9 @@ import PushCore
 ///
 /// The body is the plaintext JSON the service worker reads; the transport encrypts it
 /// (RFC 8291 aes128gcm, using ``ProviderRequest/webPush``) and adds `content-encoding` and the
-/// VAPID `authorization` (RFC 8292). Headers: `ttl`, `urgency`, `topic`, `content-type`.
+/// VAPID `authorization` (RFC 8292). Headers: `ttl`, `urgency`, `topic`, `content-type`; the
+/// replace key (docs/payloads.md "Replace key") is the `topic` unless the job gives `web.topic`, and always the
+/// notification `tag`.
 public enum WebPushPayloadBuilder {
     /// 4096 bytes of record minus the aes128gcm overhead (``WebPushSizing``). Bytes.
     public static let maxPlaintextBytes = 3993
@@ -27,6 +29,7 @@ public enum WebPushPayloadBuilder {
         }
         var request = ProviderRequest(platform: .web, url: subscription.endpoint,
                                       headers: headers(content), body: body, webPush: subscription)
+        request.recipientHeaders = recipientHeaders(content)
         request.truncatedFields = text.changedFields(from: NotificationText(content))
         return .success(request)
     }
@@ -40,15 +43,30 @@ public enum WebPushPayloadBuilder {
     }
 
     /// `ttl` (RFC 8030 §5.2, 0 allowed), `urgency` (§5.3: `web.urgency`, else `high`/`normal`
-    /// from the priority), `topic` (§5.4) when given, `content-type`.
+    /// from the priority), `topic` (§5.4) when the job fixes one for all its recipients
+    /// (`web.topic`, else the `collapseId` as a valid Topic: ``ReplaceKey/webPushTopic(for:engine:)``),
+    /// `content-type`.
     public static func headers(_ content: NotificationContent) -> [KeyValue] {
         var headers = [
             KeyValue("ttl", String(max(content.ttlSeconds ?? defaultTTLSeconds, 0))),
             KeyValue("urgency", content.web.urgency ?? content.priority.rawValue),
         ]
-        if let topic = content.web.topic, !topic.isEmpty { headers.append(KeyValue("topic", topic)) }
+        if let topic = content.web.topic, !topic.isEmpty {
+            headers.append(KeyValue("topic", topic))
+        } else if let collapseID = content.collapseID, !collapseID.isEmpty {
+            headers.append(KeyValue("topic", ReplaceKey.webPushTopic(for: collapseID)))
+        }
         headers.append(KeyValue("content-type", "application/octet-stream"))
         return headers
+    }
+
+    /// `topic` with the recipient's own replace key (docs/payloads.md "Replace key") when the job has neither
+    /// `web.topic` nor `collapseId`: a derived key, 22 base64url characters, is a valid Topic
+    /// (RFC 8030 §5.4).
+    public static func recipientHeaders(_ content: NotificationContent) -> [KeyValue] {
+        if let topic = content.web.topic, !topic.isEmpty { return [] }
+        if let collapseID = content.collapseID, !collapseID.isEmpty { return [] }
+        return [KeyValue("topic", content.resolvedReplaceKey)]
     }
 
     /// The plaintext JSON with `text` in place of the content's texts. Web notifications have
@@ -62,7 +80,9 @@ public enum WebPushPayloadBuilder {
         json.member(.icon, ifPresent: content.web.iconURL)
         json.member(.image, ifPresent: content.imageURL)
         json.member(.badge, ifPresent: content.web.badgeURL)
-        json.member(.tag, ifPresent: content.collapseID)
+        // The replace key: the service worker passes it to showNotification, which replaces a
+        // shown notification with the same tag (docs/payloads.md "Replace key").
+        json.member(.tag, content.resolvedReplaceKey)
         json.member(.msgId, content.msgID)
         json.member(.campaignId, content.campaignID)
         // NotificationOptions.lang: the service worker passes it to showNotification.

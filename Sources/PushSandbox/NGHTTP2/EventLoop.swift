@@ -1,4 +1,5 @@
 import CNGHTTP2
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,7 @@ enum Listener {
 /// their HTTP/2 sessions, and answers requests through its ``SandboxRouter``.
 ///
 /// Thread safety: created on the main thread, then used only by its own thread, except
-/// ``stop()``, which only writes to an eventfd.
+/// ``stop()`` and ``nudge()``, which only set an atomic flag and write to an eventfd.
 final class EventLoop: @unchecked Sendable {
     private let listenFD: Int32
     private let epollFD: Int32
@@ -58,6 +59,9 @@ final class EventLoop: @unchecked Sendable {
     private var accepted = 0
     /// Scratch buffer for SSL_read, reused by every connection of this loop.
     let readBuffer: UnsafeMutableBufferPointer<UInt8>
+    private let isStopRequested = Atomic<Bool>(false)
+    /// The outage generation this loop has applied (``SandboxState/Snapshot/outageGeneration``).
+    private var outageGeneration = 0
 
     private struct DelayedResponse {
         let deadline: UInt64
@@ -89,6 +93,7 @@ final class EventLoop: @unchecked Sendable {
         readBuffer = .allocate(capacity: 64 * 1024)
         add(listenFD, events: EPOLLIN.rawValue)
         add(wakeFD, events: EPOLLIN.rawValue)
+        outageGeneration = router.snapshot.outageGeneration
     }
 
     deinit {
@@ -99,6 +104,12 @@ final class EventLoop: @unchecked Sendable {
 
     /// Asks the loop to finish; safe from any thread.
     func stop() {
+        isStopRequested.store(true, ordering: .releasing)
+        nudge()
+    }
+
+    /// Wakes the loop for one turn (it then reads the shared state again); safe from any thread.
+    func nudge() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
@@ -114,7 +125,12 @@ final class EventLoop: @unchecked Sendable {
             if count < 0 && errno != EINTR { break }
             for index in 0..<max(0, Int(count)) {
                 let fd = events[index].data.fd
-                if fd == wakeFD { running = false; continue }
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    if isStopRequested.load(ordering: .acquiring) { running = false }
+                    continue
+                }
                 if fd == listenFD { acceptAll(); continue }
                 guard let connection = connections[fd] else { continue }
                 connection.handleEvent()
@@ -122,6 +138,7 @@ final class EventLoop: @unchecked Sendable {
             }
             fireDelayed()
             router.loopIterationEnded()
+            applyOutage(current: nil)
         }
         for connection in connections.values { connection.close() }
         connections.removeAll()
@@ -150,6 +167,12 @@ final class EventLoop: @unchecked Sendable {
         while true {
             let fd = pw_ng_accept_nonblocking(listenFD)
             if fd < 0 { return }
+            if router.snapshot.outageUntil != 0, router.snapshot.isOutage(now: Self.now()) {
+                // An outage: the client's TLS handshake fails (nothing of a request is sent).
+                close(fd)
+                router.state.countOutage(closedConnections: 1)
+                continue
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             accepted += 1
@@ -159,16 +182,82 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Called by a connection when a request is complete.
+    /// Called by a connection when a request is complete (inside one of its nghttp2 callbacks).
     func dispatch(_ request: SandboxRequest, connection: HTTP2Connection, streamID: Int32) {
+        let isControl = request.path.hasPrefix("/_sandbox/")
+        if !isControl {
+            connection.carriesProviderTraffic = true
+            if router.snapshot.outageUntil != 0, router.snapshot.isOutage(now: Self.now()) {
+                // A connection that carried only control requests until now: refused, not
+                // processed (RFC 9113 §8.7); the client's next connection fails its handshake.
+                connection.resetStream(streamID, errorCode: NGHTTP2_REFUSED_STREAM)
+                router.state.countOutage(refusedStreams: 1)
+                return
+            }
+        }
         let response = router.handle(request)
+        // A control request may have started an outage (`POST /_sandbox/faults`).
+        if isControl { applyOutage(current: connection) }
+        switch response.transportFault {
+        case .refuse?:
+            connection.resetStream(streamID, errorCode: NGHTTP2_REFUSED_STREAM)
+            router.state.count(.refuse)
+            return
+        case .goaway?:
+            if connection.goAway(refusing: streamID) {
+                router.state.count(.goaway)
+            } else {
+                connection.resetStream(streamID, errorCode: NGHTTP2_REFUSED_STREAM)
+                router.state.count(.refuse)
+            }
+            return
+        case .hang?:
+            router.state.count(.hang)
+            return
+        case .reset?, .drop?, nil:
+            break
+        }
         let latency = response.isProviderResponse ? router.nextLatencyMilliseconds() : 0
         if latency > 0 {
             let deadline = Self.now() + UInt64(latency) * 1_000_000
             delayed.append(DelayedResponse(deadline: deadline, connection: connection, streamID: streamID, response: response))
         } else {
+            answer(streamID: streamID, on: connection, response, isInCallback: true)
+        }
+    }
+
+    /// Sends `response`, or performs its `reset` or `drop` fault. Inside a callback of
+    /// `connection` a drop only requests the close (its nghttp2 session is in use).
+    private func answer(streamID: Int32, on connection: HTTP2Connection, _ response: SandboxResponse, isInCallback: Bool) {
+        switch response.transportFault {
+        case .reset?:
+            connection.resetStream(streamID, errorCode: NGHTTP2_INTERNAL_ERROR)
+            router.state.count(.reset)
+        case .drop?:
+            router.state.count(.drop)
+            if isInCallback { connection.requestClose() } else { connection.close() }
+        default:
             connection.respond(streamID: streamID, response)
         }
+    }
+
+    /// After a new outage began (``SandboxState/apply(_:now:)``): closes every connection that
+    /// carried provider traffic — `current`, whose callback is running, once that returns.
+    private func applyOutage(current: HTTP2Connection?) {
+        let generation = router.snapshot.outageGeneration
+        guard generation != outageGeneration else { return }
+        outageGeneration = generation
+        var closed = 0
+        for connection in Array(connections.values) where connection.carriesProviderTraffic && !connection.isClosed {
+            closed += 1
+            if connection === current {
+                connection.requestClose()
+            } else {
+                connection.close()
+                connections[connection.fd] = nil
+            }
+        }
+        if closed > 0 { router.state.countOutage(closedConnections: closed) }
     }
 
     private func nextTimeout() -> Int32 {
@@ -189,7 +278,7 @@ final class EventLoop: @unchecked Sendable {
             let item = delayed[index]
             if item.deadline <= now {
                 if !item.connection.isClosed {
-                    item.connection.respond(streamID: item.streamID, item.response)
+                    answer(streamID: item.streamID, on: item.connection, item.response, isInCallback: false)
                     touched[ObjectIdentifier(item.connection)] = item.connection
                 }
             } else {

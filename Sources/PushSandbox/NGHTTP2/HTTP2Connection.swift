@@ -25,6 +25,14 @@ final class HTTP2Connection {
     let number: Int
     /// SHA-256 (hex) of the verified client certificate, once the handshake is done.
     private(set) var clientCertificate: String?
+    /// The connection carried a request to a provider path (not `/_sandbox/`): an outage closes it.
+    var carriesProviderTraffic = false
+    /// Close once the input being read is processed (``requestClose()``).
+    private(set) var isCloseRequested = false
+    /// The highest stream id handed to the router so far.
+    private var highestDispatchedStreamID: Int32 = 0
+    /// The last-stream-id of the `GOAWAY` sent, if one was: streams above it are not processed.
+    private var goAwayLastStreamID: Int32?
 
     /// Coalesce outgoing frames into TLS records of about this size.
     private static let outputChunk = 16 * 1024
@@ -70,6 +78,30 @@ final class HTTP2Connection {
         session = nil
         streams.removeAll()
         Glibc.close(fd)
+    }
+
+    /// Closes the connection as soon as no nghttp2 callback of it runs (after the input being
+    /// read); until then no further request of it is processed or answered.
+    func requestClose() { isCloseRequested = true }
+
+    /// Answers `streamID` with `RST_STREAM` and `errorCode` instead of a response; call
+    /// ``flush()`` afterwards.
+    func resetStream(_ streamID: Int32, errorCode: nghttp2_error_code) {
+        guard !isClosed, !isCloseRequested, let session, streams[streamID] != nil else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode.rawValue)
+    }
+
+    /// Answers `streamID` with a `GOAWAY` (`NO_ERROR`) whose last-stream-id is the client stream
+    /// below it (RFC 9113 §6.8): it and every stream above are not processed; the lower ones are
+    /// answered, then the connection closes (nghttp2 wants neither to read nor to write once
+    /// none is left: ``flush()``). False (nothing sent) when a higher stream was already
+    /// processed, which a last-stream-id below this one would disown, or a `GOAWAY` was sent.
+    func goAway(refusing streamID: Int32) -> Bool {
+        guard !isClosed, !isCloseRequested, let session, goAwayLastStreamID == nil, highestDispatchedStreamID < streamID else { return false }
+        let last = max(0, streamID - 2)
+        guard nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, NGHTTP2_NO_ERROR.rawValue, nil, 0) == 0 else { return false }
+        goAwayLastStreamID = last
+        return true
     }
 
     /// Called when epoll reports the socket readable or writable.
@@ -176,7 +208,7 @@ final class HTTP2Connection {
             let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             if count > 0 {
                 let consumed = nghttp2_session_mem_recv(session, buffer.baseAddress, Int(count))
-                if consumed < 0 || isClosed { close(); return }
+                if consumed < 0 || isClosed || isCloseRequested { close(); return }
                 continue
             }
             let error = SSL_get_error(ssl, count)
@@ -229,7 +261,7 @@ final class HTTP2Connection {
 
     /// Queues the response for `streamID` (if the stream is still open); call ``flush()`` afterwards.
     func respond(streamID: Int32, _ response: SandboxResponse) {
-        guard !isClosed, let session, let stream = streams[streamID] else { return }
+        guard !isClosed, !isCloseRequested, let session, let stream = streams[streamID] else { return }
         stream.responseBody = response.body
         stream.responseOffset = 0
         var names: [String] = [":status"]
@@ -270,13 +302,16 @@ final class HTTP2Connection {
     }
 
     fileprivate func requestCompleted(streamID: Int32) {
-        guard let stream = streams[streamID], !stream.isDispatched else { return }
+        guard let stream = streams[streamID], !stream.isDispatched, !isCloseRequested else { return }
+        // After a GOAWAY, the streams above its last-stream-id are not processed (RFC 9113 §6.8).
+        if let last = goAwayLastStreamID, streamID > last { return }
         stream.isDispatched = true
         var request = stream.request
         request.clientCertificate = clientCertificate
         request.connectionID = number
         stream.request = SandboxRequest()
         loop.dispatch(request, connection: self, streamID: streamID)
+        highestDispatchedStreamID = max(highestDispatchedStreamID, streamID)
     }
 }
 

@@ -20,6 +20,8 @@ extension ResultPublisher: OutcomeSink {
 struct SendBatch: Sendable {
     let run: JobRun
     var items: [SendItem]
+    /// When the claim round trip that took them was sent (monotonic seconds).
+    var claimedAt: Double
 }
 
 /// The claim stage (docs/pipeline.md "Claim"): takes queued recipients the worker has room for
@@ -61,6 +63,8 @@ final class ClaimStage: Sendable {
     /// One claim round for up to `room` recipients; `parkHeld`: send every held recipient to the
     /// retry topic now (the worker is saturated by load and must take other tenants' jobs).
     func round(room: Int, parkHeld: Bool) -> [SendBatch] {
+        // No room and nothing to park: the queue is not even looked at.
+        guard room > 0 || parkHeld else { return [] }
         let requests = queue.takeAll()
         guard !requests.isEmpty else { return [] }
         let now = clock.monotonicSeconds
@@ -109,38 +113,55 @@ final class ClaimStage: Sendable {
     /// job's `throttlePerMinute` per campaign) for the taken recipients that have any, before they
     /// are claimed: a recipient waiting for tokens holds no claim and no slot.
     private func takeTokens(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest]) -> [ClaimRequest] {
-        guard taken.contains(where: { !buckets(for: $0.run, $0.index).isEmpty }) else { return taken }
-        var granted: [ClaimRequest] = []
-        granted.reserveCapacity(taken.count)
-        var start = 0
-        while start < taken.count {
-            // Consecutive recipients of one run and endpoint share their buckets.
-            var end = start + 1
-            while end < taken.count && taken[end].run === taken[start].run && taken[end].endpoint == taken[start].endpoint { end += 1 }
-            let group = taken[start..<end]
-            let buckets = self.buckets(for: taken[start].run, taken[start].index)
-            if buckets.isEmpty {
-                granted.append(contentsOf: group)
-            } else {
-                do {
-                    let answer = try state.acquire(count: group.count, from: buckets)
-                    health.answered()
-                    let count = min(max(answer.granted, 0), group.count)
-                    granted.append(contentsOf: group.prefix(count))
-                    let due = now + max(0.02, Double(answer.retryAfterMs) / 1000)
-                    for var request in group.dropFirst(count) {
-                        request.due = due
-                        if due - now > settings.admission.holdMaxSeconds { park(request, until: due, now: now) } else { kept.append(request) }
-                    }
-                    if count < group.count { metrics.increment("pushworker_throttle_waits_total", by: Double(group.count - count)) }
-                } catch {
-                    health.failed(error, during: "token bucket")
-                    for var request in group { request.due = now + 1; kept.append(request) }
+        // The recipients of one run and endpoint share their buckets: one acquire per group,
+        // whatever the order the queue holds them in (a job's platforms interleave).
+        var groups: [(run: JobRun, endpoint: Int, buckets: [DeliveryStateStore.Bucket], members: [Int])] = []
+        var groupOf: [GroupKey: Int] = [:]
+        var granted = [Bool](repeating: true, count: taken.count)
+        for (position, request) in taken.enumerated() {
+            let key = GroupKey(run: ObjectIdentifier(request.run), endpoint: request.endpoint)
+            if let group = groupOf[key] {
+                if group >= 0 { groups[group].members.append(position) } // -1: no buckets
+                continue
+            }
+            let buckets = self.buckets(for: request.run, request.index)
+            guard !buckets.isEmpty else {
+                groupOf[key] = -1
+                continue
+            }
+            groupOf[key] = groups.count
+            groups.append((request.run, request.endpoint, buckets, [position]))
+        }
+        for group in groups where !group.members.isEmpty {
+            do {
+                let answer = try state.acquire(count: group.members.count, from: group.buckets)
+                health.answered()
+                let count = min(max(answer.granted, 0), group.members.count)
+                guard count < group.members.count else { continue }
+                metrics.increment("pushworker_throttle_waits_total", by: Double(group.members.count - count))
+                let due = now + max(0.02, Double(answer.retryAfterMs) / 1000)
+                for position in group.members.dropFirst(count) {
+                    granted[position] = false
+                    var request = taken[position]
+                    request.due = due
+                    if due - now > settings.admission.holdMaxSeconds { park(request, until: due, now: now) } else { kept.append(request) }
+                }
+            } catch {
+                health.failed(error, during: "token bucket")
+                for position in group.members {
+                    granted[position] = false
+                    var request = taken[position]
+                    request.due = now + 1
+                    kept.append(request)
                 }
             }
-            start = end
         }
-        return granted
+        return taken.indices.filter { granted[$0] }.map { taken[$0] }
+    }
+
+    private struct GroupKey: Hashable {
+        var run: ObjectIdentifier
+        var endpoint: Int
     }
 
     func buckets(for run: JobRun, _ index: Int) -> [DeliveryStateStore.Bucket] {
@@ -217,7 +238,7 @@ final class ClaimStage: Sendable {
                     batches[batch].items.append(item)
                 } else {
                     batchOf[ObjectIdentifier(run)] = batches.count
-                    batches.append(SendBatch(run: run, items: [item]))
+                    batches.append(SendBatch(run: run, items: [item], claimedAt: startedAt))
                 }
                 taking[request.endpoint, default: 0] += 1
                 if verdict == .resend { counts.resend += 1 } else { counts.send += 1 }

@@ -56,28 +56,29 @@ final class DispatchStage: Sendable {
             // A run without credentials never gets here: its recipients were rejected when planned.
             guard let credentials = batch.run.credentials else { continue }
             let run = batch.run
+            let claimedAt = batch.claimedAt
             var hms: [SendItem] = []
             for item in batch.items {
                 if item.request.platform == .huawei { hms.append(item); continue }
                 let index = item.index
-                transport.deliver(item, credentials: credentials, shouldWrite: { [self] in mayWrite(run, index) }) { [self] attempt in
+                transport.deliver(item, credentials: credentials, shouldWrite: { [self] in mayWrite(run, index, claimedAt) }) { [self] attempt in
                     completed(run, item, attempt)
                 }
             }
-            if !hms.isEmpty { dispatchHMS(run, hms, credentials) }
+            if !hms.isEmpty { dispatchHMS(run, hms, credentials, claimedAt: claimedAt) }
         }
     }
 
     /// Huawei recipients claimed together go as batches (up to 1000 tokens sharing a
     /// byte-identical body); each recipient's outcome is still recorded on its own.
-    private func dispatchHMS(_ run: JobRun, _ items: [SendItem], _ credentials: AppCredentials) {
+    private func dispatchHMS(_ run: JobRun, _ items: [SendItem], _ credentials: AppCredentials, claimedAt: Double) {
         for group in HMSBatching.group(items.map(\.request.body)) {
             let members = group.map { items[$0] }
             let tokens = members.map { $0.request.hmsToken ?? "" }
             metrics.increment("pushworker_hms_batches_total")
             let indices = members.map(\.index)
             transport.deliverHMSBatch(members[0].request, tokens: tokens, credentials: credentials,
-                                      shouldWrite: { [self] in indices.allSatisfy { mayWrite(run, $0) } }) { [self] attempts in
+                                      shouldWrite: { [self] in indices.allSatisfy { mayWrite(run, $0, claimedAt) } }) { [self] attempts in
                 // One attempt per token, in order (the transport's promise).
                 for (member, attempt) in zip(members, attempts) { completed(run, member, attempt) }
             }
@@ -85,8 +86,8 @@ final class DispatchStage: Sendable {
     }
 
     /// The write check: not draining, the claim held, not lost, and its lease outlasting the request.
-    private func mayWrite(_ run: JobRun, _ index: Int) -> Bool {
-        !isDraining && run.mayWrite(index, now: clock.monotonicSeconds, leaseSeconds: settings.leaseSeconds,
+    private func mayWrite(_ run: JobRun, _ index: Int, _ claimedAt: Double) -> Bool {
+        !isDraining && run.mayWrite(index, claimedAt: claimedAt, now: clock.monotonicSeconds, leaseSeconds: settings.leaseSeconds,
                                     requestTimeoutSeconds: settings.requestTimeoutSeconds)
     }
 
@@ -95,9 +96,10 @@ final class DispatchStage: Sendable {
         let index = item.index
         // An audience (FCM topic or condition) has no token for a provider to declare dead.
         let outcome = run.job.audience == nil ? attempt.outcome : FCMAudience.outcome(attempt.outcome)
+        let context = run.attemptContext(index)
         let facts = AttemptFacts(outcome: outcome, certainty: attempt.certainty, transport: attempt.transport,
-                                 httpStatus: attempt.httpStatus, attemptsMade: run.attemptsBefore(index) + attempt.attempts,
-                                 isResend: run.isResend(index), isAudience: run.job.audience != nil)
+                                 httpStatus: attempt.httpStatus, attemptsMade: context.attemptsBefore + attempt.attempts,
+                                 isResend: context.isResend, isAudience: run.job.audience != nil)
         let endpoint = run.endpoint(index)
         let now = clock.monotonicSeconds
         let breaker = endpoints.breaker(endpoint, failure: AttemptRule.isBreakerFailure(facts), success: AttemptRule.isBreakerSuccess(facts),

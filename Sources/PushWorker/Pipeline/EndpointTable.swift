@@ -25,6 +25,9 @@ final class EndpointTable: Sendable {
     }
     private let state = Mutex(State())
     private let breakerTemplate: CircuitBreaker
+    /// Endpoints whose breaker is not closed with zero failures: while none is, a success needs
+    /// no lock (every answer of a healthy provider is one).
+    private let breakersAttended = Atomic<Int>(0)
 
     init(breaker: CircuitBreaker = CircuitBreaker()) {
         breakerTemplate = breaker
@@ -76,6 +79,16 @@ final class EndpointTable: Sendable {
         }
     }
 
+    /// Recipients recorded (`delta` < 0) or taken (`delta` > 0), by endpoint id.
+    func addInFlight(_ counts: [Int]) {
+        guard counts.contains(where: { $0 != 0 }) else { return }
+        state.withLock { state in
+            for (id, delta) in counts.enumerated() where delta != 0 && state.entries.indices.contains(id) {
+                state.entries[id].inFlight = max(0, state.entries[id].inFlight + delta)
+            }
+        }
+    }
+
     /// Recipients taken for sending (`delta` > 0) or recorded (`delta` < 0), per endpoint.
     func addInFlight(_ counts: [Int: Int]) {
         guard !counts.isEmpty else { return }
@@ -106,11 +119,15 @@ final class EndpointTable: Sendable {
     /// Counts one attempt's effect on the breaker: a failure (returns whether it is open after),
     /// a success, or neither. `changed` reports an open/closed transition (for the metric).
     func breaker(_ id: Int, failure: Bool, success: Bool, now: Double) -> (isOpen: Bool, changed: Bool) {
-        state.withLock { state in
+        if !failure && breakersAttended.load(ordering: .acquiring) == 0 { return (false, false) }
+        return state.withLock { state in
             guard state.entries.indices.contains(id) else { return (false, false) }
+            let wasAttended = state.entries[id].breaker.state != .closed(failures: 0)
             let wasOpen = state.entries[id].breaker.isOpen
             if failure { state.entries[id].breaker.failure(now: now) } else if success { state.entries[id].breaker.success() }
             let isOpen = state.entries[id].breaker.isOpen
+            let isAttended = state.entries[id].breaker.state != .closed(failures: 0)
+            if isAttended != wasAttended { breakersAttended.add(isAttended ? 1 : -1, ordering: .releasing) }
             return (isOpen, isOpen != wasOpen)
         }
     }

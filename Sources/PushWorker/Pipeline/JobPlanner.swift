@@ -83,7 +83,8 @@ public struct JobPlanner: Sendable {
             if let fields = prepared.personalizedTexts(languageIndex: languageIndex) {
                 let rendered = prepared.render(fields, for: recipient, languageIndex: languageIndex)
                 let texts = NotificationText(title: rendered.title, subtitle: rendered.subtitle, body: rendered.body)
-                if let request = templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex, make: {
+                if let request = templates.request(msgID: msgID, target: target, texts: texts, languageIndex: languageIndex,
+                                                   engine: TokenHash.sha256Engine, make: {
                     var personalized: PayloadTemplate.Texts = []
                     if fields.title { personalized.insert(.title) }
                     if fields.subtitle { personalized.insert(.subtitle) }
@@ -159,15 +160,17 @@ struct TemplateCache {
         }
     }
 
+    /// `engine`: the SHA-256 blocks of the recipient's derived replace key, when the template
+    /// splices one (``PayloadTemplate/request(msgID:target:texts:replaceKey:engine:)``).
     mutating func request(msgID: String, target: DeliveryTarget, texts: NotificationText, languageIndex: Int,
-                          make: () -> PayloadTemplate?) -> ProviderRequest? {
+                          engine: (any SHA256BlockEngine)? = nil, make: () -> PayloadTemplate?) -> ProviderRequest? {
         guard let kind = Self.kindIndex(target) else { return nil }
         let index = languageIndex * Self.kinds + kind
         guard slots.indices.contains(index) else { return nil }
-        if case .built(let template) = slots[index] { return template?.request(msgID: msgID, target: target, texts: texts) }
+        if case .built(let template) = slots[index] { return template?.request(msgID: msgID, target: target, texts: texts, engine: engine) }
         let template = make()
         slots[index] = .built(template)
-        return template?.request(msgID: msgID, target: target, texts: texts)
+        return template?.request(msgID: msgID, target: target, texts: texts, engine: engine)
     }
 }
 

@@ -249,7 +249,11 @@ final class JobRun: Sendable {
             state.lost.insert(index)
             state.claimedAt[index] = 0
         }
+        hasLostClaims.store(true, ordering: .releasing)
     }
+
+    /// Set once any claim of this processing was lost: until then a write check needs no lock.
+    private let hasLostClaims = Atomic<Bool>(false)
 
     /// Forgets the claim of `index` (recorded, or released); true if it was held.
     @discardableResult
@@ -261,9 +265,15 @@ final class JobRun: Sendable {
     }
 
     /// Whether recipient `index`'s request may be written now (monotonic `now`): its claim is
-    /// held, not lost, and its lease outlasts the request.
-    func mayWrite(_ index: Int, now: Double, leaseSeconds: Double, requestTimeoutSeconds: Double) -> Bool {
-        state.withLock { state in
+    /// held, not lost, and its lease outlasts the request. `claimedAt`: when the claim was taken
+    /// for this send; while no claim of the run was ever lost and that lease still covers the
+    /// request, no lock is taken (a renewal only moves the lease later).
+    func mayWrite(_ index: Int, claimedAt: Double, now: Double, leaseSeconds: Double, requestTimeoutSeconds: Double) -> Bool {
+        if !hasLostClaims.load(ordering: .acquiring),
+           LeaseRule.mayWrite(confirmedAt: claimedAt, now: now, leaseSeconds: leaseSeconds, requestTimeoutSeconds: requestTimeoutSeconds) {
+            return true
+        }
+        return state.withLock { state in
             let at = state.claimedAt[index]
             return at != 0 && !state.lost.contains(index)
                 && LeaseRule.mayWrite(confirmedAt: at, now: now, leaseSeconds: leaseSeconds, requestTimeoutSeconds: requestTimeoutSeconds)
@@ -272,6 +282,14 @@ final class JobRun: Sendable {
 
     /// Whether the send of `index` is the resend after an unknown outcome.
     func isResend(_ index: Int) -> Bool { state.withLock { $0.resend.contains(index) } }
+
+    /// What an attempt's decision needs of recipient `index`, in one lock: the attempts made
+    /// before the one in flight, and whether that one is the resend.
+    func attemptContext(_ index: Int) -> (attemptsBefore: Int, isResend: Bool) {
+        state.withLock { state in
+            (job.attempt + (state.priorAttempts[index] ?? 0), state.resend.contains(index))
+        }
+    }
 
     /// Attempts made for recipient `index` before the one in flight, earlier processings included.
     func attemptsBefore(_ index: Int) -> Int { job.attempt + state.withLock { $0.priorAttempts[index] ?? 0 } }

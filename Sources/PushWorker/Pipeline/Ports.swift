@@ -59,16 +59,24 @@ extension DeliveryStateStore: DeliveryStatePort {
 /// after the broker took it or after a permanent failure was dealt with. Implemented by
 /// ``ReliableProducer`` (Kafka) and, in tests, by an in-memory fake.
 public protocol MessageSink: Sendable {
-    /// A handler shared by many messages (one per job processing): ``produce(topic:key:value:acknowledgement:)``.
-    associatedtype Acknowledgement: Sendable
-    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> Acknowledgement
+    /// A handler shared by many messages (one per job processing): `acked` runs once per message
+    /// produced with it (``produce(topic:key:value:acknowledgement:)``). The object is the sink's
+    /// own subclass; the sink gets it back.
+    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> MessageAcknowledgement
     /// The bytes are copied before the call returns.
-    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: Acknowledgement)
+    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: MessageAcknowledgement)
     func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], acked: @escaping @Sendable () -> Void)
     /// The largest dead-letter copy: longer values are cut to it.
     var deadLetterMaxBytes: Int { get }
     /// Waits up to `timeout` for what was produced to be acknowledged.
     func flush(timeout: Duration)
+}
+
+/// A message sink's acknowledgement handler (``MessageSink/acknowledgement(_:)``): opaque to the
+/// pipeline, subclassed by each sink.
+open class MessageAcknowledgement: @unchecked Sendable {
+    // Thread safety: no state of its own; subclasses keep only immutable, Sendable state.
+    public init() {}
 }
 
 /// How the pipeline reaches the providers: one request (or one Huawei batch) at a time, each

@@ -69,7 +69,7 @@ final class ReliableProducer: Sendable {
 
     /// A handler for ``produceReliably(topic:key:value:acknowledgement:)``: `acked` runs once per
     /// message, after Kafka acknowledged it or after its permanent failure was dealt with.
-    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> KafkaDeliveryHandler {
+    func deliveryHandler(_ acked: @escaping @Sendable () -> Void) -> KafkaDeliveryHandler {
         KafkaDeliveryHandler { [self] delivery in
             switch delivery {
             case .delivered: acked()
@@ -121,9 +121,21 @@ final class ReliableProducer: Sendable {
     static func topicLabel(_ topic: String, dlq: String) -> String { topic == dlq ? "dlq" : topic }
 }
 
+/// The Kafka sink's acknowledgement: one delivery handler shared by the messages of a run.
+final class KafkaAcknowledgement: MessageAcknowledgement, @unchecked Sendable {
+    // Thread safety: immutable.
+    let handler: KafkaDeliveryHandler
+    init(_ handler: KafkaDeliveryHandler) { self.handler = handler }
+}
+
 extension ReliableProducer: MessageSink {
-    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: KafkaDeliveryHandler) {
-        produceReliably(topic: topic, key: key, value: value, acknowledgement: acknowledgement)
+    func acknowledgement(_ acked: @escaping @Sendable () -> Void) -> MessageAcknowledgement {
+        KafkaAcknowledgement(deliveryHandler(acked))
+    }
+
+    func produce(topic: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer, acknowledgement: MessageAcknowledgement) {
+        // Only this sink makes its acknowledgements (``acknowledgement(_:)``).
+        produceReliably(topic: topic, key: key, value: value, acknowledgement: unsafeDowncast(acknowledgement, to: KafkaAcknowledgement.self).handler)
     }
 
     func produce(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader], acked: @escaping @Sendable () -> Void) {

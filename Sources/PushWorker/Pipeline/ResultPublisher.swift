@@ -21,8 +21,10 @@ import Synchronization
 /// (``reRecord()``).
 ///
 /// Thread safety: ``add(_:_:_:holdsSlot:)`` from any thread; records and publishing run on the
-/// serial `queue`.
-final class ResultPublisher<Sink: MessageSink>: Sendable {
+/// serial `queue`. Not generic over its sink: its hot path (``add(_:_:_:holdsSlot:)`` on the
+/// transport's thread, ``record(_:)``) runs specialized code, and the sink is one existential call
+/// per message.
+final class ResultPublisher: Sendable {
     struct Entry: Sendable {
         var run: JobRun
         var index: Int
@@ -38,7 +40,7 @@ final class ResultPublisher<Sink: MessageSink>: Sendable {
         var dlq: String
     }
 
-    let sink: Sink
+    let sink: any MessageSink
     let state: any DeliveryStatePort
     let topics: Topics
     let metrics: Metrics
@@ -68,7 +70,7 @@ final class ResultPublisher<Sink: MessageSink>: Sendable {
     private let recentSent = Mutex(RecentSent())
     static var recentSentCapacity: Int { 50_000 }
 
-    init(sink: Sink, state: any DeliveryStatePort, topics: Topics, metrics: Metrics, logger: Logger, clock: any PipelineClock,
+    init(sink: any MessageSink, state: any DeliveryStatePort, topics: Topics, metrics: Metrics, logger: Logger, clock: any PipelineClock,
          health: RedisHealth, slots: InFlightSlots, endpoints: EndpointTable, registry: JobRegistry, claimQueue: ClaimQueue,
          queue: DispatchQueue, delay: DispatchTimeInterval, batchLimit: Int = 1000) {
         self.sink = sink; self.state = state; self.topics = topics; self.metrics = metrics; self.logger = logger
@@ -82,7 +84,11 @@ final class ResultPublisher<Sink: MessageSink>: Sendable {
     /// slot, if it holds one, is still given back).
     func add(_ run: JobRun, _ index: Int, _ outcome: consuming RecipientOutcome, holdsSlot: Bool) {
         guard run.decide(index, outcome) else {
-            if holdsSlot { giveBack([run.endpoint(index): -1], count: 1) }
+            if holdsSlot {
+                var byEndpoint = Array(repeating: 0, count: run.endpoint(index) + 1)
+                byEndpoint[run.endpoint(index)] = -1
+                giveBack(byEndpoint, count: 1)
+            }
             return
         }
         var pending: Entry? = Entry(run: run, index: index, outcome: consume outcome, holdsSlot: holdsSlot)
@@ -161,16 +167,18 @@ final class ResultPublisher<Sink: MessageSink>: Sendable {
             if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
         }
         var released = 0
-        var releasedBy: [Int: Int] = [:]
+        var releasedBy: [Int] = []
         var tally = ResultTally()
-        var output = ResultOutput<Sink>()
+        var output = ResultOutput()
         var requeues: [ClaimRequest] = []
         let now = clock.monotonicSeconds
         for position in entries.indices {
             let run = entries[position].run, index = entries[position].index
             if entries[position].holdsSlot {
                 released += 1
-                releasedBy[run.endpoint(index), default: 0] -= 1
+                let endpoint = run.endpoint(index)
+                if endpoint >= releasedBy.count { releasedBy += Array(repeating: 0, count: endpoint + 1 - releasedBy.count) }
+                releasedBy[endpoint] -= 1
             }
             switch entries[position].outcome {
             case .final(let result, let token, _, _):
@@ -203,20 +211,20 @@ final class ResultPublisher<Sink: MessageSink>: Sendable {
         if released > 0 { giveBack(releasedBy, count: released) }
     }
 
-    private func giveBack(_ byEndpoint: [Int: Int], count: Int) {
+    private func giveBack(_ byEndpoint: [Int], count: Int) {
         endpoints.addInFlight(byEndpoint)
         slots.release(count)
     }
 
     /// Produces one recipient's result (and token invalidation).
     private func publish(_ run: JobRun, _ result: ResultRecord, _ token: TokenRecord?, _ tally: inout ResultTally,
-                         _ output: inout ResultOutput<Sink>) {
+                         _ output: inout ResultOutput) {
         tally.count(result)
         if result.reason == "unanswered" { metrics.increment("pushworker_unanswered_total", [("action", "failed")]) }
         // From the outcome (the provider's answer, for a send) to its result going out.
         tally.delays.append(max(0, clock.wallSeconds - Double(result.atUnixMs) / 1000))
         var produced = 1
-        let acknowledgement = output.acknowledgement(for: run, sink: sink) { [self] in perform(run, run.acknowledged()) }
+        let acknowledgement = output.acknowledgement(for: run, sink: sink, publisher: self)
         output.writer.reset()
         result.writeJSON(into: &output.writer)
         var resultKey = result.subscriptionID
@@ -359,14 +367,14 @@ struct RecentSent: Sendable {
 /// What one recorded batch's results are produced with: one JSON buffer, written again for each
 /// result, and one acknowledgement handler per run (consecutive results mostly share a run), so a
 /// result costs no allocation of its own on the way to the sink.
-struct ResultOutput<Sink: MessageSink> {
+struct ResultOutput {
     var writer = JSONWriter(capacity: 512)
     private var run: JobRun?
-    private var handler: Sink.Acknowledgement?
+    private var handler: MessageAcknowledgement?
 
-    mutating func acknowledgement(for run: JobRun, sink: Sink, acked: @escaping @Sendable () -> Void) -> Sink.Acknowledgement {
+    mutating func acknowledgement(for run: JobRun, sink: any MessageSink, publisher: ResultPublisher) -> MessageAcknowledgement {
         if let handler, self.run === run { return handler }
-        let made = sink.acknowledgement(acked)
+        let made = sink.acknowledgement { publisher.perform(run, run.acknowledged()) }
         self.run = run
         handler = made
         return made

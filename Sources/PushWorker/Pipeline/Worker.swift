@@ -42,7 +42,7 @@ public final class Worker: Sendable {
     let registry: JobRegistry
     let slots: InFlightSlots
     let health: RedisHealth
-    let publisher: ResultPublisher<ReliableProducer>
+    let publisher: ResultPublisher
     let intake: JobIntake
     let claims: ClaimStage
     let dispatcher: DispatchStage
@@ -177,10 +177,18 @@ public final class Worker: Sendable {
                 case .poll(let max, let timeoutMs):
                     polled = poll(max: max, timeoutMs: timeoutMs, loop: &loop)
                 case .waitForRoom(let timeoutMs):
+                    // Until a claim batch's worth of slots is free and unfinished work is below its
+                    // bound — or, when that already holds (the queued recipients wait for their
+                    // endpoint's cap or hold, not for slots), until anything in flight or
+                    // unfinished ends: the loop never spins on a queue it cannot take from.
                     let target = configuration.maxInFlight - loop.settings.claimBatch
                     let unfinishedBound = loop.settings.maxUnfinishedRecipients
-                    room.wait(until: { slots.current <= target && registry.unfinishedRecipients < unfinishedBound },
-                              timeout: .milliseconds(timeoutMs))
+                    let roomWasFree = reading.inFlight <= target && reading.unfinishedRecipients < unfinishedBound
+                    room.wait(until: {
+                        let inFlight = slots.current, unfinished = registry.unfinishedRecipients
+                        return roomWasFree ? inFlight < reading.inFlight || unfinished < reading.unfinishedRecipients
+                            : inFlight <= target && unfinished < unfinishedBound
+                    }, timeout: .milliseconds(timeoutMs))
                 case .waitForAnswers(let timeoutMs):
                     room.wait(until: { slots.current == 0 }, timeout: .milliseconds(timeoutMs))
                 case .commit: commit()

@@ -268,13 +268,16 @@ public final class Deliverer: Sendable {
         // Checked and laid out for libcurl here, on the calling (consumer) thread, before the
         // gate: a request that waits in the gate is started on the I/O thread. The headers
         // (the job's, the provider token, the extra ones) once per job and token: only the
-        // URL and body are the recipient's own.
+        // URL, the body and the recipient's own headers (its derived replace key, docs/payloads.md "Replace key":
+        // the request's `headers`, beside the block) are the recipient's.
         let prepared: PreparedHTTPRequest
         do {
             let block = try headerBlocks.withLock { blocks throws(HTTPTransportError) in
                 try blocks.block(platform: platform, headers: request.headers, authorization: authorization, extra: extraHeaders)
             }
-            let httpRequest = HTTPRequest(method: request.method, url: request.url, sharedHeaders: block, body: body,
+            let httpRequest = HTTPRequest(method: request.method, url: request.url,
+                                          headers: request.recipientHeaders.map { HTTPHeader(name: $0.key, value: $0.value) },
+                                          sharedHeaders: block, body: body,
                                           timeout: requestTimeout, connectPolicy: connectPolicy, clientCertificate: clientCertificate,
                                           responseHeaders: ResponseClassifier.headerNames(platform: platform))
             prepared = try http.prepare(httpRequest)

@@ -100,7 +100,7 @@ enum BenchCommand {
         ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
             try readRunOptions(parsed, into: &options, timeout: (600, 5...86_400))
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
-            options.jobSize = try parsed.integer("job-size", default: 500, in: 1...10_000)
+            options.jobSize = try parsed.integer("job-size", default: 500, in: 1...100_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
             options.deadShare = try parsed.double("dead-share", default: 0.05)
             guard (0...1).contains(options.deadShare) else { throw PushCore.UsageError("--dead-share must be in 0...1") }

@@ -126,7 +126,8 @@ enum RenderCommand {
 
     static func writeRequest(_ request: ProviderRequest, apnsAuthentication: AppProfile.APNS.Authentication = .token,
                              batchTokens: [String]? = nil, to w: inout JSONWriter) {
-        var headers = request.headers
+        // As sent: the shared headers, the recipient's own (its replace key), the transport's.
+        var headers = request.allHeaders
         switch request.platform {
         case .ios: if apnsAuthentication == .token { headers.append(KeyValue("authorization", "bearer <redacted>")) }
         case .android, .huawei: headers.append(KeyValue("authorization", "Bearer <redacted>"))

@@ -5,6 +5,7 @@ import PushCore
 import PushHTTP
 import Synchronization
 import PushWorker
+import PushPipeline
 import PushProviders
 
 /// `pushworker send [FILE|-]` (docs/reference/cli.md `send`): delivers one job directly, no Kafka,
@@ -40,6 +41,7 @@ enum SendCommand {
         case .failure(let exit): return exit.code
         }
         let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
+        let unansweredPolicy = UnansweredPolicy(rawValue: configuration.resendUnanswered) ?? .replace
         let webPushPolicy = WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts)
         guard let (http, deliverer) = delivery(configuration, logger: logger, webPushPolicy: webPushPolicy) else { return ExitCode.unavailable }
         guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
@@ -92,8 +94,8 @@ enum SendCommand {
                 guard let credentials else { record(index, .rejected, "no_credentials"); continue }
                 if request.platform == .huawei { continue } // sent in batches below
                 group.enter()
-                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: 0,
-                        audience: job.audience != nil) { attempt, total in
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, unanswered: unansweredPolicy,
+                        attemptsSoFar: 0, audience: job.audience != nil) { attempt, total in
                     finish(index, attempt, total: total)
                 }
             }
@@ -107,7 +109,8 @@ enum SendCommand {
                     return BatchMember(index: index, token: token, attempts: 0)
                 }
                 for _ in members { group.enter() }
-                attemptHMSBatch(request, members: members, credentials: credentials, deliverer: deliverer, policy: policy) { index, attempt, total in
+                attemptHMSBatch(request, members: members, credentials: credentials, deliverer: deliverer, policy: policy,
+                                unanswered: unansweredPolicy) { index, attempt, total in
                     finish(index, attempt, total: total)
                 }
             }
@@ -200,18 +203,32 @@ enum SendCommand {
         var index: Int
         var token: String
         var attempts: Int
+        /// Sent again after an attempt that was written and never answered.
+        var resent = false
     }
 
     /// One Huawei batch with in-process retries: the members whose answers are retryable go out
     /// again together after max(backoff, Retry-After); `completion` runs once per member.
     static func attemptHMSBatch(_ request: ProviderRequest, members: [BatchMember], credentials: AppCredentials, deliverer: Deliverer,
-                                policy: RetryPolicy, completion: @escaping @Sendable (Int, Deliverer.Attempt, Int) -> Void) {
+                                policy: RetryPolicy, unanswered: UnansweredPolicy = .replace,
+                                completion: @escaping @Sendable (Int, Deliverer.Attempt, Int) -> Void) {
         deliverer.deliverHMSBatch(request, tokens: members.map(\.token), credentials: credentials) { attempts in
             var again: [BatchMember] = []
             var retryAfter: Double?
             // One attempt per token, in order (`deliverHMSBatch`'s promise).
             for (member, result) in zip(members, attempts) {
                 let total = member.attempts + result.attempts
+                if result.certainty == .unknown {
+                    // Written, never answered: one resend under replace, with the same payload.
+                    if unanswered == .replace && !member.resent && policy.allowsRetry(afterAttempts: total) {
+                        again.append(BatchMember(index: member.index, token: member.token, attempts: total, resent: true))
+                    } else {
+                        var final = result
+                        final.outcome = .retry(reason: "unanswered", retryAfterSeconds: nil, scope: .recipient)
+                        completion(member.index, final, total)
+                    }
+                    continue
+                }
                 var isRetryable = false
                 switch result.outcome {
                 case .retry(_, let after, _):
@@ -221,7 +238,7 @@ enum SendCommand {
                 default: break
                 }
                 if isRetryable && policy.allowsRetry(afterAttempts: total) {
-                    again.append(BatchMember(index: member.index, token: member.token, attempts: total))
+                    again.append(BatchMember(index: member.index, token: member.token, attempts: total, resent: member.resent))
                 } else {
                     completion(member.index, result, total)
                 }
@@ -230,30 +247,44 @@ enum SendCommand {
             let delay = policy.delay(afterAttempts: made, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
             let retried = again
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                attemptHMSBatch(request, members: retried, credentials: credentials, deliverer: deliverer, policy: policy, completion: completion)
+                attemptHMSBatch(request, members: retried, credentials: credentials, deliverer: deliverer, policy: policy, unanswered: unanswered,
+                                completion: completion)
             }
         }
     }
 
-    /// One delivery with in-process retries (the worker uses the retry topic instead).
-    /// `audience`: an FCM topic/condition send, not retried after an unanswered request
-    /// (``FCMAudience/mayHaveBeenAccepted(_:)``).
+    /// One delivery with in-process retries (the worker uses the retry topic instead), under the
+    /// worker's rule for requests that were written and never answered (``AttemptRule``): resent
+    /// once with the same replace key under `replace`, final `failed`/`unanswered` under `never`
+    /// (and always for an FCM topic or condition send, which FCM may have fanned out).
+    /// `resent`: the send in flight is that one resend.
     static func attempt(_ request: ProviderRequest, credentials: AppCredentials, deliverer: Deliverer, policy: RetryPolicy,
-                        attemptsSoFar: Int, audience: Bool = false, completion: @escaping @Sendable (Deliverer.Attempt, Int) -> Void) {
+                        unanswered: UnansweredPolicy = .replace, attemptsSoFar: Int, resent: Bool = false, audience: Bool = false,
+                        completion: @escaping @Sendable (Deliverer.Attempt, Int) -> Void) {
         deliverer.deliver(request, credentials: credentials) { result in
             let total = attemptsSoFar + result.attempts
-            if audience && FCMAudience.mayHaveBeenAccepted(result.outcome) { return completion(result, total) }
-            var retryAfter: Double?
-            switch result.outcome {
-            case .retry(_, let after, _): retryAfter = after
-            case .authExpired: retryAfter = nil
-            default: return completion(result, total)
+            let outcome = audience ? FCMAudience.outcome(result.outcome) : result.outcome
+            let facts = AttemptFacts(outcome: outcome, certainty: result.certainty, transport: result.transport, httpStatus: result.httpStatus,
+                                     attemptsMade: total, isResend: resent, isAudience: audience)
+            let rule = AttemptRule(policy: unanswered, retryPolicy: policy)
+            let delay: Double
+            var again = resent
+            switch rule.decide(facts, breakerOpen: false, draining: false, jitter: Double.random(in: 0..<1)) {
+            case .retry(_, let seconds): delay = seconds
+            case .resend:
+                delay = 0
+                again = true
+            case .unanswered, .failed(reason: "unanswered"):
+                var final = result
+                final.outcome = .retry(reason: "unanswered", retryAfterSeconds: nil, scope: .recipient)
+                return completion(final, total)
+            case .sent, .invalidToken, .rejected, .failed, .leaveUnanswered, .requeue, .release:
+                return completion(result, total)
             }
-            guard policy.allowsRetry(afterAttempts: total) else { return completion(result, total) }
-            let delay = policy.delay(afterAttempts: total, retryAfterSeconds: retryAfter, jitter: Double.random(in: 0..<1))
+            let resend = again
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, attemptsSoFar: total, audience: audience,
-                        completion: completion)
+                attempt(request, credentials: credentials, deliverer: deliverer, policy: policy, unanswered: unanswered, attemptsSoFar: total,
+                        resent: resend, audience: audience, completion: completion)
             }
         }
     }

@@ -1,0 +1,80 @@
+/// The replace key every request carries in its provider's replace mechanism, so that two
+/// copies of one notification (a resend after the provider did not answer, docs/reliability.md)
+/// show once on the device (docs/payloads.md "Replace key"): APNs `apns-collapse-id`, FCM `android.collapse_key` and `on.tag`, Web Push
+/// `Topic` and the notification `tag`, Huawei `android.notification.tag`.
+///
+/// The key is the job's `collapseId` when it has one; otherwise ``derive(msgID:engine:)`` of the
+/// msgId the payload carries (the recipient's, or a Huawei batch's shared one), so every resend
+/// of a recipient's notification carries the same key and two recipients' keys differ.
+public enum ReplaceKey {
+    /// Hashed in front of the msgId, so the key is no other hash of the msgId used elsewhere.
+    public static let domainPrefix = "pushworker-replace-key:"
+    /// ``domainPrefix``'s bytes, read in place.
+    private static let domainPrefixBytes: StaticString = "pushworker-replace-key:"
+    /// Characters of a derived key: base64url of 16 bytes, unpadded.
+    public static let derivedLength = 22
+    /// RFC 8030 §5.4: a `Topic` is at most 32 characters of the base64url alphabet.
+    public static let maxWebPushTopicLength = 32
+
+    /// base64url (RFC 4648 §5, no padding) of the first 16 bytes of
+    /// SHA-256(``domainPrefix`` + `msgID`): 22 characters of `[A-Za-z0-9_-]`. Deterministic; a
+    /// valid APNs collapse id (≤ 64 bytes), FCM collapse key and Web Push `Topic` as it is.
+    /// `engine` compresses the blocks (the worker passes libcrypto's); every engine gives the
+    /// same key.
+    public static func derive(msgID: String, engine: (any SHA256BlockEngine)? = nil) -> String {
+        var msgID = msgID
+        let digest = domainPrefixBytes.withUTF8Buffer { prefix in
+            msgID.withUTF8 { SHA256.inlineHash(prefix.span, $0.span, engine: engine) }
+        }
+        let alphabet: InlineArray<64, UInt8> = [
+            0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4A, 0x4B, 0x4C, 0x4D, 0x4E, 0x4F, 0x50,
+            0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x59, 0x5A, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66,
+            0x67, 0x68, 0x69, 0x6A, 0x6B, 0x6C, 0x6D, 0x6E, 0x6F, 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76,
+            0x77, 0x78, 0x79, 0x7A, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x2D, 0x5F,
+        ]
+        // Straight into the string's storage: 5 groups of 3 bytes (20 characters), then the 16th
+        // byte's 8 bits as 2 characters (the last with 4 zero bits).
+        return String(unsafeUninitializedCapacity: derivedLength) { out in
+            var o = 0
+            var i = 0
+            while i < 15 {
+                let n = UInt32(digest[i]) << 16 | UInt32(digest[i + 1]) << 8 | UInt32(digest[i + 2])
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                out[o + 3] = alphabet[Int(n & 63)]
+                i += 3
+                o += 4
+            }
+            let last = UInt32(digest[15])
+            out[o] = alphabet[Int(last >> 2)]
+            out[o + 1] = alphabet[Int((last & 3) << 4)]
+            return derivedLength
+        }
+    }
+
+    /// The key for a payload: `collapseID` when non-empty, else ``derive(msgID:engine:)`` of
+    /// `msgID`.
+    public static func key(collapseID: String?, msgID: String, engine: (any SHA256BlockEngine)? = nil) -> String {
+        if let collapseID, !collapseID.isEmpty { return collapseID }
+        return derive(msgID: msgID, engine: engine)
+    }
+
+    /// Whether `value` may be sent as a Web Push `Topic` (RFC 8030 §5.4): 1…32 characters of
+    /// the base64url alphabet.
+    public static func isWebPushTopic(_ value: String) -> Bool {
+        let utf8 = value.utf8
+        guard !utf8.isEmpty, utf8.count <= maxWebPushTopicLength else { return false }
+        return utf8.allSatisfy { byte in
+            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == 0x2D || byte == 0x5F
+        }
+    }
+
+    /// The Web Push `Topic` for replace key `key`: the key itself when it is a valid Topic,
+    /// else ``derive(msgID:engine:)`` of it (a `collapseId` longer than 32 characters or
+    /// outside the alphabet; the same `collapseId` always gives the same Topic).
+    public static func webPushTopic(for key: String, engine: (any SHA256BlockEngine)? = nil) -> String {
+        isWebPushTopic(key) ? key : derive(msgID: key, engine: engine)
+    }
+}
