@@ -41,6 +41,9 @@ COPY Tests ./Tests
 ARG GIT_COMMIT=unknown
 RUN printf '#define PW_GIT_COMMIT "%s"\n#define PW_VERSION "%s"\n' "$(printf '%s' "$GIT_COMMIT" | tr -cd 'A-Za-z0-9._-')" \
       "$(head -n 1 VERSION | tr -cd 'A-Za-z0-9.+-')" > Sources/CPushBuildInfo/generated.h
+# Only the production product is built and shipped: `pushworker-dev` (sandbox, dev-broker, demo,
+# bench, chaos) is never compiled here, and `pushworker` links none of its modules
+# (scripts/check_products.sh, run by `make test`, checks its symbol table).
 # --static-swift-stdlib links the Swift runtime and Foundation into the binary (~70 MB), so
 # the runtime stage needs only the C libraries below.
 RUN --mount=type=cache,target=/src/.build \

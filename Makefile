@@ -4,6 +4,8 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?= -j 2
 BIN := .build/debug/pushworker
+# The development executable (sandbox, dev-broker, demo, bench, chaos), built beside it.
+DEV_BIN := .build/debug/pushworker-dev
 
 .PHONY: deps build-info build release demo test test-swift test-ops bench chaos clean
 
@@ -17,14 +19,14 @@ build-info:
 	@bash scripts/write-build-info.sh
 
 # topics/*.json built into the binary (topics print|apply from any directory); a test fails
-# while Sources/PushDevTools/Topics/EmbeddedTopics.swift and topics/ differ.
+# while Sources/PushTools/Topics/EmbeddedTopics.swift and topics/ differ.
 .PHONY: embed-topics
 embed-topics:
 	@bash scripts/embed-topics.sh
 
 build: deps build-info
 	@$(SWIFT) build $(SWIFT_BUILD_FLAGS) 2>&1 | grep -vE 'prohibited flag|^\[[0-9]+/[0-9]+\]' || true
-	@test -x $(BIN)
+	@test -x $(BIN) && test -x $(DEV_BIN)
 
 release: deps build-info
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS)
@@ -35,7 +37,7 @@ release: deps build-info
 # DEMO_ARGS=--keep leaves everything running (and the inbox open) until Ctrl-C.
 DEMO_ARGS ?=
 demo: build
-	@$(BIN) demo $(DEMO_ARGS)
+	@$(DEV_BIN) demo $(DEMO_ARGS)
 
 # Installs what is missing, starts nothing by hand: every test starts (and stops) the
 # services it needs on free loopback ports.
@@ -56,18 +58,18 @@ clean:
 .PHONY: bench-events
 bench-events: deps build-info
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
-	.build/release/pushworker bench events --duration 15
+	.build/release/pushworker-dev bench events --duration 15
 
 # Reliability drills against real processes (docs/reliability.md): worker SIGKILL/SIGTERM,
 # broker outage, Redis restart, provider 429/503 storms, 410 flood, hostile jobs, fuzzing, and
 # the worker on a Redis Cluster (a campaign, slots migrated, a master killed: cluster-* drills).
 chaos: build
-	@$(BIN) chaos --seconds 60
+	@$(DEV_BIN) chaos --seconds 60
 
 .PHONY: fuzz
 # Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
 fuzz: build
-	@$(BIN) chaos --drill fuzz --seconds 60
+	@$(DEV_BIN) chaos --drill fuzz --seconds 60
 	@bash scripts/fuzz-libfuzzer.sh 60
 
 # End-to-end benchmark on a release build (docs/performance.md): broker, Redis, sandbox and one
@@ -75,13 +77,13 @@ fuzz: build
 # Writes bench-report.json and bench-throughput.svg. BENCH_ARGS adds options (e.g. --workers 2).
 BENCH_ARGS ?=
 bench: release
-	.build/release/pushworker bench e2e --notifications 50000 --report bench-report.json --svg bench-throughput.svg $(BENCH_ARGS)
+	.build/release/pushworker-dev bench e2e --notifications 50000 --report bench-report.json --svg bench-throughput.svg $(BENCH_ARGS)
 
 # The HTTP/2 client alone (docs/performance.md, "The HTTP client alone"): one APNs request sent
 # 100k times through HTTP2Client against the sandbox, then h2load. Writes bench-http-report.json.
 .PHONY: bench-http
 bench-http: release
-	.build/release/pushworker bench http --report bench-http-report.json $(BENCH_ARGS)
+	.build/release/pushworker-dev bench http --report bench-http-report.json $(BENCH_ARGS)
 
 # A peer beside h2load and the libcurl floors (docs/performance.md): Go's standard net/http
 # HTTP/2 client — the transport gorush and apns2 are built on — from scripts/peers/go-h2-sender,
@@ -96,4 +98,4 @@ bench-peers: release
 		$$SUDO apt-get install -y --no-install-recommends golang-go || { $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends golang-go; }; }
 	mkdir -p .build/peers
 	cd scripts/peers/go-h2-sender && GOPROXY=off GOFLAGS= GOCACHE=$(CURDIR)/.build/peers/go-cache CGO_ENABLED=0 go build -o $(CURDIR)/$(PEER_GO) .
-	.build/release/pushworker bench http --client-cpus 1 --sandbox-cpus 0 --peer $(PEER_GO) --report bench-peers-report.json $(BENCH_ARGS)
+	.build/release/pushworker-dev bench http --client-cpus 1 --sandbox-cpus 0 --peer $(PEER_GO) --report bench-peers-report.json $(BENCH_ARGS)

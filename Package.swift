@@ -10,8 +10,11 @@ let package = Package(
     name: "pushworker",
     platforms: [.macOS(.v15)],
     products: [
+        // Production: the worker, the tracking endpoint and the operators' commands (the image ships only this).
         .executable(name: "pushworker", targets: ["pushworker"]),
-        // The libcurl reference beside h2load in `pushworker bench` (docs/performance.md).
+        // Development: the sandbox, the development broker, the demo, the benchmarks, the chaos drills.
+        .executable(name: "pushworker-dev", targets: ["pushworker-dev"]),
+        // The libcurl reference beside h2load in `pushworker-dev bench` (docs/performance.md).
         .executable(name: "pushworker-curl-floor", targets: ["CurlFloor"]),
     ],
     targets: [
@@ -26,6 +29,8 @@ let package = Package(
         // C logic over those libraries, each with its own header (include/) and test target.
         .target(name: "CPushCrypto", dependencies: ["COpenSSL"]),  // RFC 8291 sender-side P-256 ECDH
         .target(name: "CPushHTTPD", dependencies: ["CMicroHTTPD"]), // libmicrohttpd daemon start, client address text
+        .target(name: "CPushCurl", dependencies: ["CCurl"]), // the HTTP/2 I/O thread's epoll loop, request storage
+        .target(name: "CPushKafka", dependencies: ["CRdKafka"]), // rd_kafka_produceva's argument list
         .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
         // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: the worker frees
@@ -42,44 +47,65 @@ let package = Package(
         .target(name: "PushPipeline", dependencies: ["PushCore", "PushProviders"], swiftSettings: strict),
 
         // Adapters: one Swift wrapper per C library.
-        .target(name: "PushKafka", dependencies: ["CRdKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
+        .target(name: "PushKafka", dependencies: ["CRdKafka", "CPushKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
         .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore", "PushEncoding"], swiftSettings: strict),
-        .target(name: "PushHTTP", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "PushHTTP", dependencies: ["CCurl", "CPushCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore", "PushEncoding"], swiftSettings: strict),
 
-        // What runs in production: the worker and the tracking endpoint.
+        // What every production process shares: logging, metrics and the operations endpoints,
+        // configuration loading, credentials, signals, build info.
         .target(
-            name: "PushWorker",
-            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
+            name: "PushRuntime",
+            dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
             swiftSettings: strict
         ),
-        .target(name: "PushEvents", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
+        // What runs in production: the worker and the tracking endpoint, each on the runtime.
+        .target(
+            name: "PushWorker",
+            dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            swiftSettings: strict
+        ),
+        .target(name: "PushEvents", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushCrypto", "PushHTTP", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
 
-        // Development only (never linked by PushWorker): the provider sandbox, librdkafka's mock
-        // cluster, benchmarks, chaos drills, the demo, enqueue and topics helpers.
+        // The operators' tools of the production executable: enqueue (job files to the jobs
+        // topic) and the declared topics (print, apply).
+        .target(name: "PushTools", dependencies: ["PushCore", "PushEncoding", "PushKafka"], swiftSettings: strict),
+        // The command plumbing both executables share: the argument parser, the dispatch, `--help`.
+        .target(name: "PushCLI", dependencies: ["PushRuntime", "PushCore", "PushKafka"], swiftSettings: strict),
+
+        // Development only (never linked into the production executable): the provider sandbox,
+        // librdkafka's mock cluster, benchmarks, chaos drills, the demo.
         .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushHTTPServer"], swiftSettings: strict),
         .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
+            dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
-        // The chaos drills (`pushworker chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
-        .target(name: "PushChaos", dependencies: ["PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
+        // The chaos drills (`pushworker-dev chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
+        .target(name: "PushChaos", dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
 
-        // The executable: the one argument parser and the subcommands.
+        // The production executable: run, events, render, send, enqueue, topics, msgid, config, inspect, version.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushWorker", "PushEvents", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            swiftSettings: strict
+        ),
+        // The development executable: sandbox, dev-broker, demo, bench, chaos.
+        .executableTarget(
+            name: "pushworker-dev",
+            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
         // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
-        .target(name: "PushTestSupport", dependencies: ["PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
+        .testTarget(name: "CPushCurlTests", dependencies: ["CPushCurl", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "CPushKafkaTests", dependencies: ["CPushKafka", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
@@ -92,10 +118,13 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushEventsTests", dependencies: ["PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushDevToolsTests", dependencies: ["PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "pushworkerTests", dependencies: ["pushworker", "PushDevTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),
+        .testTarget(name: "PushToolsTests", dependencies: ["PushTools", "PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushDevToolsTests", dependencies: ["PushRuntime", "PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworker-devTests", dependencies: ["pushworker-dev", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "pushworkerTests", dependencies: ["PushRuntime", "pushworker", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

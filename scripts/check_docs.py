@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The reference documents what the code does.
 
-- every `PUSHWORKER_*` variable read in Sources/PushWorker/Configuration/ and every `EVENT_*`
+- every `PUSHWORKER_*` variable read in Sources/PushRuntime/Configuration/ and every `EVENT_*`
   variable of the tracking endpoint (Sources/PushEvents/EventsProcess.swift) has a row in
   docs/reference/configuration.md, and every variable there exists in the code;
 - every metric family the code registers (a `"pushworker_…"` name in Sources/) has a row in
@@ -45,7 +45,7 @@ def table_names(text: str, pattern: str) -> set[str]:
 def check_configuration() -> None:
     doc = (ROOT / "docs/reference/configuration.md").read_text()
     code: set[str] = set()
-    for path in (ROOT / "Sources/PushWorker/Configuration").glob("*.swift"):
+    for path in (ROOT / "Sources/PushRuntime/Configuration").glob("*.swift"):
         code |= {n for n in re.findall(r'"(PUSHWORKER_[A-Z0-9_<>]+)', path.read_text()) if not n.endswith("_")}
     events = (ROOT / "Sources/PushEvents/EventsProcess.swift").read_text()
     code |= set(re.findall(r'"(EVENT_[A-Z0-9_]+)"', events))
@@ -57,7 +57,7 @@ def check_configuration() -> None:
 
 
 def catalogue() -> dict[str, tuple[str, list[str]]]:
-    text = (ROOT / "Sources/PushWorker/Observability/Metrics.swift").read_text()
+    text = (ROOT / "Sources/PushRuntime/Observability/Metrics.swift").read_text()
     out = {}
     for name, kind, labels in re.findall(r'"(pushworker_[a-z0-9_]+)": \("(\w+)", "(?:[^"\\]|\\.)*", \[([^\]]*)\]\)', text):
         out[name] = (kind, [label.strip().strip('"') for label in labels.split(",") if label.strip()])

@@ -14,9 +14,9 @@ packages=(
   libjemalloc-dev       # the process's malloc (CPushAllocator; docs/performance.md "The allocator")
   redis-server          # tests and demo start their own on a free loopback port
   redis-tools           # redis-cli: the test Redis Cluster is created with `redis-cli --cluster create`
-  nghttp2-client        # h2load: the load reference for `pushworker bench`
+  nghttp2-client        # h2load: the load reference for `pushworker-dev bench`
   nghttp2-server        # nghttpd: an independent HTTP/2 peer for the HTTP client tests
-  wrk                   # load generator of `pushworker bench events`
+  wrk                   # load generator of `pushworker-dev bench events`
   chromium              # headless browser for the sandbox inbox's browser tests (docs/sandbox.md "Inbox")
   fonts-dejavu-core     # a font for chromium's screenshots
   openssl ca-certificates curl python3-venv

@@ -2,7 +2,7 @@
 # Non-Swift checks run by `make test`: nothing refers to documents outside the repository, the
 # reference documents every variable and metric, topic files and JSON Schemas against fixtures,
 # the Helm chart rendered and validated (and its README current), one version everywhere, the
-# image's runtime libraries.
+# image's runtime libraries, no development code in the production executable.
 # Python tools live in a venv under .build so nothing is installed system-wide.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +23,9 @@ done
 if [ -f scripts/check_image_libs.sh ] && [ -x .build/debug/pushworker ]; then
   echo "== scripts/check_image_libs.sh"
   bash scripts/check_image_libs.sh .build/debug/pushworker || status=1
+fi
+if [ -f scripts/check_products.sh ]; then
+  echo "== scripts/check_products.sh"
+  bash scripts/check_products.sh .build/debug || status=1
 fi
 exit $status

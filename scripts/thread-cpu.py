@@ -3,7 +3,7 @@
 (docs/performance.md "Where the time goes").
 
     scripts/thread-cpu.py N &          # N: the notifications the bench will send
-    taskset -c 0 .build/release/pushworker bench e2e --notifications N ...
+    taskset -c 0 .build/release/pushworker-dev bench e2e --notifications N ...
 
 Waits for the first `pushworker run` process, reads its `/metrics` port from its environment
 (PUSHWORKER_HTTP_ADDR), and between 15 % and 85 % of N results (its own

@@ -2,49 +2,6 @@
 #define PW_CRDKAFKA_SHIM_H
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
-/* Typed wrappers for what Swift cannot call go here, prefixed pw_rdk_. */
-
-/* rd_kafka_produceva with the fields PushKafka uses. Swift cannot build the anonymous union of
- * rd_kafka_vu_t conveniently, and rd_kafka_producev is variadic.
- * key may be NULL (no key). headers may be NULL; on success librdkafka owns them, on failure the
- * caller still does (rd_kafka_produceva contract). Key and value are copied (RD_KAFKA_MSG_F_COPY).
- * partition: RD_KAFKA_PARTITION_UA (-1) lets the partitioner choose from the key. */
-static inline rd_kafka_error_t *pw_rdk_produce(rd_kafka_t *rk, const char *topic, int32_t partition,
-                                               const void *key, size_t key_len,
-                                               const void *value, size_t value_len,
-                                               rd_kafka_headers_t *headers, void *opaque) {
-        rd_kafka_vu_t vus[7];
-        size_t n = 0;
-        vus[n].vtype = RD_KAFKA_VTYPE_TOPIC;
-        vus[n].u.cstr = topic;
-        n++;
-        if (partition != RD_KAFKA_PARTITION_UA) {
-                vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
-                vus[n].u.i32 = partition;
-                n++;
-        }
-        if (key) {
-                vus[n].vtype = RD_KAFKA_VTYPE_KEY;
-                vus[n].u.mem.ptr = (void *)key;
-                vus[n].u.mem.size = key_len;
-                n++;
-        }
-        vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
-        vus[n].u.mem.ptr = (void *)value;
-        vus[n].u.mem.size = value_len;
-        n++;
-        if (headers) {
-                vus[n].vtype = RD_KAFKA_VTYPE_HEADERS;
-                vus[n].u.headers = headers;
-                n++;
-        }
-        vus[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-        vus[n].u.i = RD_KAFKA_MSG_F_COPY;
-        n++;
-        vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
-        vus[n].u.ptr = opaque;
-        n++;
-        return rd_kafka_produceva(rk, vus, n);
-}
-
+/* librdkafka's headers import cleanly: nothing to wrap. Its C glue (rd_kafka_produceva's
+ * argument list) is the CPushKafka target's. */
 #endif

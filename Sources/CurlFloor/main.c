@@ -1,6 +1,6 @@
 /*
  * pushworker-curl-floor: the cheapest a libcurl-based sender can be, as a reference beside
- * h2load in `pushworker bench e2e` / `bench http` (docs/performance.md).
+ * h2load in `pushworker-dev bench e2e` / `bench http` (docs/performance.md).
  *
  * Same command line as the h2load subset the bench uses (-n N -c C -m S -d BODYFILE
  * -H "name: value"... URL), plus --mode and --api. It POSTs the same request N times over

@@ -7,7 +7,7 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// The reliability drills of `pushworker chaos` (docs/reliability.md). Each starts its own
+/// The reliability drills of `pushworker-dev chaos` (docs/reliability.md). Each starts its own
 /// dev-broker, redis-server, sandbox and workers as processes, does harm mid-run, and checks
 /// that nothing was lost: every recipient of every enqueued job has a final result on
 /// `push.results.v1`.
@@ -94,6 +94,20 @@ public enum ChaosDrills {
 
     static func format(_ seconds: Double) -> String { String(format: "%.1f s", seconds) }
 
+    /// Waits (up to `timeout` s) for the rest of the campaign after the harm done at `harmedAt`
+    /// (`harm` names it), then reports how long that took, that nothing was lost, the duplicate
+    /// results (`duplicatesLabel`) and the statuses. Returns the msgIds the sandbox accepted twice.
+    static func completion(_ watcher: ResultWatcher, _ harness: ChaosHarness, after harm: String, at harmedAt: Date, timeout: Double,
+                           duplicatesLabel: String = "duplicate results", _ report: inout DrillReport) -> Int {
+        watcher.wait(timeout: timeout)
+        report.figure("time from \(harm) to complete", format(Date().timeIntervalSince(harmedAt)))
+        nothingLost(watcher, &report)
+        let duplicateSends = sandboxDuplicates(harness)
+        report.figure(duplicatesLabel, "\(watcher.duplicateResults)")
+        report.figure("result statuses", watcher.statusSummary)
+        return duplicateSends
+    }
+
     // MARK: a, b — a worker dies mid-campaign
 
     static func workerDeath(_ options: ChaosOptions, signal: Int32, _ report: inout DrillReport) throws {
@@ -134,12 +148,8 @@ public enum ChaosDrills {
         report.figure("results when the signal hit / after the first worker", "\(before) / \(watcher.covered.count) of \(campaign.recipientCount)")
         report.check("signal hit mid-campaign", "\(before)/\(campaign.recipientCount)", before < campaign.recipientCount)
         let second = try harness.startWorker(extra: limits)
-        watcher.wait(timeout: 180)
-        report.figure("time from signal to complete", format(Date().timeIntervalSince(hitAt)))
-        nothingLost(watcher, &report)
-        let duplicateSends = sandboxDuplicates(harness)
-        report.figure("duplicate results (at-least-once)", "\(watcher.duplicateResults)")
-        report.figure("result statuses", watcher.statusSummary)
+        let duplicateSends = completion(watcher, harness, after: "signal", at: hitAt, timeout: 180,
+                                        duplicatesLabel: "duplicate results (at-least-once)", &report)
         if signal == SIGTERM {
             report.check("zero duplicate sends at the sandbox", "\(duplicateSends)", duplicateSends == 0)
         } else {

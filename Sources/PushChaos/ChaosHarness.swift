@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushProcess
 import PushCore
 import PushKafkaMock
@@ -9,10 +10,12 @@ import PushWorker
 import PushEvents
 import PushDevTools
 
-/// Options of a chaos run (`pushworker chaos`, `make chaos`, the reliability tests).
+/// Options of a chaos run (`pushworker-dev chaos`, `make chaos`, the reliability tests).
 public struct ChaosOptions: Sendable {
-    /// The `pushworker` executable to start as dev-broker, sandbox and workers.
+    /// The `pushworker-dev` executable to start as dev-broker and sandbox.
     public var executable: String
+    /// The production `pushworker` to start as workers. Default: the one in `executable`'s folder.
+    public var workerExecutable: String
     /// Multiplies campaign sizes (1 = the documented figures; tests use less).
     public var scale: Double
     /// Seed of the fuzz drill and of generated tokens.
@@ -24,8 +27,11 @@ public struct ChaosOptions: Sendable {
     /// Progress lines on standard error.
     public var verbose: Bool
 
-    public init(executable: String, scale: Double = 1, seed: UInt64 = 1, fuzzSeconds: Double = 60, keep: Bool = false, verbose: Bool = false) {
-        self.executable = executable; self.scale = scale; self.seed = seed; self.fuzzSeconds = fuzzSeconds
+    public init(executable: String, workerExecutable: String? = nil, scale: Double = 1, seed: UInt64 = 1, fuzzSeconds: Double = 60,
+                keep: Bool = false, verbose: Bool = false) {
+        self.executable = executable
+        self.workerExecutable = workerExecutable ?? ChildProcess.sibling("pushworker", of: executable)
+        self.scale = scale; self.seed = seed; self.fuzzSeconds = fuzzSeconds
         self.keep = keep; self.verbose = verbose
     }
 
@@ -57,8 +63,8 @@ struct ChaosError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Real services as separate processes for one drill: `pushworker dev-broker`, `redis-server`
-/// (restartable on the same port), `pushworker sandbox` and `pushworker run` workers.
+/// Real services as separate processes for one drill: `pushworker-dev dev-broker`, `redis-server`
+/// (restartable on the same port), `pushworker-dev sandbox` and `pushworker run` workers.
 final class ChaosHarness {
     static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
     static let app = "app_chaos"
@@ -202,7 +208,7 @@ final class ChaosHarness {
         ]
         if let path = ProcessInfo.processInfo.environment["PATH"] { environment["PATH"] = path }
         for (key, value) in extra { environment[key] = value }
-        let child = try ChildProcess(options.executable, ["run"], log: folder.appendingPathComponent("worker-\(workerCount).log"),
+        let child = try ChildProcess(options.workerExecutable, ["run"], log: folder.appendingPathComponent("worker-\(workerCount).log"),
                                      environment: environment)
         return Worker(child: child, httpPort: port)
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushRedis
@@ -142,21 +143,31 @@ extension ChaosDrills {
         stop(worker, &report)
     }
 
+    /// The stage of a drill that harms the cluster mid-campaign: an empty, healthy cluster, a
+    /// sandbox answering after 300 ms and one worker with at most `maxInFlight` sends (with 50:
+    /// ≈ 160 recipients/s, so the campaign of 60 jobs × 50 lasts through the harm), ready.
+    /// Nil, with a failed check, when the worker never gets ready.
+    static func slowCampaign(_ options: ChaosOptions, cluster: LocalRedisCluster, prefix: String, minimumJobs: Int, maxInFlight: Int,
+                             _ report: inout DrillReport) throws -> (ChaosHarness, ChaosCampaign, ResultWatcher, ChaosHarness.Worker)? {
+        try cluster.flushAll()
+        try cluster.waitUntilHealthy(timeout: 30)
+        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "300"], cluster: cluster)
+        let campaign = ChaosCampaign.make(prefix: prefix, jobs: options.scaled(60, minimum: minimumJobs), perJob: 50, seed: options.seed)
+        let watcher = try ResultWatcher(harness, expected: campaign.expected)
+        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "\(maxInFlight)"])
+        guard ChildProcess.waitFor(timeout: 40, { worker.readyz() == 200 }) else {
+            report.check("worker ready on the cluster", "/readyz \(worker.readyz())", false)
+            return nil
+        }
+        return (harness, campaign, watcher, worker)
+    }
+
     // MARK: cluster-reshard — slots migrated mid-campaign: ASK, MOVED, redis-cli --cluster reshard
 
     static func clusterReshard(_ options: ChaosOptions, cluster: LocalRedisCluster, _ report: inout DrillReport) throws {
-        try cluster.flushAll()
-        try cluster.waitUntilHealthy(timeout: 30)
-        // Slow sends (300 ms, ≤ 50 in flight: ≈ 160 recipients/s) so the worker is claiming and
-        // recording all through the migrations.
-        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "300"], cluster: cluster)
-        let campaign = ChaosCampaign.make(prefix: "cslot", jobs: options.scaled(60, minimum: 15), perJob: 50, seed: options.seed)
-        let watcher = try ResultWatcher(harness, expected: campaign.expected)
-        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "50"])
-        guard ChildProcess.waitFor(timeout: 40, { worker.readyz() == 200 }) else {
-            report.check("worker ready on the cluster", "/readyz \(worker.readyz())", false)
-            return
-        }
+        // The worker is claiming and recording all through the migrations.
+        guard let (harness, campaign, watcher, worker) = try slowCampaign(options, cluster: cluster, prefix: "cslot", minimumJobs: 15,
+                                                                           maxInFlight: 50, &report) else { return }
         // Two thirds of the jobs first (migrated by hand while they run), the last third during
         // `redis-cli --cluster reshard`.
         let split = campaign.jobs.count * 2 / 3
@@ -224,19 +235,10 @@ extension ChaosDrills {
     // MARK: cluster-failover — a master killed mid-campaign, its replica promoted
 
     static func clusterFailover(_ options: ChaosOptions, cluster: LocalRedisCluster, _ report: inout DrillReport) throws {
-        try cluster.flushAll()
-        try cluster.waitUntilHealthy(timeout: 30)
-        // Slow sends (300 ms, ≤ 50 in flight: ≈ 160 recipients/s) so the kill lands mid-campaign
-        // with sends in flight.
-        let harness = try ChaosHarness(options, name: report.name, sandboxArguments: ["--latency-ms", "300"], cluster: cluster)
-        let campaign = ChaosCampaign.make(prefix: "cfail", jobs: options.scaled(60, minimum: 12), perJob: 50, seed: options.seed)
-        let watcher = try ResultWatcher(harness, expected: campaign.expected)
+        // The kill lands mid-campaign with sends in flight.
         let maxInFlight = 50
-        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "\(maxInFlight)"])
-        guard ChildProcess.waitFor(timeout: 40, { worker.readyz() == 200 }) else {
-            report.check("worker ready on the cluster", "/readyz \(worker.readyz())", false)
-            return
-        }
+        guard let (harness, campaign, watcher, worker) = try slowCampaign(options, cluster: cluster, prefix: "cfail", minimumJobs: 12,
+                                                                           maxInFlight: maxInFlight, &report) else { return }
         try harness.produce(campaign.jobs)
         guard campaignStarted(watcher, fraction: 0.25, &report) else { return }
 
@@ -300,12 +302,7 @@ extension ChaosDrills {
             watcher.update(0.1)
         }
         report.check("/readyz 200 again, by itself", readyAfter.map { "\(format($0)) after the promotion" } ?? "still not ready", readyAfter != nil)
-        watcher.wait(timeout: 120)
-        report.figure("time from promotion to complete", format(Date().timeIntervalSince(promotedAt)))
-        nothingLost(watcher, &report)
-        let duplicates = sandboxDuplicates(harness)
-        report.figure("duplicate results", "\(watcher.duplicateResults)")
-        report.figure("result statuses", watcher.statusSummary)
+        let duplicates = completion(watcher, harness, after: "promotion", at: promotedAt, timeout: 120, &report)
         // docs/pipeline.md: a lost shard can repeat what was in flight and what it had not replicated;
         // the worker writes both back when the cluster answers again (Worker.reRecordSent).
         report.check("duplicate sends ≤ sends in flight at the kill (+ unreplicated writes, written back)",

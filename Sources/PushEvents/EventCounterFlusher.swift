@@ -1,9 +1,9 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushRedis
 import Synchronization
-import PushWorker
 
 /// Campaign counters of tracking events in Redis, batched: `record` only adds to an in-memory
 /// accumulator (a short lock, no I/O); a dedicated flusher thread sends everything accumulated

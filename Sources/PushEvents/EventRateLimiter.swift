@@ -1,6 +1,5 @@
 import Synchronization
 import PushCore
-import PushWorker
 
 /// `EVENT_RATE_LIMIT`: `N/s` or `N/m` per client IP (docs/reference/tracking-api.md): a token bucket holding
 /// `N` tokens (the burst), refilled at N per second or per minute.

@@ -1,4 +1,3 @@
-import PushWorker
 /// What a request to `pushworker events` asks for, decided from method and path alone
 /// (pure, table-tested). The tracking routes are `POST /v1/e/{d,o,c,x}/<msgId>` (docs/reference/tracking-api.md).
 public enum EventRoute: Sendable, Equatable {

@@ -1,11 +1,11 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushHTTP
 import PushHTTPServer
 import PushKafka
 import PushRedis
-import PushWorker
 import Synchronization
 import PushEncoding
 
@@ -88,10 +88,7 @@ public enum EventsProcess {
 
     public static func run(_ configuration: Configuration, settings: Settings) -> Int32 {
         let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
-        KafkaLogging.setLogHandler { level, facility, message in
-            let mapped: Logger.Level = level <= 3 ? .error : level == 4 ? .warning : level <= 6 ? .info : .debug
-            logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
-        }
+        logger.receiveKafkaLogs()
         let metrics = Metrics()
         metrics.registerStartup(.events)
         let keyring: MsgIDKeyring
@@ -167,18 +164,7 @@ public enum EventsProcess {
 
         let stop = DispatchSemaphore(value: 0)
         let signals = Signals()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if signals.received() > 1 { _exit(1) }
-                logger.info("signal received: draining", ["signal": "\(number)"])
-                stop.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
+        signals.handleTermination(logger: logger) { stop.signal() }
         stop.wait()
         let grace = max(1, configuration.shutdownGraceSeconds)
         listener.stop()
@@ -189,8 +175,8 @@ public enum EventsProcess {
         httpClient?.shutdown(drainTimeout: .seconds(1))
         redis.close()
         healthRedis.close()
+        signals.cancel()
         logger.info("events endpoint stopped")
-        _ = sources
         return ExitCode.ok
     }
 }

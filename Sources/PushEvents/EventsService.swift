@@ -1,11 +1,11 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushHTTPServer
 import PushKafka
 import PushRedis
 import Synchronization
-import PushWorker
 
 /// The tracking endpoint's request handling (`pushworker events`, docs/reference/tracking-api.md):
 /// route → method → per-IP rate limit → msgId verification (no database) →

@@ -1,6 +1,5 @@
 import Foundation
 import PushCore
-import PushWorker
 import PushEncoding
 
 /// What happened to a message, as the SDKs report it (docs/reference/tracking-api.md): the letter in

@@ -1,9 +1,9 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushHTTP
 import Synchronization
-import PushWorker
 
 /// Posts tracking events to each app's webhook (`app.json` `webhook {url, secret}`),
 /// asynchronously: ingestion only appends to a bounded in-memory queue (overflow is dropped

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import PushKafka
 
-/// `pushworker dev-broker`: librdkafka's mock cluster as a process (development only, docs/kafka.md).
+/// `pushworker-dev dev-broker`: librdkafka's mock cluster as a process (development only, docs/kafka.md).
 ///
 /// Creates the cluster and its topics, writes the bootstrap address atomically to the bootstrap
 /// file (temporary file + rename) once ready, prints it on stdout, then runs until SIGTERM or
@@ -46,12 +46,12 @@ public enum DevBroker {
                 try cluster.createTopic(topic.name, partitions: topic.partitions)
             }
         } catch {
-            writeStderr("pushworker dev-broker: \(error)\n")
+            writeStderr("pushworker-dev dev-broker: \(error)\n")
             return 70
         }
         if let path = options.bootstrapFile {
             if let problem = writeAtomically(path: path, contents: cluster.bootstrapServers + "\n") {
-                writeStderr("pushworker dev-broker: cannot write \(path): \(problem)\n")
+                writeStderr("pushworker-dev dev-broker: cannot write \(path): \(problem)\n")
                 cluster.close()
                 return 73
             }
@@ -66,9 +66,9 @@ public enum DevBroker {
                 let down = received == SIGUSR1
                 do {
                     try cluster.setBrokersDown(down)
-                    writeStderr("pushworker dev-broker: brokers \(down ? "down" : "up")\n")
+                    writeStderr("pushworker-dev dev-broker: brokers \(down ? "down" : "up")\n")
                 } catch {
-                    writeStderr("pushworker dev-broker: \(error)\n")
+                    writeStderr("pushworker-dev dev-broker: \(error)\n")
                 }
                 continue
             }

@@ -99,12 +99,7 @@ public final class RedisClient: Sendable {
 
     /// As the blocking ``pipeline(_:)``, run on the client's serial queue; safe on the cooperative pool.
     public func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisReply] {
-        let result: Result<[RedisReply], RedisError> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(RedisError) -> [RedisReply] in try self.pipeline(commands) })
-            }
-        }
-        return try result.get()
+        try await queue.blockingCall { () throws(RedisError) in try self.pipeline(commands) }
     }
 
     /// Whether Redis answers `PING` now (connecting if needed). For readiness probes.

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// What ``DeliveryStateStore`` (and every other user of Redis) needs from a connection:
 /// implemented by ``RedisClient`` (one server) and ``RedisClusterClient`` (a Redis Cluster).
 ///
@@ -62,5 +64,16 @@ public enum RedisTarget: Sendable, Equatable, CustomStringConvertible {
         case .standalone(let endpoint): endpoint.description
         case .cluster(let endpoint): endpoint.description
         }
+    }
+}
+
+extension DispatchQueue {
+    /// Runs the blocking `call` on this serial queue and suspends until it returns: how a Redis
+    /// client's blocking calls are offered to async code without blocking the cooperative pool.
+    func blockingCall<T: Sendable>(_ call: @escaping @Sendable () throws(RedisError) -> T) async throws(RedisError) -> T {
+        let result: Result<T, RedisError> = await withCheckedContinuation { continuation in
+            self.async { continuation.resume(returning: Result { () throws(RedisError) -> T in try call() }) }
+        }
+        return try result.get()
     }
 }

@@ -4,7 +4,7 @@ import PushCore
 import PushHTTP
 import PushHTTPServer
 import PushKafka
-import Synchronization
+import PushRuntime
 
 /// The `pushworker run` process: libcurl check, librdkafka logs, the worker, its
 /// metrics/health listener and the SIGTERM drain (docs/pipeline.md, docs/operations.md). The CLI parses, this runs.
@@ -19,11 +19,7 @@ public enum WorkerProcess {
             logger.error("refusing to start", ["error": error.description])
             return ExitCode.unavailable
         }
-        KafkaLogging.setLogHandler { level, facility, message in
-            // syslog levels: ≤ 3 error, 4 warning, 5–6 info, 7 debug.
-            let mapped: Logger.Level = level <= 3 ? .error : level == 4 ? .warning : level <= 6 ? .info : .debug
-            logger.log(mapped, "librdkafka", ["kafka.facility": facility, "kafka.log": message])
-        }
+        logger.receiveKafkaLogs()
         let metrics = Metrics()
         metrics.registerStartup(.worker)
         logger.info("pushworker", ["version": BuildInfo.version, "commit": BuildInfo.commit])
@@ -43,34 +39,14 @@ public enum WorkerProcess {
                 return ExitCode.unavailable
             }
         }
-        var sources: [any DispatchSourceSignal] = []
+        let signals = Signals()
         if installSignalHandlers {
-            let signals = Signals()
-            for number in [SIGTERM, SIGINT] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    if signals.received() > 1 {
-                        logger.warning("second signal: exiting at once")
-                        _exit(1)
-                    }
-                    logger.info("signal received: draining", ["signal": "\(number)"])
-                    worker.requestStop()
-                }
-                source.resume()
-                sources.append(source)
-            }
+            signals.handleTermination(logger: logger) { worker.requestStop() }
         }
         started?(worker)
         let status = worker.run()
         listener?.stop()
-        _ = sources
+        signals.cancel()
         return status
     }
-}
-/// Counts signals received (the second one exits at once).
-public final class Signals: Sendable {
-    private let count = Atomic<Int>(0)
-    public init() {}
-    public func received() -> Int { count.add(1, ordering: .relaxed).newValue }
 }

@@ -1,63 +1,38 @@
-import PushCore
-import PushKafka
-import PushSandbox
-#if canImport(Glibc)
-import Glibc
-import PushWorker
-import PushEvents
-import PushDevTools
-#endif
+import PushCLI
 
-/// The `pushworker` command line: subcommand dispatch (docs/reference/cli.md).
+/// The `pushworker` command line, the production executable: subcommand dispatch
+/// (docs/reference/cli.md). The development commands are `pushworker-dev`'s.
 enum PushworkerCLI {
     static let usage = """
     usage: pushworker <command> [options]
 
     commands:
       run                 the worker: consume jobs, deliver, publish results
+      events              the tracking endpoint
       render [FILE|-]     dry run: print the provider requests of a job, one JSON line per recipient
       send [FILE|-]       deliver one job directly (no Kafka), one result line per recipient
       enqueue [FILE|-]    validate and produce jobs to the jobs topic
-      sandbox             the HTTP/2 provider emulator (APNs, FCM, Web Push)
-      dev-broker          development Kafka broker (librdkafka mock cluster)
-      demo                run a sample campaign end to end on embedded services
-      bench e2e           end-to-end benchmark beside h2load (release build)
-      bench http          the HTTP/2 client alone beside h2load (release build)
       topics apply|print  declared topics
       msgid verify|decode|sign  a signed message id
       config check|print  configuration
-      events              the tracking endpoint
-      chaos               reliability drills against real processes (docs/reliability.md)
       inspect results|dlq|stats  delivery results, dead letters (and replay), a campaign's counts
       version             version, git commit and C library versions (also --version)
 
-    Run `pushworker <command> --help` for a command's options.
+    Run `pushworker <command> --help` for a command's options. The development commands
+    (sandbox, dev-broker, demo, bench, chaos) are in `pushworker-dev`.
     """
 
-    /// Every subcommand, by name: each takes the arguments after its name and returns the exit status.
-    static let commands: [String: @Sendable ([String]) -> Int32] = [
-        "run": RunCommand.main, "render": RenderCommand.main, "send": SendCommand.main, "msgid": MsgIDCommand.main,
-        "config": ConfigCommand.main, "demo": DemoCommand.main, "sandbox": SandboxCommand.main,
-        "dev-broker": DevBrokerCommand.main, "enqueue": EnqueueCommand.main, "topics": TopicsCommand.main,
-        "events": EventsCommand.main, "chaos": ChaosCommand.main, "bench": BenchCommand.main,
-        "version": VersionCommand.main, "inspect": InspectCommand.main,
-    ]
+    static let tool = CommandLineTool(
+        name: "pushworker", usage: usage,
+        commands: [
+            "run": RunCommand.main, "events": EventsCommand.main, "render": RenderCommand.main, "send": SendCommand.main,
+            "enqueue": EnqueueCommand.main, "topics": TopicsCommand.main, "msgid": MsgIDCommand.main,
+            "config": ConfigCommand.main, "inspect": InspectCommand.main, "version": VersionCommand.main,
+        ],
+        version: VersionCommand.main,
+        sibling: .init(name: "pushworker-dev", role: "the development executable (not in the production binary or image)",
+                       commands: ["sandbox", "dev-broker", "demo", "bench", "chaos"]))
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
-    static func main(_ arguments: [String]) -> Int32 {
-        guard let command = arguments.first else {
-            printError(usage)
-            return ExitCode.usage
-        }
-        if ["--help", "-h", "help"].contains(command) {
-            print(usage)
-            return ExitCode.ok
-        }
-        if command == "--version" { return VersionCommand.main(Array(arguments.dropFirst())) }
-        guard let main = commands[command] else {
-            printError("pushworker: unknown command '\(command)'\n\n\(usage)")
-            return ExitCode.usage
-        }
-        return main(Array(arguments.dropFirst()))
-    }
+    static func main(_ arguments: [String]) -> Int32 { tool.main(arguments) }
 }

@@ -1,7 +1,7 @@
 import Testing
 import PushCore
 
-/// Inputs the fuzzer (`pushworker chaos --drill fuzz`) found; each must stay fixed.
+/// Inputs the fuzzer (`pushworker-dev chaos --drill fuzz`) found; each must stay fixed.
 @Suite("Fuzz regressions")
 struct FuzzRegressionTests {
     /// seed 1, `make chaos`: a collapseId with CR/LF reached the `apns-collapse-id` header.

@@ -43,7 +43,7 @@ struct JSONParserReferenceTests {
         Array(".".utf8), Array("e+".utf8), Array("{".utf8), Array("}".utf8), Array("[".utf8), Array("]".utf8), Array(",".utf8),
         Array(":".utf8), Array(" ".utf8), Array("null".utf8), Array("tru".utf8), Array(#""userId":"u","#.utf8),
         Array(#""token":"#.utf8), Array(#"{"userId":"u","userId":"v"}"#.utf8), Array(#"[{},1,"x",[],null]"#.utf8),
-        // Some of `pushworker chaos --drill fuzz`'s tokens.
+        // Some of `pushworker-dev chaos --drill fuzz`'s tokens.
         Array("9223372036854775808".utf8), Array("0.0000001".utf8), Array("\u{202E}\u{FEFF}e\u{301}👩‍👩‍👧‍👦".utf8),
         Array(String(repeating: "x", count: 300).utf8), Array(String(repeating: "🎉", count: 100).utf8),
         Array(String(repeating: "ğ", count: 200).utf8), Array(#""platform":"web""#.utf8), Array(#""tokenUpdatedAt":"2020-01-01T00:00:00Z""#.utf8),

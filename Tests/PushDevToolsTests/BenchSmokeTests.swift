@@ -3,7 +3,7 @@ import PushTestSupport
 import Testing
 @testable import PushWorker
 
-/// `pushworker bench e2e` on a tiny workload (the debug binary, allowed by flag): every process
+/// `pushworker-dev bench e2e` on a tiny workload (the debug binary, allowed by flag): every process
 /// starts and stops, every recipient has a result and the report carries every figure. No timing
 /// assertions: the real benchmark is `make bench` on a release build.
 @Suite("Bench smoke", .serialized)
@@ -14,7 +14,7 @@ struct BenchSmokeTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
         let svg = folder.appendingPathComponent("chart.svg").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "120", "--job-size", "25",
             "--dead-share", "0.1", "--h2load-requests", "200", "--report", report, "--svg", svg, "--timeout", "120",
         ], timeout: 180)
@@ -95,7 +95,7 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-compare-smoke")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "120", "--job-size", "25", "--compare-standalone", "--rounds", "1",
             "--report", report, "--timeout", "120",
         ], timeout: 240)
@@ -123,12 +123,12 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-http-smoke")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "http", "--allow-debug", "--quiet", "--requests", "300", "--warmup", "50", "--h2load-requests", "200",
             "--report", report, "--timeout", "60",
         ], timeout: 120)
         #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
-        #expect(run.stdout.contains("pushworker bench http (debug build"))
+        #expect(run.stdout.contains("pushworker-dev bench http (debug build"))
 
         let data = try #require(FileManager.default.contents(atPath: report))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -178,7 +178,7 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-http-url")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "http", "--allow-debug", "--quiet", "--url", sandbox.origin + "/", "--ca-file", sandbox.certificatePath,
             "--requests", "100", "--warmup", "0", "--h2load-requests", "0", "--report", report,
         ], timeout: 120)
@@ -201,7 +201,7 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-http-busy")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "http", "--allow-debug", "--quiet", "--requests", "100", "--warmup", "0", "--lone-requests", "0",
             "--h2load-requests", "0", "--client-cpus", "0", "--busy-core", "--report", report,
         ], timeout: 120)
@@ -219,7 +219,7 @@ struct BenchSmokeTests {
         let cmdline = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
         #expect(!cmdline.contains("idle-spinner"), "spinner \(pid) outlived the bench")
 
-        let plain = try runCommand(BuiltProducts.pushworker, [
+        let plain = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "http", "--allow-debug", "--quiet", "--requests", "20", "--warmup", "0", "--lone-requests", "0",
             "--h2load-requests", "0", "--report", report,
         ], timeout: 120)
@@ -231,13 +231,13 @@ struct BenchSmokeTests {
 
     @Test("bench http refuses a debug build unless allowed, and a --url that is not http(s)")
     func httpRefusals() throws {
-        let debug = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--requests", "1"], timeout: 30)
+        let debug = try runCommand(BuiltProducts.pushworkerDev, ["bench", "http", "--requests", "1"], timeout: 30)
         #expect(debug.status == 64)
         #expect(debug.stderr.contains("DEBUG build"))
-        let url = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--allow-debug", "--url", "ftp://127.0.0.1:1"], timeout: 30)
+        let url = try runCommand(BuiltProducts.pushworkerDev, ["bench", "http", "--allow-debug", "--url", "ftp://127.0.0.1:1"], timeout: 30)
         #expect(url.status == 64)
         #expect(url.stderr.contains("--url expects"))
-        let busy = try runCommand(BuiltProducts.pushworker, ["bench", "http", "--allow-debug", "--busy-core"], timeout: 30)
+        let busy = try runCommand(BuiltProducts.pushworkerDev, ["bench", "http", "--allow-debug", "--busy-core"], timeout: 30)
         #expect(busy.status == 64)
         #expect(busy.stderr.contains("--busy-core needs --client-cpus"))
     }
@@ -247,7 +247,7 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-ab")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "800", "--job-size", "25", "--partitions", "8",
             "--h2load-requests", "0", "--compare-wrapper", "/usr/bin/env BENCH_VARIANT=B", "--report", report, "--timeout", "150",
         ], timeout: 240)
@@ -275,20 +275,20 @@ struct BenchSmokeTests {
 
     @Test("bench e2e refuses an odd --workers with a comparison, a relative --compare-binary and a relative --compare-wrapper")
     func compareRefusals() throws {
-        let odd = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--workers", "3", "--compare-wrapper", "/usr/bin/env A=1"], timeout: 30)
+        let odd = try runCommand(BuiltProducts.pushworkerDev, ["bench", "e2e", "--allow-debug", "--workers", "3", "--compare-wrapper", "/usr/bin/env A=1"], timeout: 30)
         #expect(odd.status == 64)
         #expect(odd.stderr.contains("even --workers"))
-        let binary = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--compare-binary", "pushworker"], timeout: 30)
+        let binary = try runCommand(BuiltProducts.pushworkerDev, ["bench", "e2e", "--allow-debug", "--compare-binary", "pushworker"], timeout: 30)
         #expect(binary.status == 64)
         #expect(binary.stderr.contains("--compare-binary needs the absolute path"))
-        let wrapper = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--allow-debug", "--compare-wrapper", "env A=1"], timeout: 30)
+        let wrapper = try runCommand(BuiltProducts.pushworkerDev, ["bench", "e2e", "--allow-debug", "--compare-wrapper", "env A=1"], timeout: 30)
         #expect(wrapper.status == 64)
         #expect(wrapper.stderr.contains("--compare-wrapper needs an absolute path"))
     }
 
     @Test("bench e2e refuses a debug build unless allowed")
     func refusesDebug() throws {
-        let run = try runCommand(BuiltProducts.pushworker, ["bench", "e2e", "--notifications", "1"], timeout: 30)
+        let run = try runCommand(BuiltProducts.pushworkerDev, ["bench", "e2e", "--notifications", "1"], timeout: 30)
         #expect(run.status == 64)
         #expect(run.stderr.contains("DEBUG build"))
     }
@@ -298,7 +298,7 @@ struct BenchSmokeTests {
         let folder = try TemporaryFolder.make(prefix: "bench-decode")
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json").path
-        let run = try runCommand(BuiltProducts.pushworker, [
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
             "bench", "decode", "--allow-debug", "--quiet", "--recipients", "200", "--jobs", "5", "--rounds", "1", "--report", report,
         ], timeout: 120)
         #expect(run.status == 0, "stderr: \(run.stderr.suffix(2000))")
@@ -314,7 +314,7 @@ struct BenchSmokeTests {
         // The recipients stay as slices of the message instead of trees (docs/performance.md
         // "Memory"): a held job is well under 4.2 × its message.
         #expect(try #require(held["heldToMessage"] as? Double) < 4.2, "held \(perRecipient) bytes per recipient, message \(message)")
-        let refused = try runCommand(BuiltProducts.pushworker, ["bench", "decode", "--recipients", "0", "--allow-debug"], timeout: 30)
+        let refused = try runCommand(BuiltProducts.pushworkerDev, ["bench", "decode", "--recipients", "0", "--allow-debug"], timeout: 30)
         #expect(refused.status == 64)
     }
 }

@@ -21,7 +21,7 @@ struct SharedDrillCluster: SuiteTrait, TestScoping {
 
 /// The worker against a real Redis Cluster, end to end (docs/redis.md "Cluster",
 /// docs/reliability.md "Cluster drills"): real `pushworker run`, dev-broker and sandbox
-/// processes, `PUSHWORKER_REDIS_URL=redis+cluster://…`, the `pushworker chaos` cluster drills at
+/// processes, `PUSHWORKER_REDIS_URL=redis+cluster://…`, the `pushworker-dev chaos` cluster drills at
 /// a small scale, one cluster for the suite.
 @Suite("Redis Cluster drills (real processes, 3 masters + 3 replicas)", .serialized, SharedDrillCluster())
 struct ClusterDrillTests {
@@ -33,7 +33,7 @@ struct ClusterDrillTests {
     }
 
     func run(_ drill: String) -> DrillReport {
-        ChaosDrills.run(drill, ChaosOptions(executable: BuiltProducts.pushworker, scale: 0.3, seed: 11), cluster: cluster)
+        ChaosDrills.run(drill, ChaosOptions(executable: BuiltProducts.pushworkerDev, scale: 0.3, seed: 11), cluster: cluster)
     }
 
     static func check(_ report: DrillReport, _ what: String) -> DrillReport.Check? {

@@ -6,12 +6,12 @@ import Testing
 @testable import PushChaos
 
 /// The failure paths with real processes (docs/reliability.md): a small scale of the
-/// `pushworker chaos` drills that run in well under 40 s each. The long ones (SIGKILL, SIGTERM,
+/// `pushworker-dev chaos` drills that run in well under 40 s each. The long ones (SIGKILL, SIGTERM,
 /// broker outage, 503 storm, 410 flood, full fuzz) run with `make chaos`.
 @Suite("Reliability drills", .serialized)
 struct ReliabilityTests {
     static func options(scale: Double) -> ChaosOptions {
-        ChaosOptions(executable: BuiltProducts.pushworker, scale: scale, seed: 7, fuzzSeconds: 2)
+        ChaosOptions(executable: BuiltProducts.pushworkerDev, scale: scale, seed: 7, fuzzSeconds: 2)
     }
 
     static func check(_ report: DrillReport, _ what: String) -> DrillReport.Check? {

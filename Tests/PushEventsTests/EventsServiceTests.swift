@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushRuntime
 import PushCore
 import PushHTTPServer
 import PushKafka

@@ -4,7 +4,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
-/// Every way an HTTP/2 request can fail, against the real sandbox (`pushworker sandbox`, TLS,
+/// Every way an HTTP/2 request can fail, against the real sandbox (`pushworker-dev sandbox`, TLS,
 /// HTTP/2, its transport faults): the client's verdict — not delivered or unanswered — and what
 /// the sandbox accepted (how many copies a device would show). docs/http-client.md "When the
 /// server does not answer", docs/sandbox.md "Transport faults".

@@ -3,14 +3,14 @@ import PushKafka
 import PushTestSupport
 import Testing
 
-@Suite("pushworker dev-broker process")
+@Suite("pushworker-dev dev-broker process")
 struct DevBrokerProcessTests {
     @Test("the process exits 64 on bad usage and 0 with usage on --help")
     func processUsage() throws {
-        let bad = try runCommand(BuiltProducts.pushworker, ["dev-broker", "--brokers", "nope"])
+        let bad = try runCommand(BuiltProducts.pushworkerDev, ["dev-broker", "--brokers", "nope"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("usage:"))
-        let help = try runCommand(BuiltProducts.pushworker, ["dev-broker", "--help"])
+        let help = try runCommand(BuiltProducts.pushworkerDev, ["dev-broker", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("--bootstrap-file"))
     }
@@ -20,7 +20,7 @@ struct DevBrokerProcessTests {
         let folder = try TemporaryFolder.make(prefix: "dev-broker")
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("bootstrap").path
-        let broker = try TestProcess(BuiltProducts.pushworker, ["dev-broker", "--bootstrap-file", file, "--topic", "push.jobs.v1:2"])
+        let broker = try TestProcess(BuiltProducts.pushworkerDev, ["dev-broker", "--bootstrap-file", file, "--topic", "push.jobs.v1:2"])
         #expect(eventually(timeout: 10) { FileManager.default.fileExists(atPath: file) }, "\(broker.stderr())")
         let bootstrap = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(bootstrap.hasPrefix("127.0.0.1:"))

@@ -2,7 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
-/// The inbox API of a real `pushworker sandbox --inbox` process, filled by the real
+/// The inbox API of a real `pushworker-dev sandbox --inbox` process, filled by the real
 /// `pushworker send` (docs/sandbox.md "Inbox").
 @Suite("Inbox API: a real sandbox process", .serialized)
 struct InboxProcessTests {
@@ -149,7 +149,7 @@ struct InboxProcessTests {
         ["--inbox-max", "0"], ["--inbox", "127.0.0.1:0", "--msgid-keys", "k1:c2hvcnQ="],
     ])
     func usage(arguments: [String]) throws {
-        let result = try runCommand(BuiltProducts.pushworker, ["sandbox"] + arguments, timeout: 20)
+        let result = try runCommand(BuiltProducts.pushworkerDev, ["sandbox"] + arguments, timeout: 20)
         #expect(result.status == 64, "\(result.stderr)")
     }
 }

@@ -8,8 +8,8 @@ import Glibc
 import PushEncoding
 #endif
 
-/// `pushworker sandbox` as a process, spoken to over HTTP/2 + TLS with the curl CLI and h2load.
-@Suite("pushworker sandbox process", .serialized)
+/// `pushworker-dev sandbox` as a process, spoken to over HTTP/2 + TLS with the curl CLI and h2load.
+@Suite("pushworker-dev sandbox process", .serialized)
 struct SandboxProcessTests {
     static let token = String(repeating: "ab", count: 32)
 
@@ -110,7 +110,7 @@ struct SandboxProcessTests {
     @Test("Web Push to a subscription printed by `sandbox subscriptions` is decrypted and recorded")
     func webPushFlow() throws {
         let server = try SandboxServer(apps: ["app3"], arguments: ["--seed", "seed-42"])
-        let printed = try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions", "2", "--origin", server.origin, "--seed", "seed-42"])
+        let printed = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "2", "--origin", server.origin, "--seed", "seed-42"])
         #expect(printed.status == 0)
         let lines = printed.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -236,11 +236,11 @@ struct SandboxProcessTests {
 
     @Test("usage errors exit 64")
     func usage() throws {
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--bogus"]).status == 64)
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--throttle-share", "2"]).status == 64)
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions"]).status == 64)
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--require-client-cert", "app_cert"]).status == 64, "needs --credentials-out")
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--credentials-out", "/tmp/x", "--require-client-cert", "a/b"]).status == 64)
-        #expect(try runCommand(BuiltProducts.pushworker, ["sandbox", "--help"]).status == 0)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--bogus"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--throttle-share", "2"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--require-client-cert", "app_cert"]).status == 64, "needs --credentials-out")
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--credentials-out", "/tmp/x", "--require-client-cert", "a/b"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--help"]).status == 0)
     }
 }

@@ -44,9 +44,9 @@ public enum CLITest {
     public static let iosToken = String(repeating: "ab12", count: 16)
     public static let fcmToken = "fQ2x:APA91b" + String(repeating: "Zk9_", count: 30)
 
-    /// One Web Push subscription (JSON) that `sandbox` can decrypt for, from `pushworker sandbox subscriptions`.
+    /// One Web Push subscription (JSON) that `sandbox` can decrypt for, from `pushworker-dev sandbox subscriptions`.
     public static func subscription(_ sandbox: SandboxServer, prefix: String = "sub") throws -> String {
-        let result = try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions", "1", "--origin", sandbox.origin, "--prefix", prefix])
+        let result = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "1", "--origin", sandbox.origin, "--prefix", prefix])
         guard let line = result.stdout.split(separator: "\n").first.map(String.init) else {
             throw TestSupportError("sandbox subscriptions printed nothing: \(result.stderr)")
         }

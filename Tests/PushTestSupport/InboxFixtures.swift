@@ -1,6 +1,6 @@
 import Foundation
 
-/// A `pushworker sandbox --inbox 127.0.0.1:0` process and a campaign to fill it (the inbox's
+/// A `pushworker-dev sandbox --inbox 127.0.0.1:0` process and a campaign to fill it (the inbox's
 /// API and browser tests).
 public final class InboxSandbox: Sendable {
     public let sandbox: SandboxServer
@@ -76,7 +76,7 @@ public final class InboxSandbox: Sendable {
 
     /// `count` Web Push subscriptions this sandbox decrypts for.
     public func subscriptions(_ count: Int, prefix: String = "sub") throws -> [String] {
-        let result = try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions", "\(count)", "--origin", sandbox.origin, "--prefix", prefix])
+        let result = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "\(count)", "--origin", sandbox.origin, "--prefix", prefix])
         return result.stdout.split(separator: "\n").map(String.init)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A running `pushworker sandbox` on a free loopback port, stopped (SIGTERM) when dropped.
+/// A running `pushworker-dev sandbox` on a free loopback port, stopped (SIGTERM) when dropped.
 ///
 /// It writes its self-signed certificate to `certificatePath` (trust it with `curl --cacert` or
 /// `PUSHWORKER_CA_FILE`) and, with `apps`, credential folders for those apps under `credentialsPath`.
@@ -23,7 +23,7 @@ public final class SandboxServer: Sendable {
             for app in apps { all += ["--app", app] }
         }
         all += arguments
-        let process = try TestProcess(BuiltProducts.pushworker, all)
+        let process = try TestProcess(BuiltProducts.pushworkerDev, all)
         self.process = process
         var port: UInt16 = 0
         let started = eventually(timeout: 30) {

@@ -84,8 +84,12 @@ public enum BuiltProducts {
         return url
     }
 
-    /// Path of the `pushworker` executable built beside the tests.
+    /// Path of the production `pushworker` executable built beside the tests.
     public static var pushworker: String { directory.appendingPathComponent("pushworker").path }
+
+    /// Path of the development `pushworker-dev` executable (sandbox, dev-broker, demo, bench,
+    /// chaos) built beside the tests.
+    public static var pushworkerDev: String { directory.appendingPathComponent("pushworker-dev").path }
 
     /// Path of the libcurl reference program (Sources/CurlFloor) built beside the tests.
     public static var curlFloor: String { directory.appendingPathComponent("pushworker-curl-floor").path }

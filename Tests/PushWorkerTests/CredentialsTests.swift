@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushRuntime
 import PushCrypto
 import PushTestSupport
 @testable import PushWorker
@@ -7,7 +8,7 @@ import Testing
 /// `AppCredentials.load` and `CredentialsStore` (docs/reference/configuration.md).
 @Suite("Credentials")
 struct CredentialsTests {
-    /// A credentials folder generated once by `pushworker sandbox --credentials-out DIR --app app_gen`
+    /// A credentials folder generated once by `pushworker-dev sandbox --credentials-out DIR --app app_gen`
     /// (the sandbox is stopped as soon as the files exist), copied to a private folder.
     static let generated: Result<URL, TestSupportError> = {
         do {

@@ -2,8 +2,8 @@ import Foundation
 import PushKafka
 import PushTestSupport
 
-/// Real services as separate processes for end-to-end tests: `pushworker dev-broker`,
-/// `redis-server`, `pushworker sandbox`; and a `pushworker run` worker on demand.
+/// Real services as separate processes for end-to-end tests: `pushworker-dev dev-broker`,
+/// `redis-server`, `pushworker-dev sandbox`; and a `pushworker run` worker on demand.
 final class E2EEnvironment: @unchecked Sendable {
     // Thread safety: used by one test at a time (the suite is serialized).
     let folder: URL
@@ -23,7 +23,7 @@ final class E2EEnvironment: @unchecked Sendable {
         let bootstrapFile = folder.appendingPathComponent("bootstrap").path
         var brokerArguments = ["dev-broker", "--bootstrap-file", bootstrapFile]
         for topic in Self.topics { brokerArguments += ["--topic", "\(topic):2"] }
-        broker = try TestProcess(BuiltProducts.pushworker, brokerArguments)
+        broker = try TestProcess(BuiltProducts.pushworkerDev, brokerArguments)
         var address = ""
         guard eventually(timeout: 20, {
             address = (try? String(contentsOfFile: bootstrapFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
@@ -35,7 +35,7 @@ final class E2EEnvironment: @unchecked Sendable {
         let portFile = folder.appendingPathComponent("sandbox.port").path
         certificate = folder.appendingPathComponent("sandbox.pem").path
         credentialsDir = folder.appendingPathComponent("credentials").path
-        sandbox = try TestProcess(BuiltProducts.pushworker, [
+        sandbox = try TestProcess(BuiltProducts.pushworkerDev, [
             "sandbox", "--listen", "127.0.0.1:0", "--port-file", portFile, "--cert-out", certificate,
             "--credentials-out", credentialsDir, "--app", "app_e2e", "--seed", seed,
         ] + sandboxArguments)
@@ -74,7 +74,7 @@ final class E2EEnvironment: @unchecked Sendable {
     }
 
     func subscriptions(_ count: Int) throws -> [String] {
-        let result = try runCommand(BuiltProducts.pushworker, ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed])
+        let result = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed])
         return result.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
     }
 

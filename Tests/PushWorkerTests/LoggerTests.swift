@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushRuntime
 import Synchronization
 @testable import PushWorker
 import Testing

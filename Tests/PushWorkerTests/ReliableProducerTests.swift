@@ -1,4 +1,5 @@
 import Foundation
+@testable import PushRuntime
 @testable import PushWorker
 import PushKafka
 import PushKafkaMock

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushKafkaMock
 import PushTestSupport

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushKafkaMock
-@testable import PushDevTools
+@testable import PushTools
 @testable import pushworker
 import PushTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushTestSupport
 import PushWorker
 import Testing

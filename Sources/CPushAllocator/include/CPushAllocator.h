@@ -28,7 +28,7 @@ int pw_allocator_read_ssize(const char *name, long *value);
 
 /* Bytes this thread has allocated and freed since it started ("thread.allocated",
  * "thread.deallocated"): their difference's change over a stretch of code is what that code
- * left live (`pushworker bench decode`). 0 on success, an errno value otherwise (both set to 0). */
+ * left live (`pushworker-dev bench decode`). 0 on success, an errno value otherwise (both set to 0). */
 int pw_allocator_thread_counters(unsigned long long *allocated, unsigned long long *deallocated);
 
 #endif

@@ -189,21 +189,7 @@ enum ECDSASignatureFormat {
             OpenSSLErrors.clear()
             return nil
         }
-        let length = i2d_ECDSA_SIG(sig, nil)
-        guard length > 0 else {
-            OpenSSLErrors.clear()
-            return nil
-        }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_ECDSA_SIG(sig, &cursor)
-        }
-        guard written == length else {
-            OpenSSLErrors.clear()
-            return nil
-        }
-        return der
+        return try? OpenSSLErrors.encoded("ECDSA signature DER encoding") { i2d_ECDSA_SIG(sig, $0) }
     }
 }
 

@@ -23,6 +23,22 @@ enum OpenSSLErrors {
         }
         return CryptoError(reasons.isEmpty ? what : "\(what) (\(reasons.joined(separator: "; ")))")
     }
+
+    /// What an OpenSSL `i2d_*` function writes (DER): asked for its length first (a nil output),
+    /// then written into a buffer of that size. A failure is `failure`'s error, with OpenSSL's
+    /// queue drained into it.
+    static func encoded(_ failure: String,
+                        _ i2d: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(CryptoError) -> [UInt8] {
+        let count = i2d(nil)
+        guard count > 0 else { throw error(failure) }
+        var out = [UInt8](repeating: 0, count: Int(count))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d(&cursor)
+        }
+        guard written == count else { throw error(failure) }
+        return out
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -109,15 +109,7 @@ final class X509Certificate: @unchecked Sendable {
     }
 
     func der() throws(CryptoError) -> [UInt8] {
-        let count = i2d_X509(pointer, nil)
-        guard count > 0 else { throw OpenSSLErrors.error("certificate DER encoding") }
-        var out = [UInt8](repeating: 0, count: Int(count))
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(pointer, &cursor)
-        }
-        guard written == count else { throw OpenSSLErrors.error("certificate DER encoding") }
-        return out
+        try OpenSSLErrors.encoded("certificate DER encoding") { i2d_X509(pointer, $0) }
     }
 
     /// Unix seconds of `notBefore` / `notAfter`.
@@ -251,15 +243,7 @@ final class X509Certificate: @unchecked Sendable {
         }
         guard let p12 else { throw OpenSSLErrors.error("PKCS12_create") }
         defer { PKCS12_free(p12) }
-        let count = i2d_PKCS12(p12, nil)
-        guard count > 0 else { throw OpenSSLErrors.error("PKCS#12 encoding") }
-        var out = [UInt8](repeating: 0, count: Int(count))
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_PKCS12(p12, &cursor)
-        }
-        guard written == count else { throw OpenSSLErrors.error("PKCS#12 encoding") }
-        return out
+        return try OpenSSLErrors.encoded("PKCS#12 encoding") { i2d_PKCS12(p12, $0) }
     }
 
     // MARK: Helpers

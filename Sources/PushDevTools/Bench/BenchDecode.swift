@@ -1,9 +1,10 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushSandbox
 import PushWorker
 
-/// `pushworker bench decode`: a fan-out job's decoding alone, in this process, on one thread —
+/// `pushworker-dev bench decode`: a fan-out job's decoding alone, in this process, on one thread —
 /// the bench e2e campaign's jobs (same generator, same mix, realistic Web Push subscriptions).
 ///
 /// Two figures: the CPU a job's decode costs per recipient (thread CPU time over `rounds` passes
@@ -17,18 +18,15 @@ package struct BenchDecode {
         package var jobs = 40
         package var rounds = 20
         package var mix = BenchWorkload.Mix()
-        package var report = "bench-decode-report.json"
-        package var quiet = false
+        /// `--report` (default bench-decode-report.json), `--quiet`, the build.
+        package var common = BenchCommonOptions(report: "bench-decode-report.json")
+
         package init() {}
     }
 
     let options: Options
-    let isDebugBuild: Bool
 
-    package init(options: Options, isDebugBuild: Bool) {
-        self.options = options
-        self.isDebugBuild = isDebugBuild
-    }
+    package init(options: Options) { self.options = options }
 
     package func run() throws -> [String: Any] {
         let options = self.options
@@ -43,7 +41,7 @@ package struct BenchDecode {
         let messages = (0..<options.jobs).map { workload.job($0).json }
         let recipients = options.recipients * options.jobs
         let messageBytes = messages.reduce(0) { $0 + $1.count }
-        if !options.quiet { printError("▸ \(options.jobs) jobs of \(options.recipients) recipients (\(options.mix.description)), \(messageBytes / options.jobs) bytes each") }
+        if !options.common.quiet { printError("▸ \(options.jobs) jobs of \(options.recipients) recipients (\(options.mix.description)), \(messageBytes / options.jobs) bytes each") }
 
         // Warm-up (and a check that every message decodes).
         for message in messages { _ = try JobDecoder.decode(message) }
@@ -79,7 +77,7 @@ package struct BenchDecode {
             "heldToMessage": round(bytes / Double(messageBytes)),
         ] } ?? ["unavailable": "malloc is not jemalloc"]
         return [
-            "build": isDebugBuild ? "debug" : "release",
+            "build": options.common.isDebugBuild ? "debug" : "release",
             "config": ["recipientsPerJob": options.recipients, "jobs": options.jobs, "rounds": options.rounds, "mix": options.mix.description],
             "decode": ["cpuMicrosPerRecipient": round(cpuSeconds * 1e6 / decoded, 1000),
                        "cpuMicrosPerJob": round(cpuSeconds * 1e6 / Double(options.jobs * options.rounds), 10)],

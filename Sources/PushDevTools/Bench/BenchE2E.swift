@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushKafkaMock
 import PushSandbox
@@ -11,7 +12,7 @@ import PushEvents
 import PushEncoding
 #endif
 
-/// `pushworker bench e2e`: the whole pipeline under load on this machine, beside `h2load`.
+/// `pushworker-dev bench e2e`: the whole pipeline under load on this machine, beside `h2load`.
 ///
 /// Starts (or uses) a Kafka broker, Redis and the provider sandbox, runs `workers` separate
 /// `pushworker run` processes in one consumer group, enqueues `notifications` recipients in jobs
@@ -55,12 +56,10 @@ package struct BenchE2E: Benchmark {
         /// Extra senders run with h2load's arguments (`make bench-peers`).
         package var peers: [String] = []
         package var backlog = false
-        package var report = "bench-report.json"
         package var svg: String?
         package var timeout = 600.0
-        package var keep = false
-        package var quiet = false
-        package var isDebugBuild = false
+        /// `--report` (default bench-report.json), `--quiet`, `--keep`, the build.
+        package var common = BenchCommonOptions(report: "bench-report.json")
 
         package init() {}
     }
@@ -273,7 +272,7 @@ package struct BenchE2E: Benchmark {
             let child: ChildProcess
             let isB = options.isComparing && index % 2 == 1
             let command = (isB ? options.compareWrapper ?? options.workerWrapper : options.workerWrapper)
-                + [isB ? options.compareBinary ?? ChildProcess.selfPath : ChildProcess.selfPath, "run"]
+                + [isB ? options.compareBinary ?? ChildProcess.workerPath : ChildProcess.workerPath, "run"]
             if let cpus = options.workerCPUs {
                 child = try ChildProcess("/usr/bin/taskset", ["-c", cpus] + command, log: log, environment: env)
             } else {
@@ -510,7 +509,7 @@ package struct BenchE2E: Benchmark {
             "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
         ].merging(references.reportMembers) { _, new in new }) { _, new in new }
         if options.isComparing {
-            report["comparison"] = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.selfPath,
+            report["comparison"] = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.workerPath,
                                               wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
         }
         if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
@@ -609,7 +608,7 @@ package struct BenchE2E: Benchmark {
         var report: [String: Any] {
             let a = figures(parity: 0), b = figures(parity: 1)
             return [
-                "binaryA": ChildProcess.selfPath, "binaryB": binaryB,
+                "binaryA": ChildProcess.workerPath, "binaryB": binaryB,
                 "wrapperA": wrapperA.joined(separator: " "), "wrapperB": wrapperB.joined(separator: " "),
                 "aCPUMicrosPerNotification": a.map { BenchE2E.round($0.cpu, 2) } ?? NSNull(),
                 "bCPUMicrosPerNotification": b.map { BenchE2E.round($0.cpu, 2) } ?? NSNull(),

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import PushWorker
 
-/// `pushworker bench e2e --redis-cluster --compare-standalone`: the same workload against a
+/// `pushworker-dev bench e2e --redis-cluster --compare-standalone`: the same workload against a
 /// standalone redis-server and a Redis Cluster (3 masters, started once for the whole run), in
 /// `rounds` alternating pairs (the order flips every round), each a full ``BenchE2E`` run (its
 /// own broker, sandbox, worker processes; standalone Redis started per run, the cluster flushed
@@ -118,14 +118,14 @@ package struct BenchE2ECompare: Benchmark {
         }
     }
 
-    /// The summary `pushworker bench e2e --compare-standalone` prints.
+    /// The summary `pushworker-dev bench e2e --compare-standalone` prints.
     package static func summary(_ report: [String: Any]) -> String {
         let config = report["config"] as? [String: Any] ?? [:]
         let runs = report["runs"] as? [[String: Any]] ?? []
         let medians = report["medians"] as? [String: Any] ?? [:]
         let ratio = report["ratio"] as? [String: Any] ?? [:]
         let targets = report["targets"] as? [String: Any] ?? [:]
-        var lines = ["pushworker bench e2e --compare-standalone (\(report["build"] ?? "?") build, \(config["notifications"] ?? "?") notifications, worker CPUs \(config["workerCPUs"] as? String ?? "any"), \(config["rounds"] ?? "?") rounds)",
+        var lines = ["pushworker-dev bench e2e --compare-standalone (\(report["build"] ?? "?") build, \(config["notifications"] ?? "?") notifications, worker CPUs \(config["workerCPUs"] as? String ?? "any"), \(config["rounds"] ?? "?") rounds)",
                      "  round  redis       worker µs/notif  round trips/job  node pipelines/trip  Redis µs/notif  notif/s"]
         for run in runs {
             let figures = run["figures"] as? [String: Any] ?? [:]

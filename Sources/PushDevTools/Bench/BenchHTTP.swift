@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushCrypto
 import PushHTTP
@@ -9,7 +10,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// `pushworker bench http`: the HTTP/2 client alone, beside `h2load`.
+/// `pushworker-dev bench http`: the HTTP/2 client alone, beside `h2load`.
 ///
 /// Starts the provider sandbox (or uses `--url`), builds ONE realistic APNs request (a live iOS
 /// recipient of a bench job, planned as the worker plans it, with a provider JWT), and sends it
@@ -27,7 +28,7 @@ package struct BenchHTTP: Benchmark {
         package var url: String?
         package var caFile: String?
         package var h2loadRequests: Int?
-        /// Passed to `pushworker sandbox`, e.g. `--latency-ms=50`.
+        /// Passed to `pushworker-dev sandbox`, e.g. `--latency-ms=50`.
         package var sandboxArguments: [String] = []
         /// Pin this process (submitting side + the client's I/O thread) and the references
         /// (h2load, the libcurl floors, peers) with `taskset -c`.
@@ -45,11 +46,9 @@ package struct BenchHTTP: Benchmark {
         /// Measured phase + tuned floor + h2load repeated this many times, alternately (the
         /// first round also runs the plain floor and the peers): per-round figures and medians.
         package var rounds = 1
-        package var report = "bench-http-report.json"
         package var timeout = 300.0
-        package var keep = false
-        package var quiet = false
-        package var isDebugBuild = false
+        /// `--report` (default bench-http-report.json), `--quiet`, `--keep`, the build.
+        package var common = BenchCommonOptions(report: "bench-http-report.json")
 
         package init() {}
     }

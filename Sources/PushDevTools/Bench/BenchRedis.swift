@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushRedis
 import PushWorker
@@ -6,7 +7,7 @@ import PushWorker
 import Glibc
 #endif
 
-/// `pushworker bench redis`: the Redis clients alone, a standalone `redis-server` beside a
+/// `pushworker-dev bench redis`: the Redis clients alone, a standalone `redis-server` beside a
 /// 3-master Redis Cluster, in one run, alternating A/B rounds (medians reported).
 ///
 /// Per round and target: `batches` batches of the store's hot path (`claim` of `recipients`
@@ -16,7 +17,7 @@ import Glibc
 /// same three `GET`s as three pipelines one after another (a cluster batch should cost one round
 /// trip time, not one per node). And the cost of the `any RedisPipelining` existential: the same
 /// `GET` through `RedisClient` directly and through the protocol.
-package struct BenchRedis {
+package struct BenchRedis: Benchmark {
     package struct Options {
         package var recipients = 500
         package var batches = 200
@@ -26,29 +27,23 @@ package struct BenchRedis {
         package var latencyCalls = 10
         package var replicas = 0
         package var clientCPUs: String?
-        package var report = "bench-redis-report.json"
-        package var keep = false
-        package var quiet = false
+        /// `--report` (default bench-redis-report.json), `--quiet`, `--keep`, the build.
+        package var common = BenchCommonOptions(report: "bench-redis-report.json")
 
         package init() {}
     }
 
     let options: Options
-    let isDebugBuild: Bool
 
-    package init(options: Options, isDebugBuild: Bool) {
-        self.options = options
-        self.isDebugBuild = isDebugBuild
-    }
+    package init(options: Options) { self.options = options }
 
-    func step(_ text: String) { if !options.quiet { printError("▸ \(text)") } }
 
     package func run() throws -> [String: Any] {
         let options = self.options
         let loadBefore = ProcessStats.loadAverage()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-bench-redis-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { if options.keep { printError("kept \(folder.path)") } else { try? FileManager.default.removeItem(at: folder) } }
+        defer { if options.common.keep { printError("kept \(folder.path)") } else { try? FileManager.default.removeItem(at: folder) } }
 
         step("starting redis-server and a Redis Cluster (3 masters, \(options.replicas) replica(s) each)")
         let standaloneServer = try LocalRedis(folder: folder)
@@ -136,7 +131,7 @@ package struct BenchRedis {
         let perNode = cluster.nodeStats().filter(\.isMaster).map { ["node": $0.node.description, "slots": $0.slots, "roundTrips": $0.roundTrips,
                                                                    "moved": $0.moved, "ask": $0.ask, "connectionErrors": $0.connectionErrors] as [String: Any] }
         return [
-            "build": isDebugBuild ? "debug" : "release",
+            "build": options.common.isDebugBuild ? "debug" : "release",
             "config": [
                 "recipientsPerBatch": options.recipients, "batchesPerRound": options.batches, "apps": options.apps,
                 "rounds": options.rounds, "replicasPerMaster": options.replicas, "clientCPUs": options.clientCPUs ?? "any",

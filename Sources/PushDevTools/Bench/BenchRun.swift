@@ -1,35 +1,57 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushWorker
 
-/// What every `pushworker bench` run takes besides its own options: `--h2load-requests`,
-/// `--report`, `--timeout`, `--keep`, `--quiet`, and whether this binary is a debug build (its
+/// What every `pushworker-dev bench` takes besides its own options: `--report`, `--quiet`,
+/// `--keep` (the benches with a scratch folder), and whether this binary is a debug build (its
 /// figures are then meaningless; the report says which build made it).
-package protocol BenchRunOptions {
+package struct BenchCommonOptions: Sendable {
+    package var report: String
+    package var quiet = false
+    package var keep = false
+    package var isDebugBuild = false
+
+    package init(report: String) { self.report = report }
+}
+
+/// A bench's options: its own and the common ones.
+package protocol BenchOptions {
+    var common: BenchCommonOptions { get set }
+}
+
+/// What the benches that start the sandbox and run the references take besides:
+/// `--h2load-requests`, `--peer`, `--sandbox-arg`, `--sandbox-cpus`, `--timeout`, `--keep`.
+package protocol BenchRunOptions: BenchOptions {
     var h2loadRequests: Int? { get set }
-    var report: String { get set }
+    var peers: [String] { get set }
+    var sandboxArguments: [String] { get set }
+    var sandboxCPUs: String? { get set }
     var timeout: Double { get set }
-    var keep: Bool { get set }
-    var quiet: Bool { get set }
-    var isDebugBuild: Bool { get set }
 }
 
 extension BenchE2E.Options: BenchRunOptions {}
 extension BenchHTTP.Options: BenchRunOptions {}
+extension BenchRedis.Options: BenchOptions {}
+extension BenchDecode.Options: BenchOptions {}
 
-/// A benchmark: its options, progress on stderr, and its scratch space (``BenchScratch``).
+/// A benchmark: its options and progress on stderr; those that start the sandbox also their
+/// scratch space (``BenchScratch``) and the references.
 protocol Benchmark {
-    associatedtype Options: BenchRunOptions
+    associatedtype Options: BenchOptions
     var options: Options { get }
 }
 
 extension Benchmark {
     /// One progress line on stderr, unless `--quiet`.
-    func step(_ text: String) { if !options.quiet { printError("▸ \(text)") } }
+    func step(_ text: String) { if !options.common.quiet { printError("▸ \(text)") } }
+}
+
+extension Benchmark where Options: BenchRunOptions {
 
     /// A fresh scratch folder named `<prefix>-<run id>` (``BenchScratch``).
     func makeScratch(prefix: String) throws -> BenchScratch {
-        try BenchScratch(prefix: prefix, keep: options.keep, isDebugBuild: options.isDebugBuild)
+        try BenchScratch(prefix: prefix, keep: options.common.keep, isDebugBuild: options.common.isDebugBuild)
     }
 
     /// The references a bench is compared with, one after the other on the same request:

@@ -6,7 +6,7 @@ import PushWorker
 import PushEvents
 import PushEncoding
 
-/// The synthetic campaign of `pushworker bench e2e`: jobs of `jobSize` recipients, a platform mix,
+/// The synthetic campaign of `pushworker-dev bench e2e`: jobs of `jobSize` recipients, a platform mix,
 /// several languages with realistic text lengths, a share of dead tokens the sandbox answers as
 /// unregistered (tokens/ids starting `dead`). Deterministic for a seed.
 package struct BenchWorkload {

@@ -18,13 +18,13 @@ package enum IdleSpinner {
     /// `SCHED_IDLE` (sched.h, Linux ≥ 2.6.23; Glibc hides the macro behind `_GNU_SOURCE`).
     static let schedIdle: Int32 = 5
 
-    /// The child's body (`pushworker bench idle-spinner`): lowest priority, spins until its parent
+    /// The child's body (`pushworker-dev bench idle-spinner`): lowest priority, spins until its parent
     /// is gone (then `getppid()` changes) or it gets SIGTERM. Exit 1 if the policy is refused.
     package static func spin() -> Int32 {
         var parameters = sched_param()
         parameters.sched_priority = 0
         guard sched_setscheduler(0, schedIdle, &parameters) == 0 else {
-            FileHandle.standardError.write(Data("pushworker bench idle-spinner: sched_setscheduler(SCHED_IDLE) failed: errno \(errno)\n".utf8))
+            FileHandle.standardError.write(Data("pushworker-dev bench idle-spinner: sched_setscheduler(SCHED_IDLE) failed: errno \(errno)\n".utf8))
             return 1
         }
         let parent = getppid()

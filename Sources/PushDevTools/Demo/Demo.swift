@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushProcess
 import PushCore
 import PushKafka
@@ -7,8 +8,8 @@ import PushWorker
 import Synchronization
 import PushEncoding
 
-/// The sample campaign of `pushworker demo` / `make demo` (README): librdkafka's mock cluster
-/// in-process, a `redis-server` and `pushworker sandbox` as children on free loopback ports,
+/// The sample campaign of `pushworker-dev demo` / `make demo` (README): librdkafka's mock cluster
+/// in-process, a `redis-server` and `pushworker-dev sandbox` as children on free loopback ports,
 /// one multilingual job (iOS, Android, Web, a dead token, a malformed one), the real worker
 /// until every recipient has a result on `push.results.v1`, a summary; everything it started
 /// is stopped. The sandbox runs with its inbox (docs/sandbox.md "Inbox") and `pushworker events`
@@ -45,7 +46,7 @@ public enum Demo {
                               "PUSHWORKER_LOG_LEVEL": "warning", "EVENT_RATE_LIMIT": "100/s"] {
             eventsEnvironment[name] = value
         }
-        let events = try ChildProcess(ChildProcess.selfPath, ["events"], log: folder.appendingPathComponent("events.log"), environment: eventsEnvironment)
+        let events = try ChildProcess(ChildProcess.workerPath, ["events"], log: folder.appendingPathComponent("events.log"), environment: eventsEnvironment)
         defer { events.stop() }
 
         step("starting the provider sandbox (APNs, FCM, Web Push over TLS HTTP/2) and its inbox")
@@ -112,7 +113,7 @@ public enum Demo {
         }
 
         printSummary(lines, expected: expected, seconds: Date().timeIntervalSince(started), sandboxStats: sandbox.stats())
-        if !keep { print("\nthe sandbox inbox shows these notifications as the device would: `pushworker demo --keep` (make demo DEMO_ARGS=--keep) leaves it open") }
+        if !keep { print("\nthe sandbox inbox shows these notifications as the device would: `pushworker-dev demo --keep` (make demo DEMO_ARGS=--keep) leaves it open") }
         if keep {
             print("\ninbox: \(inboxURL)   (every notification as the device draws it; a press posts opened/clicked to http://127.0.0.1:\(eventsPort))")
             let environmentFile = folder.appendingPathComponent("demo.env")
@@ -156,7 +157,7 @@ public enum Demo {
         }
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
         print("")
-        print("pushworker demo — \(lines.count)/\(expected) results on push.results.v1 in \(String(format: "%.1f", seconds)) s")
+        print("pushworker-dev demo — \(lines.count)/\(expected) results on push.results.v1 in \(String(format: "%.1f", seconds)) s")
         print("")
         print(pad("platform", 10) + statuses.map { pad($0, 15) }.joined())
         for platform in ["ios", "android", "web"] {
@@ -244,7 +245,7 @@ final class WorkerBox: Sendable {
     func waitFinished(timeout: Double) -> Bool { ChildProcess.waitFor(timeout: timeout) { isFinished } }
 }
 
-/// `pushworker sandbox` as a child process with generated credentials.
+/// `pushworker-dev sandbox` as a child process with generated credentials.
 package final class Sandbox: Sendable {
     package let child: ChildProcess
     package let port: UInt16
@@ -284,7 +285,7 @@ package final class Sandbox: Sendable {
         try Self.subscriptions(executable: ChildProcess.selfPath, origin: origin, seed: seed, count: count, prefix: prefix)
     }
 
-    /// `pushworker sandbox subscriptions COUNT --origin O --seed S [--prefix P]`, one JSON line each.
+    /// `pushworker-dev sandbox subscriptions COUNT --origin O --seed S [--prefix P]`, one JSON line each.
     package static func subscriptions(executable: String, origin: String, seed: String, count: Int, prefix: String?) throws -> [String] {
         let arguments = ["sandbox", "subscriptions", "\(count)", "--origin", origin, "--seed", seed] + (prefix.map { ["--prefix", $0] } ?? [])
         let output: String

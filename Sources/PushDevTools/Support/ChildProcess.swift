@@ -28,9 +28,18 @@ package final class ChildProcess: Sendable {
 
     deinit { stop(grace: 2) }
 
-    /// The path of this executable (to start `pushworker sandbox` and friends).
+    /// The path of this executable, `pushworker-dev` (to start `pushworker-dev sandbox` and friends).
     package static var selfPath: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The production `pushworker` in the folder of this executable (to start `pushworker run`
+    /// and `pushworker events`): both are products of this package, built side by side.
+    package static var workerPath: String { sibling("pushworker", of: selfPath) }
+
+    /// `name` in the folder of `executable`.
+    package static func sibling(_ name: String, of executable: String) -> String {
+        URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     /// A free TCP port on 127.0.0.1.

@@ -19,6 +19,11 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    public var boolValue: Bool? {
+        if case .bool(let bool) = self { return bool }
+        return nil
+    }
+
     /// The number's value when this is a number.
     public var numberValue: Double? {
         if case .number(let number) = self { return number.double }

@@ -33,25 +33,25 @@ public struct JSONWriter: Sendable {
 
     // MARK: Structure
 
-    public mutating func beginObject() {
+    public mutating func beginObject() { open(UInt8(ascii: "{")) }
+
+    public mutating func endObject() { close(UInt8(ascii: "}")) }
+
+    public mutating func beginArray() { open(UInt8(ascii: "[")) }
+
+    public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    /// An object or array begins: a value of its parent (after a comma if one came before),
+    /// and its first member or element takes no comma.
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         needsComma = false
     }
 
-    public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
-    }
-
-    public mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        needsComma = false
-    }
-
-    public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    /// An object or array ends: the next value of its parent takes a comma.
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         needsComma = true
     }
 

@@ -1,4 +1,5 @@
 import CCurl
+import CPushCurl
 import Synchronization
 #if canImport(Glibc)
 import Glibc

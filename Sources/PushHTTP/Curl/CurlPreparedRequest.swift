@@ -1,4 +1,5 @@
 import CCurl
+import CPushCurl
 #if canImport(Glibc)
 import Glibc
 #endif

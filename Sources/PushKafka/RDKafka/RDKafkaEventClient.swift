@@ -1,4 +1,5 @@
 import CRdKafka
+import CPushKafka
 import Foundation
 import Synchronization
 

@@ -1,13 +1,14 @@
 import PushCore
-/// One OAuth 2.0 access token of a token cache (Huawei's client-credentials grant, docs/providers.md),
-/// as a pure state machine: the adapter holds it behind a lock, feeds it the clock and the token
-/// endpoint's answers, and performs what it returns (fetch, hand the token to the waiters).
+/// One OAuth 2.0 access token of a token cache (FCM's JWT bearer grant, Huawei's client
+/// credentials grant: docs/providers.md), as a pure state machine: the adapter holds it behind a
+/// lock, feeds it the clock and the token endpoint's answers, and performs what it returns (fetch,
+/// hand the token to the waiters).
 ///
 /// Rules: a token is used until shortly before `expires_in` runs out (``refreshMargin(lifetime:)``);
 /// the requests that arrive while a fetch is under way wait for that one fetch (Huawei throttles
-/// more than 1000 token requests per 5 minutes, [H3]); a token the provider refused as expired or
-/// foreign (80200001/80200003) is forgotten once, unless a newer one replaced it already, so a
-/// burst of refusals costs one fetch (Huawei's Go demo refreshes and re-sends once, [H4]).
+/// more than 1000 token requests per 5 minutes); a token the provider refused as expired or
+/// foreign (FCM 401, Huawei 80200001/80200003) is forgotten once, unless a newer one replaced it
+/// already, so a burst of refusals costs one fetch (Huawei's Go demo refreshes and re-sends once).
 public struct AccessTokenState<Waiter>: Sendable where Waiter: Sendable {
     public enum Phase: Sendable {
         case empty
@@ -31,7 +32,7 @@ public struct AccessTokenState<Waiter>: Sendable where Waiter: Sendable {
 
     public init() {}
 
-    /// Huawei's documented lifetime when an answer gives none: 3600 s ([H3]).
+    /// The lifetime taken when an answer gives none: 3600 s (Google's and Huawei's).
     public static var defaultLifetime: Double { 3600 }
 
     /// How long before expiry a token is replaced: 5 minutes, or half the lifetime of a shorter
@@ -67,7 +68,7 @@ public struct AccessTokenState<Waiter>: Sendable where Waiter: Sendable {
         return waiters
     }
 
-    /// The provider refused `token` (80200001/80200003): forget it unless it was replaced already.
+    /// The provider refused `token` (FCM 401, Huawei 80200001/80200003): forget it unless it was replaced already.
     /// True when it was the current token.
     @discardableResult
     public mutating func invalidate(_ token: String) -> Bool {

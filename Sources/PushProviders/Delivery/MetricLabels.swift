@@ -9,6 +9,17 @@ public enum MetricLabels {
         Platform(rawValue: name)?.rawValue ?? "other"
     }
 
+    /// The `provider` label (and the provider's name in Redis bucket keys): `apns`, `fcm`,
+    /// `webpush`, `hms`.
+    public static func provider(_ platform: Platform) -> String {
+        switch platform {
+        case .ios: "apns"
+        case .android: "fcm"
+        case .web: "webpush"
+        case .huawei: "hms"
+        }
+    }
+
     /// The label for `reason` on `platform` (nil: unknown platform): the reason itself when it
     /// is one of ours or in the provider's documented list, `""` for none, `other` for the rest.
     public static func reason(_ reason: String?, platform: Platform?) -> String {

@@ -138,12 +138,7 @@ public final class RedisClusterClient: RedisPipelining {
 
     /// As the blocking ``pipeline(_:)``, run on the client's serial queue; safe on the cooperative pool.
     public func pipeline(_ commands: [[RedisArgument]]) async throws(RedisError) -> [RedisReply] {
-        let result: Result<[RedisReply], RedisError> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: Result { () throws(RedisError) -> [RedisReply] in try self.pipeline(commands) })
-            }
-        }
-        return try result.get()
+        try await queue.blockingCall { () throws(RedisError) in try self.pipeline(commands) }
     }
 
     private enum Route {
@@ -163,152 +158,82 @@ public final class RedisClusterClient: RedisPipelining {
         case failed
     }
 
+    /// The jobs of a batch: one per unit, or one per master for a unit sent to every master.
+    private struct Expansion {
+        var jobs: [Job] = []
+        /// The job of each unit (the first one of a broadcast).
+        var jobOfUnit: [Int] = []
+        var broadcasts: [(unit: Int, jobs: Range<Int>, merge: RedisClusterPlan.Merge)] = []
+
+        init(_ units: [RedisClusterPlan.Unit], masters: [RedisClusterNode]) {
+            jobs.reserveCapacity(units.count)
+            jobOfUnit.reserveCapacity(units.count)
+            for (index, unit) in units.enumerated() {
+                jobOfUnit.append(jobs.count)
+                switch unit.target {
+                case .slot(let slot): jobs.append(Job(command: unit.command, route: .slot(slot)))
+                case .anyMaster: jobs.append(Job(command: unit.command, route: .anyMaster))
+                case .everyMaster(let merge):
+                    let start = jobs.count
+                    for master in masters { jobs.append(Job(command: unit.command, route: .node(master))) }
+                    broadcasts.append((unit: index, jobs: start..<jobs.count, merge: merge))
+                }
+            }
+        }
+
+        /// One reply per unit from the jobs' replies (a broadcast's merged).
+        func unitReplies(_ replies: [RedisReply?]) -> [RedisReply] {
+            var unitReplies: [RedisReply] = []
+            unitReplies.reserveCapacity(jobOfUnit.count)
+            for job in jobOfUnit { unitReplies.append(replies[job] ?? .null) }
+            for broadcast in broadcasts {
+                unitReplies[broadcast.unit] = RedisClusterPlan.merge(broadcast.jobs.map { replies[$0] ?? .null }, broadcast.merge)
+            }
+            return unitReplies
+        }
+    }
+
+    /// One round of ``execute(_:_:)``: the jobs to send again, and why.
+    private struct Round {
+        var retry: [Int] = []
+        /// A failure (not a redirection): the round counts against `maxRetries` and backs off.
+        var sawFailure = false
+        var needsMap = false
+        var lastFailure = ""
+        /// Where replies sent `ASK` (the next round sends those jobs there, after `ASKING`).
+        var asking: [Int: RedisClusterNode] = [:]
+        var delta: [RedisClusterNode: Counters] = [:]
+
+        /// Jobs that reach no node, or whose node failed: sent again after the slot map is read.
+        mutating func retryWithNewMap(_ failed: [Int], _ why: String) {
+            retry.append(contentsOf: failed)
+            sawFailure = true
+            needsMap = true
+            lastFailure = why
+        }
+    }
+
     /// Runs the units (one node each, or every master), with redirections and retries; one reply per unit.
     private func execute(_ units: [RedisClusterPlan.Unit], _ state: inout State) throws(RedisError) -> [RedisReply] {
         guard let map = state.map else { throw RedisError("no slot map", isConnectionError: true) }
-        var jobs: [Job] = []
-        jobs.reserveCapacity(units.count)
-        var broadcasts: [(unit: Int, jobs: Range<Int>, merge: RedisClusterPlan.Merge)] = []
-        var jobOfUnit: [Int] = []
-        jobOfUnit.reserveCapacity(units.count)
-        for (index, unit) in units.enumerated() {
-            jobOfUnit.append(jobs.count)
-            switch unit.target {
-            case .slot(let slot): jobs.append(Job(command: unit.command, route: .slot(slot)))
-            case .anyMaster: jobs.append(Job(command: unit.command, route: .anyMaster))
-            case .everyMaster(let merge):
-                let start = jobs.count
-                for master in map.masters { jobs.append(Job(command: unit.command, route: .node(master))) }
-                broadcasts.append((unit: index, jobs: start..<jobs.count, merge: merge))
-            }
-        }
-        var replies = [RedisReply?](repeating: nil, count: jobs.count)
-        var pending = Array(jobs.indices)
+        let expansion = Expansion(units, masters: map.masters)
+        var replies = [RedisReply?](repeating: nil, count: expansion.jobs.count)
+        var pending = Array(expansion.jobs.indices)
         var asking: [Int: RedisClusterNode] = [:]
         var failedNodes: Set<RedisClusterNode> = []
         var failureRounds = 0, redirectRounds = 0
         while !pending.isEmpty {
-            var lastFailure = ""
-            var retry: [Int] = []
-            var sawFailure = false, needsMap = false
-            // Route every pending job to a node: masters by their index in the map (no hashing on
-            // the hot path), other targets (ASK, a node outside the map) by address.
-            let masters = state.map?.masters ?? []
-            var jobsOfMaster = [[Int]](repeating: [], count: masters.count)
-            var otherNodes: [RedisClusterNode] = []
-            var jobsOfOther: [[Int]] = []
-            func add(_ job: Int, to node: RedisClusterNode) {
-                if let index = masters.firstIndex(of: node) { return jobsOfMaster[index].append(job) }
-                if let index = otherNodes.firstIndex(of: node) { return jobsOfOther[index].append(job) }
-                otherNodes.append(node)
-                jobsOfOther.append([job])
-            }
-            for job in pending {
-                if let target = asking[job] {
-                    add(job, to: target)
-                    continue
-                }
-                switch jobs[job].route {
-                case .slot(let slot):
-                    if let index = state.map?.masterIndex(forSlot: slot) {
-                        jobsOfMaster[index].append(job)
-                    } else {
-                        retry.append(job)
-                        sawFailure = true
-                        needsMap = true
-                        lastFailure = "no master serves slot \(slot)"
-                    }
-                case .node(let target):
-                    add(job, to: target)
-                case .anyMaster:
-                    if let index = masters.firstIndex(where: { !failedNodes.contains($0) }) ?? (masters.isEmpty ? nil : 0) {
-                        jobsOfMaster[index].append(job)
-                    } else {
-                        retry.append(job)
-                        sawFailure = true
-                        needsMap = true
-                        lastFailure = "the slot map has no master"
-                    }
-                }
-            }
-            var nodes: [RedisClusterNode] = []
-            var nodeJobLists: [[Int]] = []
-            for (index, list) in jobsOfMaster.enumerated() where !list.isEmpty {
-                nodes.append(masters[index])
-                nodeJobLists.append(list)
-            }
-            nodes.append(contentsOf: otherNodes)
-            nodeJobLists.append(contentsOf: jobsOfOther)
-            // Connect where needed; build one pipeline per node.
-            var parts: [HiredisExchange.Part] = []
-            var partNodes: [RedisClusterNode] = []
-            var partJobs: [[Int]] = []
-            var delta: [RedisClusterNode: Counters] = [:]
-            for (node, nodeJobs) in zip(nodes, nodeJobLists) {
-                do throws(RedisError) {
-                    let context = try connection(to: node, &state)
-                    var commands: [[RedisArgument]] = []
-                    commands.reserveCapacity(nodeJobs.count)
-                    for job in nodeJobs {
-                        if asking[job] != nil { commands.append(["ASKING"]) }
-                        commands.append(jobs[job].command)
-                    }
-                    parts.append(HiredisExchange.Part(context: context, commands: commands))
-                    partNodes.append(node)
-                    partJobs.append(nodeJobs)
-                } catch {
-                    delta[node, default: Counters()].connectionErrors += 1
-                    failedNodes.insert(node)
-                    retry.append(contentsOf: nodeJobs)
-                    sawFailure = true
-                    needsMap = true
-                    lastFailure = error.message
-                }
-            }
-            let asked = asking
-            asking.removeAll()
-            if !parts.isEmpty {
-                roundTrips.add(1, ordering: .relaxed)
-                let results = HiredisExchange.run(parts, timeoutMs: timeoutMs)
-                for (index, result) in results.enumerated() {
-                    let node = partNodes[index]
-                    delta[node, default: Counters()].roundTrips += 1
-                    switch result {
-                    case .failure(let error):
-                        state.connections[node] = nil
-                        delta[node, default: Counters()].connectionErrors += 1
-                        failedNodes.insert(node)
-                        retry.append(contentsOf: partJobs[index])
-                        sawFailure = true
-                        needsMap = true
-                        lastFailure = "\(node): \(error.message)"
-                    case .success(let nodeReplies):
-                        var position = 0
-                        for job in partJobs[index] {
-                            if asked[job] != nil { position += 1 } // ASKING's +OK
-                            let reply = nodeReplies[position]
-                            position += 1
-                            switch classify(reply, from: node, job: job, &state, &asking, &delta) {
-                            case .done: replies[job] = reply
-                            case .redirected:
-                                retry.append(job)
-                                if case .error(let message) = reply, message.hasPrefix("MOVED") { needsMap = true }
-                            case .failed:
-                                retry.append(job)
-                                sawFailure = true
-                                needsMap = needsMap || reply.errorMessage?.hasPrefix("CLUSTERDOWN") == true
-                                lastFailure = "\(node): \(reply.errorMessage ?? "")"
-                            }
-                        }
-                    }
-                }
-            }
-            record(delta)
-            if retry.isEmpty { break }
-            if sawFailure {
+            var round = Round()
+            let targets = route(pending, expansion.jobs, asking: asking, failedNodes: failedNodes, map: state.map, &round)
+            send(targets, expansion.jobs, asked: asking, &state, &failedNodes, &replies, &round)
+            asking = round.asking
+            record(round.delta)
+            if round.retry.isEmpty { break }
+            if round.sawFailure {
                 failureRounds += 1
                 guard failureRounds <= options.maxRetries else {
-                    throw RedisError("redis cluster: \(retry.count) command(s) failed after \(options.maxRetries) retries: \(lastFailure)", isConnectionError: true)
+                    throw RedisError("redis cluster: \(round.retry.count) command(s) failed after \(options.maxRetries) retries: \(round.lastFailure)",
+                                     isConnectionError: true)
                 }
                 backoff(failureRounds)
             } else {
@@ -317,17 +242,107 @@ public final class RedisClusterClient: RedisPipelining {
                     throw RedisError("redis cluster: still redirected after \(options.maxRedirects) redirections", isConnectionError: true)
                 }
             }
-            if needsMap { try? readMap(&state) }
-            retry.sort()
-            pending = retry
+            if round.needsMap { try? readMap(&state) }
+            pending = round.retry.sorted()
         }
-        var unitReplies: [RedisReply] = []
-        unitReplies.reserveCapacity(units.count)
-        for index in units.indices { unitReplies.append(replies[jobOfUnit[index]] ?? .null) }
-        for broadcast in broadcasts {
-            unitReplies[broadcast.unit] = RedisClusterPlan.merge(broadcast.jobs.map { replies[$0] ?? .null }, broadcast.merge)
+        return expansion.unitReplies(replies)
+    }
+
+    /// The node of every pending job, with its jobs: masters by their index in the map (no
+    /// hashing on the hot path), other targets (ASK, a node outside the map) by address. Jobs with
+    /// no node go to `round`'s retries.
+    private func route(_ pending: [Int], _ jobs: [Job], asking: [Int: RedisClusterNode], failedNodes: Set<RedisClusterNode>,
+                       map: RedisClusterSlotMap?, _ round: inout Round) -> [(node: RedisClusterNode, jobs: [Int])] {
+        let masters = map?.masters ?? []
+        var jobsOfMaster = [[Int]](repeating: [], count: masters.count)
+        var others: [(node: RedisClusterNode, jobs: [Int])] = []
+        func add(_ job: Int, to node: RedisClusterNode) {
+            if let index = masters.firstIndex(of: node) { return jobsOfMaster[index].append(job) }
+            if let index = others.firstIndex(where: { $0.node == node }) { return others[index].jobs.append(job) }
+            others.append((node, [job]))
         }
-        return unitReplies
+        for job in pending {
+            if let target = asking[job] {
+                add(job, to: target)
+                continue
+            }
+            switch jobs[job].route {
+            case .slot(let slot):
+                if let index = map?.masterIndex(forSlot: slot) {
+                    jobsOfMaster[index].append(job)
+                } else {
+                    round.retryWithNewMap([job], "no master serves slot \(slot)")
+                }
+            case .node(let target):
+                add(job, to: target)
+            case .anyMaster:
+                if let index = masters.firstIndex(where: { !failedNodes.contains($0) }) ?? (masters.isEmpty ? nil : 0) {
+                    jobsOfMaster[index].append(job)
+                } else {
+                    round.retryWithNewMap([job], "the slot map has no master")
+                }
+            }
+        }
+        var targets: [(node: RedisClusterNode, jobs: [Int])] = []
+        for (index, list) in jobsOfMaster.enumerated() where !list.isEmpty { targets.append((masters[index], list)) }
+        return targets + others
+    }
+
+    /// Sends every target its jobs as one pipeline, all nodes at once (one round trip), after
+    /// connecting where needed (`ASKING` before the jobs `asked` redirected); files each reply
+    /// in `replies` or, for a redirection or a failure, in `round`.
+    private func send(_ targets: [(node: RedisClusterNode, jobs: [Int])], _ jobs: [Job], asked: [Int: RedisClusterNode],
+                      _ state: inout State, _ failedNodes: inout Set<RedisClusterNode>, _ replies: inout [RedisReply?], _ round: inout Round) {
+        var parts: [HiredisExchange.Part] = []
+        var sent: [(node: RedisClusterNode, jobs: [Int])] = []
+        for (node, nodeJobs) in targets {
+            do throws(RedisError) {
+                let context = try connection(to: node, &state)
+                var commands: [[RedisArgument]] = []
+                commands.reserveCapacity(nodeJobs.count)
+                for job in nodeJobs {
+                    if asked[job] != nil { commands.append(["ASKING"]) }
+                    commands.append(jobs[job].command)
+                }
+                parts.append(HiredisExchange.Part(context: context, commands: commands))
+                sent.append((node, nodeJobs))
+            } catch {
+                round.delta[node, default: Counters()].connectionErrors += 1
+                failedNodes.insert(node)
+                round.retryWithNewMap(nodeJobs, error.message)
+            }
+        }
+        guard !parts.isEmpty else { return }
+        roundTrips.add(1, ordering: .relaxed)
+        for (index, result) in HiredisExchange.run(parts, timeoutMs: timeoutMs).enumerated() {
+            let (node, nodeJobs) = sent[index]
+            round.delta[node, default: Counters()].roundTrips += 1
+            switch result {
+            case .failure(let error):
+                state.connections[node] = nil
+                round.delta[node, default: Counters()].connectionErrors += 1
+                failedNodes.insert(node)
+                round.retryWithNewMap(nodeJobs, "\(node): \(error.message)")
+            case .success(let nodeReplies):
+                var position = 0
+                for job in nodeJobs {
+                    if asked[job] != nil { position += 1 } // ASKING's +OK
+                    let reply = nodeReplies[position]
+                    position += 1
+                    switch classify(reply, from: node, job: job, &state, &round.asking, &round.delta) {
+                    case .done: replies[job] = reply
+                    case .redirected:
+                        round.retry.append(job)
+                        if case .error(let message) = reply, message.hasPrefix("MOVED") { round.needsMap = true }
+                    case .failed:
+                        round.retry.append(job)
+                        round.sawFailure = true
+                        round.needsMap = round.needsMap || reply.errorMessage?.hasPrefix("CLUSTERDOWN") == true
+                        round.lastFailure = "\(node): \(reply.errorMessage ?? "")"
+                    }
+                }
+            }
+        }
     }
 
     /// What a reply means for its job: final, a redirection to follow, or a transient cluster error.

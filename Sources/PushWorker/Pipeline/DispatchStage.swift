@@ -1,4 +1,5 @@
 import Dispatch
+import PushRuntime
 import PushCore
 import PushPipeline
 import PushProviders

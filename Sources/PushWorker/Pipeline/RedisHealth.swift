@@ -1,4 +1,5 @@
 import Synchronization
+import PushRuntime
 
 /// Whether the fleet's state answers, as the pipeline last saw it: a failed call marks it away
 /// (the worker stops claiming and `/readyz` answers 503); the next call or probe that succeeds

@@ -1,4 +1,5 @@
 import Dispatch
+import PushRuntime
 import Foundation
 import PushCore
 import PushKafka

@@ -1,4 +1,5 @@
 import CPushAllocator
+import PushRuntime
 import Foundation
 import PushCore
 import PushEncoding

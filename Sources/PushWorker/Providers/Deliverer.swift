@@ -1,4 +1,5 @@
 import Foundation
+import PushRuntime
 import PushCore
 import PushCrypto
 import PushHTTP
@@ -86,7 +87,7 @@ public final class Deliverer: Sendable {
         self.webPushGuard = webPushGuard
         certificateCircuit = APNSCertificateCircuit(holdSeconds: certificateHoldSeconds)
         apnsTokens = APNSTokenCache(metrics: metrics)
-        fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger)
+        fcmTokens = FCMTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         hmsTokens = HMSTokenCache(http: http, metrics: metrics, logger: logger, clock: clock)
         vapid = VAPIDCache(metrics: metrics)
         webPushEncryptionSeconds = metrics.counterSeries("pushworker_webpush_encryption_cpu_seconds_total")
@@ -358,16 +359,10 @@ public final class Deliverer: Sendable {
         Attempt(outcome: .rejected(reason: "no_credentials"), httpStatus: nil, latencyMs: 0, attempts: attempt - 1)
     }
 
-    package static func providerLabel(_ platform: Platform) -> String {
-        switch platform {
-        case .ios: "apns"
-        case .android: "fcm"
-        case .web: "webpush"
-        case .huawei: "hms"
-        }
-    }
+    /// The `provider` label of `platform` (``MetricLabels/provider(_:)``).
+    package static func providerLabel(_ platform: Platform) -> String { MetricLabels.provider(platform) }
 
-    static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
+    package static func transportFailure(_ error: HTTPTransportError) -> TransportFailure {
         switch error {
         case .timeout: .timeout
         case .connect: .connect

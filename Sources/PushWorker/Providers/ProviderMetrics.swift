@@ -1,4 +1,5 @@
 import PushCore
+import PushRuntime
 import Synchronization
 
 /// The per-request provider metrics of one platform (`pushworker_provider_request_seconds`,

@@ -1,8 +1,9 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushWorker
 import PushEvents
-import PushDevTools
 
 /// `pushworker config check|print` (docs/reference/configuration.md).
 enum ConfigCommand {

@@ -1,9 +1,10 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushKafka
 import PushWorker
-import PushEvents
-import PushDevTools
+import PushTools
 
 /// `pushworker enqueue [FILE|-]` (docs/reference/cli.md): validates jobs and produces them to the jobs topic.
 enum EnqueueCommand {

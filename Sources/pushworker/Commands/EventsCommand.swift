@@ -1,5 +1,7 @@
 import Dispatch
+import PushRuntime
 import Foundation
+import PushCLI
 import PushCore
 import PushHTTP
 import PushHTTPServer
@@ -8,7 +10,6 @@ import PushRedis
 import Synchronization
 import PushWorker
 import PushEvents
-import PushDevTools
 
 /// `pushworker events`: the tracking endpoint (docs/reference/tracking-api.md; docs/events.md).
 enum EventsCommand {

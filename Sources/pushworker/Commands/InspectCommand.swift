@@ -1,5 +1,7 @@
 import Dispatch
+import PushRuntime
 import Foundation
+import PushCLI
 import PushCore
 import PushKafka
 import PushRedis

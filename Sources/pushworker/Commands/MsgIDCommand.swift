@@ -1,8 +1,8 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushWorker
-import PushEvents
-import PushDevTools
 import PushEncoding
 
 /// `pushworker msgid verify|decode|sign` (docs/reference/msgid.md): checks (or makes) a message id offline

@@ -1,9 +1,9 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushCrypto
 import PushWorker
-import PushEvents
-import PushDevTools
 import PushEncoding
 import PushProviders
 

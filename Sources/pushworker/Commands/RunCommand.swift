@@ -1,13 +1,13 @@
 import Dispatch
+import PushRuntime
 import Foundation
+import PushCLI
 import PushCore
 import PushHTTP
 import PushHTTPServer
 import PushKafka
 import Synchronization
 import PushWorker
-import PushEvents
-import PushDevTools
 
 /// `pushworker run`: the worker (docs/reference/cli.md, configuration.md).
 enum RunCommand {

@@ -1,10 +1,10 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushHTTP
 import Synchronization
 import PushWorker
-import PushEvents
-import PushDevTools
 import PushPipeline
 import PushProviders
 
@@ -41,26 +41,10 @@ enum SendCommand {
         case .failure(let exit): return exit.code
         }
         let logger = Logger(level: configuration.logLevel, format: configuration.logFormat)
-        do { _ = try LibcurlCheck.validate(allowCleartextHTTP2: false) } catch {
-            printError("error: \(error)")
-            return ExitCode.unavailable
-        }
-        guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
-        var httpConfiguration = HTTPClientConfiguration()
-        httpConfiguration.caFile = configuration.caFile
-        httpConfiguration.proxy = configuration.httpsProxy
-        httpConfiguration.noProxy = configuration.noProxy
-        httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
-        let http: HTTP2Client
-        do { http = try HTTP2Client(configuration: httpConfiguration) } catch {
-            printError("error: \(error)")
-            return ExitCode.unavailable
-        }
-        let metrics = Metrics()
         let unansweredPolicy = UnansweredPolicy(rawValue: configuration.resendUnanswered) ?? .replace
         let webPushPolicy = WebPushPolicy(extraAllowedHosts: configuration.webPushAllowedHosts)
-        let deliverer = Deliverer(http: http, metrics: metrics, logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
-                                  webPushGuard: WebPushAddressGuard(policy: webPushPolicy))
+        guard let (http, deliverer) = delivery(configuration, logger: logger, webPushPolicy: webPushPolicy) else { return ExitCode.unavailable }
+        guard let keyring = try? MsgIDKeyring(parsing: configuration.msgIDKeys) else { return ExitCode.config }
         let store = CredentialsStore(directory: configuration.credentialsDir, logger: logger)
         let credentials = store.credentials(for: job.appID)
         let planner = JobPlanner(keyring: keyring, webPushPolicy: webPushPolicy)
@@ -140,7 +124,28 @@ enum SendCommand {
         return ordered.allSatisfy({ $0.status == .sent || $0.status == .duplicate }) ? ExitCode.ok : ExitCode.failure
     }
 
-    /// One recipient's result: its §4 line and what stderr explains.
+    /// The HTTP client (after the libcurl check) and the deliverer over it; nil after printing
+    /// why on stderr (the command then exits 69).
+    static func delivery(_ configuration: Configuration, logger: Logger, webPushPolicy: WebPushPolicy) -> (HTTP2Client, Deliverer)? {
+        var httpConfiguration = HTTPClientConfiguration()
+        httpConfiguration.caFile = configuration.caFile
+        httpConfiguration.proxy = configuration.httpsProxy
+        httpConfiguration.noProxy = configuration.noProxy
+        httpConfiguration.requestTimeout = .milliseconds(configuration.requestTimeoutMs)
+        let http: HTTP2Client
+        do {
+            _ = try LibcurlCheck.validate(allowCleartextHTTP2: false)
+            http = try HTTP2Client(configuration: httpConfiguration)
+        } catch {
+            printError("error: \(error)")
+            return nil
+        }
+        let deliverer = Deliverer(http: http, metrics: Metrics(), logger: logger, requestTimeout: .milliseconds(configuration.requestTimeoutMs),
+                                  webPushGuard: WebPushAddressGuard(policy: webPushPolicy))
+        return (http, deliverer)
+    }
+
+    /// One recipient's result: its result line (docs/reference/records.md) and what stderr explains.
     struct Outcome: Sendable {
         var line: String
         var platform: Platform?

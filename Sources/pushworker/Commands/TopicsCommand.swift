@@ -1,9 +1,10 @@
 import Foundation
+import PushRuntime
+import PushCLI
 import PushCore
 import PushKafka
 import PushWorker
-import PushEvents
-import PushDevTools
+import PushTools
 import PushEncoding
 
 /// `pushworker topics print|apply` (docs/reference/topics.md, cli.md): shows the declared topics, or converges the
@@ -34,7 +35,7 @@ enum TopicsCommand {
       --verbose               show librdkafka's warnings and errors
 
     Exit 0 on success, 64 usage, 66 unreadable declarations, 69 the cluster refused or did not
-    answer (librdkafka's mock cluster, `pushworker dev-broker`, has no Admin API), 78 configuration.
+    answer (librdkafka's mock cluster, `pushworker-dev dev-broker`, has no Admin API), 78 configuration.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -168,7 +169,7 @@ enum TopicsCommand {
     static func explain(_ error: KafkaError) -> String {
         var text = "\(error.message) [\(error.name)]"
         if error.code == KafkaError.unsupportedFeature {
-            text += " (the broker does not implement this Admin API; librdkafka's mock cluster, `pushworker dev-broker`, has none)"
+            text += " (the broker does not implement this Admin API; librdkafka's mock cluster, `pushworker-dev dev-broker`, has none)"
         } else if error.code == KafkaError.timedOut || error.code == KafkaError.allBrokersDown || error.code == KafkaError.transport {
             text += " (no answer: check PUSHWORKER_KAFKA_BROKERS; a cluster without a controller, such as librdkafka's mock cluster, has no Admin API)"
         }

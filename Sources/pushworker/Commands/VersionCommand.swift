@@ -1,4 +1,6 @@
+import PushCLI
 import PushCore
+import PushRuntime
 import PushWorker
 import PushEncoding
 

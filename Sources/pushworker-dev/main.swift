@@ -1,0 +1,1 @@
+PushworkerDevCLI.tool.run()
