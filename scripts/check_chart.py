@@ -405,7 +405,7 @@ ENV_DEFAULTS = {
     "PUSHWORKER_TOPIC_TOKENS": "push.tokens.v1", "PUSHWORKER_TOPIC_DLQ": "push.dlq.v1",
     "PUSHWORKER_TOPIC_EVENTS": "push.events.v1", "PUSHWORKER_CREDENTIALS_DIR": "/etc/pushworker/credentials",
     "PUSHWORKER_HTTP_ADDR": "0.0.0.0:9400", "PUSHWORKER_MAX_IN_FLIGHT": "2000", "PUSHWORKER_MAX_ATTEMPTS": "5",
-    "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "25", "PUSHWORKER_HTTP_CONNECTIONS": "2", "PUSHWORKER_HTTP_STREAMS": "100",
+    "PUSHWORKER_DRAIN_SECONDS": "25", "PUSHWORKER_HTTP_CONNECTIONS": "2", "PUSHWORKER_HTTP_STREAMS": "100",
     "PUSHWORKER_REQUEST_TIMEOUT_MS": "10000", "PUSHWORKER_LOG_LEVEL": "info", "PUSHWORKER_LOG_FORMAT": "json",
 }
 DASHBOARD_METRICS = ["pushworker_notifications_total", "pushworker_provider_request_seconds_bucket",
@@ -506,7 +506,7 @@ def expect_worker(set_name: str, docs: list[dict], values: dict) -> None:
     check(L("pod securityContext non-root + RuntimeDefault seccomp"),
           psc.get("runAsNonRoot") is True and psc.get("runAsUser") == 65532
           and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", json.dumps(psc))
-    drain = int(cm["data"]["PUSHWORKER_SHUTDOWN_GRACE_SECONDS"])
+    drain = int(cm["data"]["PUSHWORKER_DRAIN_SECONDS"])
     grace = pod.get("terminationGracePeriodSeconds", 30)
     expected_grace = values.get("terminationGracePeriodSeconds") or drain + 15
     check(L(f"terminationGracePeriodSeconds {grace} > drain {drain}"), grace > drain and grace == expected_grace,

@@ -7,10 +7,7 @@ documents — a path into a sibling `shared` folder, a design-document section o
 style guide's file name, a research note or a numbered seed. Contracts belong in
 docs/reference/, figures in docs/performance.md, history in git.
 
-scripts/standalone-allowlist.txt lists the files still to clean, one path per line (`#`
-comments): they may keep such references. The list must be exact: a listed file that no longer
-has any reference is reported too, so it shrinks as files are cleaned. Binary files are
-skipped. Prints one line per failure (with the first matching line of the file), then
+Binary files are skipped. Prints one line per failure (with the first matching line of the file), then
 "N passed, N failed"; exits 1 on any failure. Usage: python3 scripts/check_standalone.py [-v]
 """
 from __future__ import annotations
@@ -21,7 +18,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLOWLIST = ROOT / "scripts" / "standalone-allowlist.txt"
 VERBOSE = "-v" in sys.argv[1:]
 
 # Written in pieces so that this file does not match itself.
@@ -33,7 +29,7 @@ PATTERNS = [
     re.escape(_S + ".md"),
     re.escape("shared/" + _R),
     _R + r"/(providers|libcurl-floor)\.md",
-    r"\bseeds? 0\d\d",
+    r"\bseeds?\s+(///\s*)?0\d\d",
 ]
 REFERENCE = re.compile("|".join(PATTERNS))
 
@@ -46,21 +42,8 @@ def tracked_files() -> list[Path]:
         return [p for p in ROOT.rglob("*") if p.is_file() and not {".git", ".build"} & set(p.relative_to(ROOT).parts)]
 
 
-def allowlist() -> set[str]:
-    if not ALLOWLIST.exists():
-        return set()
-    entries = set()
-    for line in ALLOWLIST.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            entries.add(line)
-    return entries
-
-
 def main() -> int:
     passed = failed = 0
-    allowed = allowlist()
-    seen: set[str] = set()
     for path in sorted(tracked_files()):
         relative = path.relative_to(ROOT).as_posix()
         if not path.is_file():
@@ -69,27 +52,16 @@ def main() -> int:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        seen.add(relative)
         match = REFERENCE.search(text)
         if match is None:
-            if relative in allowed:
-                failed += 1
-                print(f"FAIL {relative}: in scripts/standalone-allowlist.txt but has no reference left: remove it from the list")
-            else:
-                passed += 1
-            continue
-        if relative in allowed:
             passed += 1
             if VERBOSE:
-                print(f"ok   {relative}: allowed (still to clean)")
+                print(f"ok   {relative}")
             continue
         failed += 1
         number = text.count("\n", 0, match.start()) + 1
         line = text.splitlines()[number - 1].strip()
         print(f"FAIL {relative}:{number}: refers to a document that does not ship with the repository: {line[:160]}")
-    for entry in sorted(allowed - seen):
-        failed += 1
-        print(f"FAIL {entry}: listed in scripts/standalone-allowlist.txt but not a tracked file")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

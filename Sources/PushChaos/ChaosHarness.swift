@@ -202,7 +202,7 @@ final class ChaosHarness {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "PUSHWORKER_HTTP_ADDR": "127.0.0.1:\(port)",
             "PUSHWORKER_LOG_LEVEL": "info",
-            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "15",
+            "PUSHWORKER_DRAIN_SECONDS": "15",
             "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000",
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]

@@ -340,7 +340,10 @@ extension ChaosDrills {
         let watcher = try ResultWatcher(harness, expected: campaign.expected)
         let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "200", "PUSHWORKER_REQUEST_TIMEOUT_MS": "2000",
                                                      "PUSHWORKER_CLAIM_LEASE_SECONDS": "5"])
-        try harness.produce(campaign.jobs)
+        // The first half before the outage, the second half into it: however fast the worker,
+        // half the campaign meets the outage.
+        let half = campaign.jobs.count / 2
+        try harness.produce(Array(campaign.jobs[..<half]))
         guard watcher.wait(fraction: 0.2, timeout: 60) else {
             report.check("campaign started", "\(watcher.covered.count) results", false)
             stop(worker, &report)
@@ -348,6 +351,7 @@ extension ChaosDrills {
         }
         try harness.setFaults(#"{"outageSeconds":20}"#)
         let outageStart = Date()
+        try harness.produce(Array(campaign.jobs[half...]))
         watcher.wait(timeout: 180)
         let done = Date().timeIntervalSince(outageStart)
         let failed = watcher.statuses["failed"] ?? 0

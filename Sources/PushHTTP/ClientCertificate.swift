@@ -1,5 +1,5 @@
 /// A TLS client certificate and its private key, both PEM, for ``HTTPRequest/clientCertificate``
-/// (APNs certificate authentication, DESIGN §18).
+/// (APNs certificate authentication, docs/providers.md "APNs certificate authentication").
 ///
 /// libcurl keys connection reuse on the TLS configuration, client certificate included
 /// (`match_ssl_primary_config` compares `CURLOPT_SSLCERT_BLOB`), and its TLS session cache

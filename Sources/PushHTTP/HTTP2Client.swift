@@ -141,7 +141,7 @@ public final class HTTP2Client: Sendable {
     public var inFlight: Int { shared.state.withLock { $0.inFlight } }
 
     /// CPU seconds the I/O thread has used so far (its own CPU clock, `pthread_getcpuclockid`),
-    /// nil once it has stopped. For benchmarks (`pushworker bench http`); do not call it while
+    /// nil once it has stopped. For benchmarks (`pushworker-dev bench http`); do not call it while
     /// another thread runs ``shutdown(drainTimeout:)``.
     public var ioThreadCPUSeconds: Double? {
         guard !loop.finished.withLock({ $0 }) else { return nil }

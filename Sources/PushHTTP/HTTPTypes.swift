@@ -22,8 +22,7 @@ public struct HTTPRequest: Sendable {
     /// Whole-transfer timeout (connect + send + receive). Default: nil = the client's
     /// ``HTTPClientConfiguration/requestTimeout``.
     public var timeout: Duration?
-    /// Checked against the address libcurl is about to connect to (DESIGN §15 "Web Push
-    /// allow-list": the address actually connected to decides, so a name that resolves
+    /// Checked against the address libcurl is about to connect to (docs/payloads.md "Web Push": the address actually connected to decides, so a name that resolves
     /// differently a second time cannot reach a refused one). Nil: any address.
     public var connectPolicy: ConnectAddressPolicy?
     /// The TLS client certificate to connect with (APNs certificate auth); nil: none. Requests

@@ -64,7 +64,7 @@ extension SandboxRouter {
         if let pushType, !Self.apnsPushTypes.contains(pushType) { return reject(400, "InvalidPushType") }
         let priority = request.header("apns-priority")
         if let priority, !["10", "5", "1"].contains(priority) { return reject(400, "BadPriority") }
-        // Live Activities (DESIGN §16): the topic is `<bundle id>.push-type.liveactivity` exactly
+        // Live Activities (docs/providers.md "Live Activities"): the topic is `<bundle id>.push-type.liveactivity` exactly
         // when the push type is liveactivity (Apple answers a bare bundle id with
         // DeviceTokenNotForTopic, forum 712499); token connections only (Apple: certificate
         // authentication is not supported for these pushes); priority 5 or 10.

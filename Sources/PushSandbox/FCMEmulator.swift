@@ -3,7 +3,7 @@ import PushCrypto
 import PushEncoding
 
 /// FCM HTTP v1 emulation: the OAuth 2.0 JWT-bearer grant at `token_uri` (RFC 7523) and
-/// `POST /v1/projects/<project>/messages:send` to a token, a topic or a condition (DESIGN §19), with
+/// `POST /v1/projects/<project>/messages:send` to a token, a topic or a condition (docs/providers.md "FCM topics and conditions"), with
 /// Google's error format (google.rpc.Status + FcmError).
 extension SandboxRouter {
     static let fcmScope = "https://www.googleapis.com/auth/firebase.messaging"

@@ -2,7 +2,7 @@ import PushCore
 import PushCrypto
 import PushEncoding
 
-/// Huawei Push Kit emulation (DESIGN §17, facts in shared/research/providers.md §2): the OAuth 2.0
+/// Huawei Push Kit emulation (docs/providers.md "Huawei Push Kit"): the OAuth 2.0
 /// client-credentials grant at `/oauth2/v3/token` and `POST /v1/<clientId>/messages:send` with
 /// Huawei's answer `{"code","msg","requestId"}` and its result codes.
 ///

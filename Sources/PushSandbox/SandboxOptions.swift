@@ -1,6 +1,6 @@
 import PushCore
 
-/// What `pushworker sandbox` runs with (validated by the command line, DESIGN §11).
+/// What `pushworker-dev sandbox` runs with (validated by the command line, docs/sandbox.md).
 public struct SandboxOptions: Sendable {
     public var host = "127.0.0.1"
     public var port: UInt16 = 0

@@ -162,7 +162,7 @@ final class SandboxRouter {
         case ("GET", "/_sandbox/health"):
             return .text(200, "ok\n")
         case ("GET", "/_sandbox/tls"):
-            // The connection's TLS client identity (DESIGN §18): which verified certificate,
+            // The connection's TLS client identity (docs/providers.md "APNs certificate authentication"): which verified certificate,
             // for which app, on which connection of this event loop.
             let certificate = request.clientCertificate.flatMap { trust.apnsCertificates[$0] }
             return .json(200, JSONWriter.object { w in

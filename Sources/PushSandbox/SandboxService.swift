@@ -5,8 +5,8 @@ import PushHTTPServer
 import Glibc
 #endif
 
-/// The running `pushworker sandbox`: listeners, TLS, one event loop thread per listener, until
-/// SIGTERM/SIGINT (DESIGN §11, docs/sandbox.md). The CLI parses ``SandboxOptions``; this runs them.
+/// The running `pushworker-dev sandbox`: listeners, TLS, one event loop thread per listener, until
+/// SIGTERM/SIGINT (docs/sandbox.md, docs/sandbox.md). The CLI parses ``SandboxOptions``; this runs them.
 public enum SandboxService {
     public static func run(_ options: SandboxOptions) throws -> Int32 {
         signal(SIGPIPE, SIG_IGN)
@@ -93,10 +93,10 @@ public enum SandboxService {
         }
         let apps = trust.appIDs.isEmpty ? "none" : trust.appIDs.joined(separator: ",")
         let certificates = options.clientCertificateApps.isEmpty ? "" : ", client certificates for \(options.clientCertificateApps.joined(separator: ","))"
-        writeOut("pushworker sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(certificates)\(options.isAuthDisabled ? ", auth off" : ""))\n")
+        writeOut("pushworker-dev sandbox listening on \(origin) (threads \(loops.count), apps \(apps)\(certificates)\(options.isAuthDisabled ? ", auth off" : ""))\n")
         if let inboxListener, let address = options.inboxAddress {
             let tracked = options.eventsURL.map { ", events to \($0.description)\(options.reportsDelivered ? " (delivered too)" : "")" } ?? ""
-            writeOut("pushworker sandbox inbox on http://\(address.host):\(inboxListener.port)/\(tracked)\n")
+            writeOut("pushworker-dev sandbox inbox on http://\(address.host):\(inboxListener.port)/\(tracked)\n")
             if let file = options.inboxPortFile { try SandboxCredentials.writeAtomically("\(inboxListener.port)\n", to: file) }
         }
         if let portFile = options.portFile { try SandboxCredentials.writeAtomically("\(first.port)\n", to: portFile) }
@@ -108,7 +108,7 @@ public enum SandboxService {
         inbox?.stop()
         tracking?.stop()
         state.flushRecords()
-        writeOut("pushworker sandbox stopped\n")
+        writeOut("pushworker-dev sandbox stopped\n")
         return 0
     }
 

@@ -5,7 +5,7 @@ import Glibc
 import PushEncoding
 #endif
 
-/// Fault injection settings (DESIGN §11). Shares are probabilities in 0...1.
+/// Fault injection settings (docs/sandbox.md). Shares are probabilities in 0...1.
 struct SandboxFaults: Sendable, Equatable {
     /// Share of tokens answered as unregistered. Decided per token (a hash), so a token stays dead.
     var unregisteredShare = 0.0
@@ -31,7 +31,7 @@ struct SandboxFaults: Sendable, Equatable {
     /// environment). Default: nil (off).
     var refuseCertificates: String?
     /// Huawei sends answer these, one each, in order, before any other check but authentication
-    /// (DESIGN §17): a Huawei result code (8 digits: `81000001`, `80300008`, `80200003` …) or
+    /// (docs/providers.md "Huawei Push Kit"): a Huawei result code (8 digits: `81000001`, `80300008`, `80200003` …) or
     /// `502`/`503`. `80200001`/`80200003` also revoke the access token the request carried.
     /// Default: empty.
     var hmsAnswers: [String] = []

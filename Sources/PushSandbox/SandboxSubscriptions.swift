@@ -3,7 +3,7 @@ import PushCrypto
 import PushEncoding
 
 /// Deterministic Web Push subscriptions: the keys of subscription `id` derive from a seed, so
-/// `pushworker sandbox subscriptions` and a running sandbox with the same `--seed` agree without sharing state.
+/// `pushworker-dev sandbox subscriptions` and a running sandbox with the same `--seed` agree without sharing state.
 ///
 /// - private key: the first valid P-256 scalar among HMAC-SHA256(seed, "p256:" + id),
 ///   HMAC-SHA256(seed, "p256:" + id + "#1"), "#2", … (a digest is invalid when 0 or ≥ the group order, p ≈ 2⁻³²);

@@ -22,7 +22,7 @@ struct FCMTrustedAccount: Sendable {
     let publicKey: RSAPublicKey
 }
 
-/// A Huawei Push Kit OAuth 2.0 client the sandbox accepts client-credentials grants from (DESIGN §17).
+/// A Huawei Push Kit OAuth 2.0 client the sandbox accepts client-credentials grants from (docs/providers.md "Huawei Push Kit").
 struct HMSTrustedClient: Sendable {
     let appID: String
     let clientID: String
@@ -31,7 +31,7 @@ struct HMSTrustedClient: Sendable {
     let pathID: String
 }
 
-/// An APNs client certificate the sandbox issued (`--require-client-cert`, DESIGN §18).
+/// An APNs client certificate the sandbox issued (`--require-client-cert`, docs/providers.md "APNs certificate authentication").
 struct APNSTrustedCertificate: Sendable {
     let appID: String
     /// The bundle id the certificate is for (its subject `UID`).
@@ -63,12 +63,12 @@ public struct SandboxCredentialsError: Error, Sendable, CustomStringConvertible 
     public var description: String { message }
 }
 
-/// Credential folders in the worker's format (DESIGN §9), generated or read.
+/// Credential folders in the worker's format (docs/configuration.md "Provider credentials"), generated or read.
 enum SandboxCredentials {
     /// Writes `<directory>/<appID>/{apns,fcm,webpush,hms,app}.json` with fresh keys whose endpoints point at `origin`.
     ///
     /// Apps in `certificateApps` get APNs certificate credentials instead of a signing key
-    /// (DESIGN §18): a client certificate issued by `authority` (subject
+    /// (docs/providers.md "APNs certificate authentication"): a client certificate issued by `authority` (subject
     /// `UID=<topic>, CN=Apple Push Services: <topic>`, marked for the development environment,
     /// valid 90 days: past the worker's 30-day expiry warning), written as `apns.json` `{certificate: PEM cert + key, topic, endpoint,
     /// environment: "development"}`.
@@ -121,7 +121,7 @@ enum SandboxCredentials {
             trust.add(FCMTrustedAccount(appID: appID, projectID: projectID, clientEmail: clientEmail,
                                         privateKeyID: privateKeyID, tokenURI: tokenURI, publicKey: rsaKey.publicKey))
 
-            // Huawei (DESIGN §17): a numeric client id as AppGallery Connect shows it, a random
+            // Huawei (docs/providers.md "Huawei Push Kit"): a numeric client id as AppGallery Connect shows it, a random
             // secret, both endpoints at the sandbox.
             let hmsClientID = String(UInt64.random(in: 100_000_000...999_999_999))
             let hmsSecret = randomHex(32)

@@ -4,7 +4,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-/// Per-request TLS client certificates (DESIGN §18) against the sandbox with
+/// Per-request TLS client certificates (docs/providers.md "APNs certificate authentication") against the sandbox with
 /// `--require-client-cert`: its `GET /_sandbox/tls` answers with the certificate the
 /// connection presented and the connection's number.
 @Suite("HTTP2Client with TLS client certificates", .serialized)

@@ -3,7 +3,7 @@ import PushHTTP
 import PushTestSupport
 import Testing
 
-/// The connect-time address check (DESIGN §15 "Web Push allow-list"): what decides is the
+/// The connect-time address check (docs/security.md "End users' subscriptions"): what decides is the
 /// address libcurl actually connects to, seen in `CURLOPT_OPENSOCKETFUNCTION`. The resolver
 /// double is libcurl's own `CURLOPT_RESOLVE`: the name resolves to a loopback address only, and
 /// nothing but loopback is ever contacted.

@@ -126,7 +126,7 @@ struct InboxBrowserTests {
         #expect(clicked?["campaignId"] as? String == Self.campaign)
         #expect(clicked?["platform"] as? String == "android")
 
-        // A Live Activity start (DESIGN §16) is drawn as the activity's card: event, state, dates.
+        // A Live Activity start (docs/providers.md "Live Activities") is drawn as the activity's card: event, state, dates.
         let activityJob = #"""
         {"schemaVersion":1,"jobId":"la:1","appId":"\#(Self.app)","campaignId":"cmp_la","priority":"normal",
          "content":{"defaultLanguage":"en","languages":{"en":{"title":"Order A-1001","body":"Being prepared"}}},

@@ -73,7 +73,7 @@ struct InboxDrawingTests {
         #expect(display.interruptionLevel == "time-sensitive")
         #expect(display.imageURL == "https://cdn.example/sale.jpg")
         #expect(display.appName == "com.example.shop")
-        // A button without its own URL leads to the notification's (seed 003).
+        // A button without its own URL leads to the notification's (docs/payloads.md "Where each SDK field travels").
         #expect(display.buttons == [InboxButton(id: "buy", title: "Satın al", url: "https://shop.example/cart"),
                                     InboxButton(id: "later", title: "Sonra", url: "https://shop.example/sale"),
                                     InboxButton(id: "no", title: "Hayır", url: "https://shop.example/sale")])
@@ -180,7 +180,7 @@ struct InboxDrawingTests {
         #expect(android.data.map(\.key) == ["screen", "promo"])
     }
 
-    @Test("iOS loc keys (seed 004) are shown as keys with their arguments")
+    @Test("iOS loc keys (the SDK contract) are shown as keys with their arguments")
     func locKeys() throws {
         var content = Self.content(platform: "ios", actions: 0)
         content.title = nil; content.subtitle = nil; content.body = nil

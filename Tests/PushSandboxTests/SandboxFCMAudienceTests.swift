@@ -4,7 +4,7 @@ import Testing
 @testable import PushSandbox
 import PushEncoding
 
-/// The FCM emulator's topic and condition targets (DESIGN §19) and the inbox's drawing of them.
+/// The FCM emulator's topic and condition targets (docs/providers.md "FCM topics and conditions") and the inbox's drawing of them.
 @Suite("Sandbox FCM topics and conditions")
 struct SandboxFCMAudienceTests {
     static func send(_ message: String, faults: SandboxFaults = SandboxFaults()) -> (SandboxResponse, SandboxState) {

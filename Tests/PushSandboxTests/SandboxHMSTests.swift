@@ -4,7 +4,7 @@ import Testing
 @testable import PushSandbox
 import PushEncoding
 
-/// The Huawei Push Kit emulator without I/O (DESIGN §17): the token endpoint and messages:send.
+/// The Huawei Push Kit emulator without I/O (docs/providers.md "Huawei Push Kit"): the token endpoint and messages:send.
 @Suite("Sandbox Huawei Push Kit")
 struct SandboxHMSTests {
     static let now = 1_800_000_000.0

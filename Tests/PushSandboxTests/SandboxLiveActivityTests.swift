@@ -6,7 +6,7 @@ import Testing
 import PushEncoding
 import PushProviders
 
-/// The APNs emulator's Live Activity rules (DESIGN §16) and certificate connections (§18), and
+/// The APNs emulator's Live Activity rules (docs/providers.md "Live Activities") and certificate connections (§18), and
 /// the inbox's Live Activity card. No I/O: requests in, responses out.
 @Suite("Sandbox Live Activities and certificates")
 struct SandboxLiveActivityTests {

@@ -226,7 +226,7 @@ package struct BenchE2E: Benchmark {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "PUSHWORKER_HTTP_CONNECTIONS": "\(connections)",
             "PUSHWORKER_HTTP_STREAMS": "\(streams)",
-            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "10",
+            "PUSHWORKER_DRAIN_SECONDS": "10",
             "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000",
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]

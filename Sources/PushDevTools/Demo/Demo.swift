@@ -79,7 +79,7 @@ public enum Demo {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "PUSHWORKER_HTTP_ADDR": "127.0.0.1:0",
             "PUSHWORKER_LOG_LEVEL": "warning",
-            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "5",
+            "PUSHWORKER_DRAIN_SECONDS": "5",
             "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000",
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]

@@ -6,7 +6,7 @@ import Synchronization
 #endif
 
 /// Owns one `CURLM *` and the event loop state libcurl's socket API drives on it
-/// (`pw_curl_events` in the CCurl shim: an epoll set, libcurl's timer, the corked sockets).
+/// (`pw_curl_events` in the CPushCurl target: an epoll set, libcurl's timer, the corked sockets).
 /// Built by ``make(maxConnectionsPerHost:maxTotalConnections:maxConcurrentStreams:coalesceWrites:)``:
 /// the handles first, then this owner around them (a non-throwing `init`), then the options; a
 /// refused option only throws, and `deinit` cleans both up, once.

@@ -11,7 +11,7 @@ import Glibc
 /// turn's writes (the sockets are corked while libcurl writes, uncorked before the wait) and
 /// sleeps in `epoll_wait` until a socket is ready, libcurl's timer is due or a submission wakes
 /// it; each ready socket gets its `curl_multi_socket_action` (only that connection's transfers
-/// run). The C side of the loop is `pw_curl_events` in the CCurl shim.
+/// run). The C side of the loop is `pw_curl_events` in the CPushCurl target.
 ///
 /// A request submitted from a completion (on this thread) needs no wake-up: the loop notices
 /// (`submittedOnLoopThread`) and starts it in the same turn, before it waits.

@@ -1,7 +1,6 @@
 import PushEncoding
 import PushCore
-/// The ActivityKit request for a job with `ios.liveActivity` (DESIGN §16; facts and sources in
-/// `shared/research/providers.md` §1: Apple, "Starting and updating Live Activities with
+/// The ActivityKit request for a job with `ios.liveActivity` (docs/providers.md "Live Activities"; sources: Apple, "Starting and updating Live Activities with
 /// ActivityKit push notifications" [A1], "Sending notification requests to APNs" [A3]).
 ///
 /// Headers: `apns-push-type: liveactivity`, `apns-topic: <bundle id>.push-type.liveactivity`

@@ -1,6 +1,6 @@
 import PushEncoding
 import PushCore
-/// Builds the APNs request (`POST <endpoint>/3/device/<token>`, DESIGN §5; seed 004; Apple's
+/// Builds the APNs request (`POST <endpoint>/3/device/<token>`, docs/payloads.md "APNs"; Apple's
 /// "Generating a remote notification" and "Sending notification requests to APNs").
 ///
 /// Body: `aps` (what iOS shows) + `custom` (what the SDK reads, compact keys, see
@@ -8,8 +8,8 @@ import PushCore
 /// Headers: `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`,
 /// `apns-collapse-id` (the replace key, docs/payloads.md "Replace key": the job's `collapseId` among the shared
 /// headers, else the recipient's derived key in ``ProviderRequest/recipientHeaders``); the transport adds `authorization: bearer <JWT>` (token auth; a
-/// certificate app sends none, DESIGN §18). A job with `ios.liveActivity` gets the ActivityKit
-/// request instead (``buildLiveActivity(_:activity:deviceToken:apns:issuedAtUnix:)``, DESIGN §16).
+/// certificate app sends none, docs/providers.md "APNs certificate authentication"). A job with `ios.liveActivity` gets the ActivityKit
+/// request instead (``buildLiveActivity(_:activity:deviceToken:apns:issuedAtUnix:)``, docs/providers.md "Live Activities").
 public enum APNSPayloadBuilder {
     /// APNs rejects larger bodies with 413 `PayloadTooLarge`. Bytes.
     public static let maxPayloadBytes = 4096
@@ -42,7 +42,7 @@ public enum APNSPayloadBuilder {
     }
 
     /// A silent background push: `contentAvailable` and no alert text, loc key, sound or badge
-    /// (DESIGN §15 Priority). Sent as `apns-push-type: background`, `apns-priority: 5`.
+    /// (docs/payloads.md "APNs"). Sent as `apns-push-type: background`, `apns-priority: 5`.
     public static func isBackground(_ content: NotificationContent) -> Bool {
         content.ios.contentAvailable && !hasAlert(content) && content.ios.sound == nil && content.ios.badge == nil
     }
@@ -182,7 +182,7 @@ public enum APNSPayloadBuilder {
     }
 }
 
-/// The compact keys of the APNs `custom` object the SDK reads (DESIGN §5; seeds 000–002:
+/// The compact keys of the APNs `custom` object the SDK reads (docs/payloads.md "Where each SDK field travels":
 /// `custom.i` identifies the notification). Every byte counts towards the 4096-byte budget.
 extension APNSPayloadBuilder {
     /// The `custom` members every APNs payload carries first (notifications and Live
@@ -195,7 +195,7 @@ extension APNSPayloadBuilder {
 }
 
 public enum APNSCustomKey {
-    /// The signed msgId (DESIGN §6). Always present.
+    /// The signed msgId (docs/reference/msgid.md). Always present.
     public static let msgID = "i"
     /// The campaign id. Always present.
     public static let campaignID = "c"

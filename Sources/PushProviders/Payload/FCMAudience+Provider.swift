@@ -1,6 +1,6 @@
 import PushCore
 
-/// The provider side of an FCM audience (DESIGN §19): its HTTP v1 target and what FCM's
+/// The provider side of an FCM audience (docs/providers.md "FCM topics and conditions"): its HTTP v1 target and what FCM's
 /// answers mean for it.
 extension FCMAudience {
     /// The FCM HTTP v1 target.
@@ -11,8 +11,8 @@ extension FCMAudience {
         }
     }
 
-    /// What an FCM answer means for an audience send (DESIGN §19): the token-send mapping
-    /// (DESIGN §7), except the verdicts about a token: an audience has none to invalidate, so
+    /// What an FCM answer means for an audience send (docs/providers.md "FCM topics and conditions"): the token-send mapping
+    /// (docs/providers.md), except the verdicts about a token: an audience has none to invalidate, so
     /// `UNREGISTERED`/`NOT_FOUND` is `rejected` with FCM's reason, never `invalid_token` (no
     /// dead-token record, nothing on `push.tokens.v1`). A 2xx is `sent` and, once recorded,
     /// never sent again under this msgId: FCM's fan-out "is fully committed and cannot be

@@ -1,7 +1,7 @@
 import PushEncoding
 import PushCore
 /// Builds the FCM HTTP v1 request (`POST <endpoint>/v1/projects/<projectID>/messages:send`,
-/// DESIGN §5, §15 FCM layout, §19 topics and conditions).
+/// docs/payloads.md, §15 FCM layout, §19 topics and conditions).
 ///
 /// A data message the SDK draws itself (so it can apply channels, buttons, restore rules):
 /// `{"message": {"token"|"topic"|"condition", "data": {…}, "android": {"priority", "ttl",
@@ -145,7 +145,7 @@ public enum FCMPayloadBuilder {
 }
 
 /// Who an FCM HTTP v1 message goes to: "exactly one of token, topic or condition" (FCM v1
-/// `Message`, research/providers.md §4 [F2]).
+/// `Message` reference).
 public enum FCMMessageTarget: Sendable, Equatable {
     /// One app instance's registration token.
     case token(String)
@@ -181,7 +181,7 @@ public enum FCMMessageTarget: Sendable, Equatable {
     }
 }
 
-/// The SDK's keys in FCM `message.data` (DESIGN §15 FCM layout). All values are strings.
+/// The SDK's keys in FCM `message.data` (docs/payloads.md "FCM HTTP v1"). All values are strings.
 public enum FCMDataKey {
     /// The signed msgId. Always present.
     public static let msgID = "on.msgId"

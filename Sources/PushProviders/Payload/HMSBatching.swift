@@ -1,6 +1,6 @@
 import PushEncoding
 import PushCore
-/// Huawei batches (DESIGN §17): recipients whose shared request bodies are byte-identical (same
+/// Huawei batches (docs/providers.md "Huawei Push Kit"): recipients whose shared request bodies are byte-identical (same
 /// language, same rendered texts after personalization, same options) go out as one request of
 /// up to 1000 tokens. Pure: the worker, `send` and `render` batch the same way.
 public enum HMSBatching {

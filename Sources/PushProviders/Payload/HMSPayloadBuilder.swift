@@ -1,6 +1,6 @@
 import PushEncoding
 import PushCore
-/// Builds the Huawei Push Kit request (`POST <endpoint>/v1/<clientId>/messages:send`, DESIGN §17,
+/// Builds the Huawei Push Kit request (`POST <endpoint>/v1/<clientId>/messages:send`, docs/providers.md "Huawei Push Kit",
 /// documented key by key in docs/payloads.md).
 ///
 /// One request carries up to 1000 tokens that share one payload, so the body built here is the
@@ -14,8 +14,8 @@ import PushCore
 ///  "title","body","image","channel_id","tag","default_sound":true,"click_action":{"type":3},
 ///  "badge":{"add_num":1,"class":"…"},"buttons":[…]}}}}
 /// ```
-/// Facts and their sources: shared/research/providers.md §2 ([H1] the downlink message API
-/// reference, [H4] Huawei's Go server demo).
+/// Sources: [H1] Huawei's downlink message API reference, [H4] Huawei's Go server demo
+/// (docs/providers.md "Huawei Push Kit").
 public enum HMSPayloadBuilder {
     /// Huawei's limit on the body without the tokens ([H1]: 80300008 "body (excluding tokens)
     /// > 4096 bytes"). Bytes.

@@ -1,6 +1,6 @@
 import PushEncoding
 import PushCore
-/// The texts truncation may cut (DESIGN §5 Budgets), cut in the order body → subtitle → title.
+/// The texts truncation may cut (docs/payloads.md "Budgets and truncation"), cut in the order body → subtitle → title.
 public struct NotificationText: Sendable, Equatable {
     public var title: String?
     public var subtitle: String?
@@ -43,7 +43,7 @@ public struct PayloadBudget: Sendable, Equatable {
     public init(limit: Int, measure: Measure) { self.limit = limit; self.measure = measure }
 }
 
-/// Shrinks the texts of a payload until it fits its budgets (DESIGN §5, §15 Budgets measure).
+/// Shrinks the texts of a payload until it fits its budgets (docs/payloads.md, §15 Budgets measure).
 ///
 /// The body is cut first, then the subtitle, then the title, each at a grapheme-cluster
 /// (`Character`) boundary with "…" appended; a field may shrink to "…" alone before the next is

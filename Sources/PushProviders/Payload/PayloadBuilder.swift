@@ -1,19 +1,19 @@
 import PushCore
-/// Why a recipient's payload could not be built (DESIGN §15 Reasons). The recipient is
+/// Why a recipient's payload could not be built (docs/reference/records.md). The recipient is
 /// `rejected` with ``reason``.
 public enum PayloadError: Error, Sendable, Equatable {
     /// The app has no credentials for the recipient's platform (`apns.json`, `fcm.json`,
     /// `webpush.json`, `hms.json` missing).
     case noCredentials
     /// Even with the texts cut to "…" the payload exceeds the provider's budget (huge `data`,
-    /// URL, action titles …). DESIGN §5 Budgets.
+    /// URL, action titles …). docs/payloads.md "Budgets and truncation".
     case payloadTooLarge
     /// The request needs an authentication the app's credential cannot give: a Live Activity
     /// for an app whose APNs credential is a certificate (Apple: token-based connections only;
-    /// DESIGN §16).
+    /// docs/providers.md "Live Activities").
     case unsupportedAuth
 
-    /// The `reason` of the `rejected` result (DESIGN §4, §15).
+    /// The `reason` of the `rejected` result (docs/reference/records.md, §15).
     public var reason: String {
         switch self {
         case .noCredentials: "no_credentials"
@@ -24,7 +24,7 @@ public enum PayloadError: Error, Sendable, Equatable {
 }
 
 /// Turns one resolved ``NotificationContent`` into the HTTP request for its provider
-/// (DESIGN §5, documented key by key in docs/payloads.md).
+/// (docs/payloads.md, documented key by key in docs/payloads.md).
 ///
 /// Dispatches on the target to ``APNSPayloadBuilder``, ``FCMPayloadBuilder``,
 /// ``WebPushPayloadBuilder`` or ``HMSPayloadBuilder``. Pure: no I/O, no clock (the caller passes `issuedAtUnix`).

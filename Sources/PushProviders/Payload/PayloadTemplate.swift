@@ -45,7 +45,7 @@ public struct PayloadTemplate: Sendable, Equatable {
     }
 
     /// How the spliced request's size is checked: the same rule the builder applies before it
-    /// truncates (DESIGN §5 Budgets).
+    /// truncates (docs/payloads.md "Budgets and truncation").
     enum Budget: Sendable, Equatable {
         /// The body ≤ `limit` bytes (APNs, Web Push plaintext).
         case body(limit: Int)

@@ -1,7 +1,7 @@
 import PushEncoding
 import PushCore
-/// Builds the Web Push request (`POST <subscription endpoint>`, RFC 8030; DESIGN §5, §15 Web
-/// layout; seed 003).
+/// Builds the Web Push request (`POST <subscription endpoint>`, RFC 8030; docs/payloads.md "Web Push"
+/// and "Where each SDK field travels").
 ///
 /// The body is the plaintext JSON the service worker reads; the transport encrypts it
 /// (RFC 8291 aes128gcm, using ``ProviderRequest/webPush``) and adds `content-encoding` and the
@@ -34,7 +34,7 @@ public enum WebPushPayloadBuilder {
         return .success(request)
     }
 
-    /// How many action buttons `browser` shows (DESIGN §15): Chrome/Edge 2, Firefox/Safari 0.
+    /// How many action buttons `browser` shows (docs/payloads.md): Chrome/Edge 2, Firefox/Safari 0.
     public static func maxActions(for browser: Browser) -> Int {
         switch browser {
         case .chrome, .edge: 2

@@ -3,7 +3,7 @@ import PushCore
 import PushHTTPServer
 import Synchronization
 
-/// The sandbox inbox's state (DESIGN §11 "Inbox"): accepted requests in, drawn messages out,
+/// The sandbox inbox's state (docs/sandbox.md "Inbox"): accepted requests in, drawn messages out,
 /// live to the pages that watch.
 ///
 /// The HTTP/2 event loops only call ``accept(_:)``: short locks (of the intake queue alone:

@@ -3,8 +3,8 @@ import PushCore
 import PushEncoding
 import PushProviders
 
-/// Draws an accepted request the way the device would (DESIGN §5, docs/payloads.md, seeds
-/// 000–004): pure, request in, ``InboxMessage`` out. Texts are shown exactly as sent (a text
+/// Draws an accepted request the way the device would (docs/payloads.md "Where each SDK field travels"):
+/// pure, request in, ``InboxMessage`` out. Texts are shown exactly as sent (a text
 /// the worker cut to fit its budget keeps its "…"; nothing is cut again here).
 ///
 /// Per surface (docs/sandbox.md "Inbox"):
@@ -63,7 +63,7 @@ enum InboxDrawing {
         if let data = custom?["a"]?.objectValue?.members {
             message.data = stringPairs(data)
         } else if let members = payload.objectValue?.members {
-            // additionalDataAtRoot (seeds 000–002): the root keys other than aps and custom.
+            // additionalDataAtRoot (docs/payloads.md "Where each SDK field travels"): the root keys other than aps and custom.
             message.data = stringPairs(members.filter { $0.key != "aps" && $0.key != "custom" })
         }
 
@@ -124,7 +124,7 @@ enum InboxDrawing {
 
     // MARK: Live Activities
 
-    /// An ActivityKit push (DESIGN §16): the activity's card with its state, not a banner.
+    /// An ActivityKit push (docs/providers.md "Live Activities"): the activity's card with its state, not a banner.
     private static func drawLiveActivity(_ payload: JSONValue, into message: inout InboxMessage) {
         let aps = payload["aps"]
         let custom = payload["custom"]
@@ -179,7 +179,7 @@ enum InboxDrawing {
 
     // MARK: Huawei
 
-    /// A Huawei Push Kit batch (DESIGN §17): drawn from the SDK keys in `message.data` (a JSON
+    /// A Huawei Push Kit batch (docs/providers.md "Huawei Push Kit"): drawn from the SDK keys in `message.data` (a JSON
     /// object's text), as the Android SDK would; one card for the batch's tokens.
     private static func drawHMS(_ payload: JSONValue, into message: inout InboxMessage) {
         let data = payload["message"]?["data"]?.stringValue.flatMap { JSONValue.parse(Array($0.utf8)) }
@@ -243,7 +243,7 @@ enum InboxDrawing {
         }
         if let priority = sdk[FCMDataKey.displayPriority] { display.notes.append("display priority \(priority)") }
         if let collapse = sdk[FCMDataKey.collapseID] { display.notes.append("replaces a shown notification with collapse id \(collapse)") }
-        // DESIGN §19: one request, fanned out by FCM to every subscribed device.
+        // docs/providers.md "FCM topics and conditions": one request, fanned out by FCM to every subscribed device.
         if let topic = payload["message"]?["topic"]?.stringValue {
             message.audience = "topic " + topic
             display.notes.append("topic message: every device subscribed to \(topic) shows it")

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import PushEncoding
 
-/// What the inbox keeps of one accepted request (DESIGN §11 "Inbox"): the request as the
+/// What the inbox keeps of one accepted request (docs/sandbox.md "Inbox"): the request as the
 /// provider saw it, the `authorization` header redacted, the body as JSON text (for Web Push
 /// the decrypted plaintext).
 struct InboxRecord: Sendable {
@@ -32,7 +32,7 @@ struct InboxRecord: Sendable {
     }
 }
 
-/// The decoded msgId (DESIGN §6): its fields, and whether its signature verifies under the
+/// The decoded msgId (docs/reference/msgid.md): its fields, and whether its signature verifies under the
 /// keys the sandbox was given (nil when it has none: shown as unverified).
 struct InboxMsgID: Sendable, Equatable {
     var keyID: String
@@ -40,7 +40,7 @@ struct InboxMsgID: Sendable, Equatable {
     var isValid: Bool?
 }
 
-/// An action button as a platform shows it; `url` is where a press leads (seed 003: the
+/// An action button as a platform shows it; `url` is where a press leads (docs/payloads.md "The SDK's normalized press": the
 /// button's own URL, else the notification's).
 struct InboxButton: Sendable, Equatable {
     var id: String
@@ -48,7 +48,7 @@ struct InboxButton: Sendable, Equatable {
     var url: String?
 }
 
-/// An ActivityKit push as the Lock Screen's Live Activity shows it (DESIGN §16): the event, the
+/// An ActivityKit push as the Lock Screen's Live Activity shows it (docs/providers.md "Live Activities"): the event, the
 /// dynamic state as key/values, the dates. Values are shown as sent: strings as they are,
 /// anything else as its JSON text.
 struct InboxLiveActivity: Sendable, Equatable {
@@ -79,7 +79,7 @@ struct InboxDisplay: Sendable, Equatable {
     var title: String?
     var subtitle: String?
     var body: String?
-    /// iOS client-side localization (seed 004): `KEY` and its arguments, drawn by the app.
+    /// iOS client-side localization (the SDK's contract, docs/payloads.md): `KEY` and its arguments, drawn by the app.
     var titleLocalization: String?
     var bodyLocalization: String?
     /// The big picture / attachment.
@@ -116,7 +116,7 @@ struct InboxMessage: Sendable {
     var campaign: String?
     /// The APNs device token, FCM registration token or Web Push subscription id.
     var token: String?
-    /// An FCM topic or condition message's audience (DESIGN §19): `topic news`,
+    /// An FCM topic or condition message's audience (docs/providers.md "FCM topics and conditions"): `topic news`,
     /// `condition 'a' in topics && 'b' in topics`; nil for a message to one device.
     var audience: String?
     /// The language the texts were chosen in (`custom.l`, `on.language`, `lang`).

@@ -195,7 +195,7 @@ img.ph, .ph { object-fit:cover; }
   function when(text) { const d = new Date(text); return isNaN(d) ? text : d.toLocaleString([], { dateStyle: "short", timeStyle: "medium" }); }
   function short(text, n) { return text && text.length > n ? text.slice(0, Math.ceil(n / 2)) + "…" + text.slice(-Math.floor(n / 2) + 1) : text; }
 
-  // The press the SDK hands the app (seed 003): {url, data, actionId, msgId, campaignId}.
+  // The press the SDK hands the app (the SDK's contract, docs/payloads.md): {url, data, actionId, msgId, campaignId}.
   function normalizedPress(m, button) {
     const data = {}; for (const [k, v] of Object.entries(m.data || {})) data[k] = v;
     return { url: button ? (button.url || m.url || null) : (m.url || null), data, actionId: button ? button.id : null, msgId: m.msgId, campaignId: m.campaign };

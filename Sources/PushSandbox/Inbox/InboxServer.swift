@@ -2,8 +2,8 @@ import PushCore
 import PushHTTPServer
 import PushEncoding
 
-/// `pushworker sandbox --inbox HOST:PORT`: the inbox page and its API over plain HTTP/1.1
-/// (libmicrohttpd through ``HTTPListener``; DESIGN §11 "Inbox", docs/sandbox.md "Inbox").
+/// `pushworker-dev sandbox --inbox HOST:PORT`: the inbox page and its API over plain HTTP/1.1
+/// (libmicrohttpd through ``HTTPListener``; docs/sandbox.md "Inbox", docs/sandbox.md "Inbox").
 ///
 /// | route | answer |
 /// |---|---|
@@ -165,7 +165,7 @@ final class InboxServer: Sendable {
         return .init(status: queued ? 202 : 200, contentType: "application/json; charset=utf-8", bytes: writer.bytes, headers: [("Cache-Control", "no-store")])
     }
 
-    /// What the SDK hands the app for this press (seed 003): `{url, data, actionId, msgId, campaignId}`.
+    /// What the SDK hands the app for this press (the SDK's contract, docs/payloads.md): `{url, data, actionId, msgId, campaignId}`.
     static func writeNormalizedPress(_ message: InboxMessage, button: InboxButton?, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.member("url", orNull: button?.url ?? message.url)

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Posts tracking events to `pushworker events` as an SDK would (seed 003, docs/events.md:
+/// Posts tracking events to `pushworker events` as an SDK would (docs/events.md:
 /// `POST <events-url>/v1/e/{d,o,c}/<msgId>`, no body): `delivered` for every accepted
 /// notification with `--report-delivered`, `opened`/`clicked` for presses in the inbox.
 ///
@@ -92,7 +92,7 @@ final class TrackingReporter: Sendable {
         while true {
             wake.wait()
             while let next = take() {
-                // The msgId is URL-safe base64 (DESIGN §6); anything else is escaped.
+                // The msgId is URL-safe base64 (docs/reference/msgid.md); anything else is escaped.
                 let id = next.msgID.addingPercentEncoding(withAllowedCharacters: Self.pathCharacters) ?? ""
                 var status: Int?
                 var failure: String?
