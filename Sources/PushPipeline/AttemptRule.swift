@@ -91,8 +91,9 @@ public struct AttemptRule: Sendable, Equatable {
     ///   - breakerOpen: the app × provider breaker is open once this attempt is counted: a
     ///     connect or TLS failure then waits for it instead of spending an attempt.
     ///   - draining: the worker stopped claiming (SIGTERM).
-    ///   - jitter: uniform in 0..<1, for the retry delay.
-    public func decide(_ facts: AttemptFacts, breakerOpen: Bool, draining: Bool, jitter: Double) -> AttemptDecision {
+    ///   - jitter: uniform in 0..<1, for the retry delay; evaluated only for a retry, so a
+    ///     delivered attempt draws no random number.
+    public func decide(_ facts: AttemptFacts, breakerOpen: Bool, draining: Bool, jitter: @autoclosure () -> Double) -> AttemptDecision {
         switch facts.certainty {
         case .withheld:
             return draining ? .release : .requeue
@@ -123,9 +124,9 @@ public struct AttemptRule: Sendable, Equatable {
         }
     }
 
-    private func retryOrFail(_ reason: String?, _ retryAfter: Double?, _ attempts: Int, jitter: Double) -> AttemptDecision {
+    private func retryOrFail(_ reason: String?, _ retryAfter: Double?, _ attempts: Int, jitter: () -> Double) -> AttemptDecision {
         guard retryPolicy.allowsRetry(afterAttempts: attempts) else { return .failed(reason: reason) }
-        return .retry(reason: reason, delaySeconds: retryPolicy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: jitter))
+        return .retry(reason: reason, delaySeconds: retryPolicy.delay(afterAttempts: attempts, retryAfterSeconds: retryAfter, jitter: jitter()))
     }
 
     /// A connect or TLS failure before anything was written.

@@ -226,7 +226,9 @@ package struct BenchE2E: Benchmark {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
             "PUSHWORKER_HTTP_CONNECTIONS": "\(connections)",
             "PUSHWORKER_HTTP_STREAMS": "\(streams)",
-            "PUSHWORKER_DRAIN_SECONDS": "10",
+            // The drain budget under its older name, which every build reads, so that
+            // --compare-binary runs against builds that predate PUSHWORKER_DRAIN_SECONDS.
+            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "10",
             "PUSHWORKER_RDKAFKA_SESSION_TIMEOUT_MS": "6000",
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]
