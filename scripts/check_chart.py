@@ -229,6 +229,7 @@ SETS: dict[str, dict] = {
         "extraVolumes": [{"name": "ca", "configMap": {"name": "corp-ca"}}],
         "extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/pushworker/ca", "readOnly": True}],
         "image": {"tag": "1.2.3"}, "replicaCount": 24, "terminationGracePeriodSeconds": 60,
+        "worker": {"resendUnanswered": "never", "maxInFlightPerApp": 500},
         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
                                        "whenUnsatisfiable": "ScheduleAnyway",
                                        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "pushworker"}}}]}),
@@ -347,6 +348,7 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
     "keda-and-hpa": (merged(REQUIRED, {"autoscaling": {"keda": {"enabled": True}, "hpa": {"enabled": True}}}), "exclusive"),
     "no-brokers": ({"redis": REQUIRED["redis"], "msgIdKeys": REQUIRED["msgIdKeys"]}, "kafka.brokers is required"),
     "no-msgid-secret": ({"kafka": REQUIRED["kafka"], "redis": REQUIRED["redis"]}, "msgIdKeys.existingSecret is required"),
+    "resend-unanswered-unknown": (merged(REQUIRED, {"worker": {"resendUnanswered": "always"}}), "resendUnanswered"),
     "grace-not-above-drain": (merged(REQUIRED, {"terminationGracePeriodSeconds": 25}), "must exceed shutdownGraceSeconds"),
     "credentials-without-items": (merged(REQUIRED, {"credentials": {"existingSecret": "creds"}}), "credentials.items is required"),
     "schema-typo-key": (merged(REQUIRED, {"replicas": 3}), "additional properties"),
@@ -407,6 +409,7 @@ ENV_DEFAULTS = {
     "PUSHWORKER_HTTP_ADDR": "0.0.0.0:9400", "PUSHWORKER_MAX_IN_FLIGHT": "2000", "PUSHWORKER_MAX_ATTEMPTS": "5",
     "PUSHWORKER_DRAIN_SECONDS": "25", "PUSHWORKER_HTTP_CONNECTIONS": "2", "PUSHWORKER_HTTP_STREAMS": "100",
     "PUSHWORKER_REQUEST_TIMEOUT_MS": "10000", "PUSHWORKER_LOG_LEVEL": "info", "PUSHWORKER_LOG_FORMAT": "json",
+    "PUSHWORKER_RESEND_UNANSWERED": "replace",
 }
 DASHBOARD_METRICS = ["pushworker_notifications_total", "pushworker_provider_request_seconds_bucket",
                      "pushworker_kafka_consumer_lag", "pushworker_in_flight", "pushworker_retries_total",
@@ -539,6 +542,14 @@ def expect_worker(set_name: str, docs: list[dict], values: dict) -> None:
     if not values.get("caFile") and not values.get("kafka", {}).get("properties"):
         missing = {k: v for k, v in ENV_DEFAULTS.items() if data.get(k) != v}
         check(L("ConfigMap holds every variable with its default"), not missing, f"differs: {missing}")
+        check(L("no per-app in-flight cap unless set (the worker's default: half of the in-flight bound)"),
+              "PUSHWORKER_MAX_IN_FLIGHT_PER_APP" not in data)
+    worker = values.get("worker", {})
+    if worker.get("resendUnanswered"):
+        check(L("PUSHWORKER_RESEND_UNANSWERED from values"), data.get("PUSHWORKER_RESEND_UNANSWERED") == worker["resendUnanswered"])
+    if worker.get("maxInFlightPerApp"):
+        check(L("PUSHWORKER_MAX_IN_FLIGHT_PER_APP from values"),
+              data.get("PUSHWORKER_MAX_IN_FLIGHT_PER_APP") == str(worker["maxInFlightPerApp"]))
     check(L("PUSHWORKER_KAFKA_BROKERS from values"), data.get("PUSHWORKER_KAFKA_BROKERS") == values["kafka"]["brokers"])
     redis = values.get("redis", {})
     redis_secret, password_key = redis.get("existingSecret"), redis.get("existingSecretPasswordKey")

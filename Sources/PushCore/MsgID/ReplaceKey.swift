@@ -1,3 +1,4 @@
+import PushEncoding
 /// The replace key every request carries in its provider's replace mechanism, so that two
 /// copies of one notification (a resend after the provider did not answer, docs/reliability.md)
 /// show once on the device (docs/payloads.md "Replace key"): APNs `apns-collapse-id`, FCM `android.collapse_key` and `on.tag`, Web Push
@@ -26,31 +27,7 @@ public enum ReplaceKey {
         let digest = domainPrefixBytes.withUTF8Buffer { prefix in
             msgID.withUTF8 { SHA256.inlineHash(prefix.span, $0.span, engine: engine) }
         }
-        let alphabet: InlineArray<64, UInt8> = [
-            0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4A, 0x4B, 0x4C, 0x4D, 0x4E, 0x4F, 0x50,
-            0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x59, 0x5A, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66,
-            0x67, 0x68, 0x69, 0x6A, 0x6B, 0x6C, 0x6D, 0x6E, 0x6F, 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76,
-            0x77, 0x78, 0x79, 0x7A, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x2D, 0x5F,
-        ]
-        // Straight into the string's storage: 5 groups of 3 bytes (20 characters), then the 16th
-        // byte's 8 bits as 2 characters (the last with 4 zero bits).
-        return String(unsafeUninitializedCapacity: derivedLength) { out in
-            var o = 0
-            var i = 0
-            while i < 15 {
-                let n = UInt32(digest[i]) << 16 | UInt32(digest[i + 1]) << 8 | UInt32(digest[i + 2])
-                out[o] = alphabet[Int(n >> 18 & 63)]
-                out[o + 1] = alphabet[Int(n >> 12 & 63)]
-                out[o + 2] = alphabet[Int(n >> 6 & 63)]
-                out[o + 3] = alphabet[Int(n & 63)]
-                i += 3
-                o += 4
-            }
-            let last = UInt32(digest[15])
-            out[o] = alphabet[Int(last >> 2)]
-            out[o + 1] = alphabet[Int((last & 3) << 4)]
-            return derivedLength
-        }
+        return Base64URL.encode(count: 16) { digest[$0] }
     }
 
     /// The key for a payload: `collapseID` when non-empty, else ``derive(msgID:engine:)`` of

@@ -37,12 +37,19 @@ public enum Base64URL {
     /// Encodes without padding, in the URL-safe alphabet.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let input = Array(bytes)
-        let outputCount = (input.count * 4 + 2) / 3
+        return encode(count: input.count) { input[$0] }
+    }
+
+    /// Encodes the `count` bytes `byte(0) … byte(count - 1)` without padding, in the URL-safe
+    /// alphabet, straight into the string's storage: for bytes that are not in an array (a
+    /// digest on the stack).
+    public static func encode(count: Int, byte: (Int) -> UInt8) -> String {
+        let outputCount = (count * 4 + 2) / 3
         return String(unsafeUninitializedCapacity: outputCount) { out in
             var o = 0
             var i = 0
-            while i + 3 <= input.count {
-                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+            while i + 3 <= count {
+                let n = UInt32(byte(i)) << 16 | UInt32(byte(i + 1)) << 8 | UInt32(byte(i + 2))
                 out[o] = alphabet[Int(n >> 18 & 63)]
                 out[o + 1] = alphabet[Int(n >> 12 & 63)]
                 out[o + 2] = alphabet[Int(n >> 6 & 63)]
@@ -50,14 +57,14 @@ public enum Base64URL {
                 i += 3
                 o += 4
             }
-            let rest = input.count - i
+            let rest = count - i
             if rest == 1 {
-                let n = UInt32(input[i]) << 16
+                let n = UInt32(byte(i)) << 16
                 out[o] = alphabet[Int(n >> 18 & 63)]
                 out[o + 1] = alphabet[Int(n >> 12 & 63)]
                 o += 2
             } else if rest == 2 {
-                let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
+                let n = UInt32(byte(i)) << 16 | UInt32(byte(i + 1)) << 8
                 out[o] = alphabet[Int(n >> 18 & 63)]
                 out[o + 1] = alphabet[Int(n >> 12 & 63)]
                 out[o + 2] = alphabet[Int(n >> 6 & 63)]

@@ -47,7 +47,7 @@ public enum BuildInfo {
         return version.split(separator: "-").first.map(String.init) ?? version
     }
 
-    /// `pushworker version`: `pushworker 0.3.0 (commit a1b2c3d4e5f6)` then one line per library.
+    /// `pushworker version`: `pushworker 0.4.0 (commit a1b2c3d4e5f6)` then one line per library.
     public static func text() -> String {
         var lines = ["pushworker \(version) (commit \(commit))"]
         for library in libraries() {
