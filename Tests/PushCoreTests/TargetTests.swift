@@ -87,6 +87,11 @@ struct TargetTests {
         #expect(Self.reason(Recipient(subscriptionID: "s", platformName: name, token: JobFixtures.apnsToken)) == "unknown_platform")
     }
 
+    @Test("a recipient without a subscriptionId is missing_subscription_id, whatever its token", arguments: ["ios", "android", "web", nil] as [String?])
+    func missingSubscriptionID(platform: String?) {
+        #expect(Self.reason(Recipient(subscriptionID: "", platformName: platform, token: JobFixtures.apnsToken)) == "missing_subscription_id")
+    }
+
     @Test("platform names match case-insensitively", arguments: ["iOS", "IOS", "ios"])
     func platformCase(name: String) {
         #expect(Self.reason(Recipient(subscriptionID: "s", platformName: name, token: JobFixtures.apnsToken)) == nil)

@@ -10,6 +10,9 @@ public enum RecipientRejection: String, Error, Sendable, Equatable, CaseIterable
     case endpointNotAllowed = "endpoint_not_allowed"
     /// `platform` missing or not `ios`, `android`, `web`, `huawei`.
     case unknownPlatform = "unknown_platform"
+    /// `subscriptionId` missing or empty: the msgId, the result and the fleet's de-duplication
+    /// are keyed by it, so two such recipients could not be told apart.
+    case missingSubscriptionID = "missing_subscription_id"
 
     /// The `reason` string of the result (contract).
     public var reason: String { rawValue }
@@ -27,6 +30,7 @@ public enum RecipientTargeting {
     public static let maximumEndpointLength = 4096
 
     public static func target(for recipient: Recipient, policy: WebPushPolicy) -> Result<DeliveryTarget, RecipientRejection> {
+        guard !recipient.subscriptionID.isEmpty else { return .failure(.missingSubscriptionID) }
         switch recipient.platform {
         case nil:
             return .failure(.unknownPlatform)

@@ -24,6 +24,7 @@ public enum DeliveryDiagnosis {
         case "endpoint_not_allowed"?:
             return "the subscription's host is not a known push service: add it to PUSHWORKER_WEBPUSH_ALLOWED_HOSTS (hosts resolving to private addresses must be listed exactly)"
         case "bad_token"?: return "the token is not in the platform's format (APNs: 64+ hex characters; FCM: [A-Za-z0-9_:-])"
+        case "missing_subscription_id"?: return "the recipient has no subscriptionId: the msgId, its result and de-duplication are keyed by it; give every recipient its own"
         case "bad_subscription"?: return "the subscription's endpoint or keys (p256dh, auth) are unusable: store the browser's PushSubscription.toJSON() as it is"
         // APNs (developer.apple.com "Handling notification responses from APNs").
         case "InvalidProviderToken"?:
