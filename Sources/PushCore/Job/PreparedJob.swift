@@ -44,7 +44,7 @@ public enum RecipientResolution: Sendable, Equatable {
 /// fallback, TTL, data list, options), so ``resolve(_:)`` is the cheap per-recipient step:
 /// language choice, template rendering, msgID signing and target validation.
 public struct PreparedJob: Sendable {
-    public let job: FanOutJob
+    public private(set) var job: FanOutJob
     public let context: RenderContext
     /// True when `expiresAt` ≤ `context.now`.
     public let isExpired: Bool
@@ -81,6 +81,14 @@ public struct PreparedJob: Sendable {
         var url: String?
         var imageURL: String?
         var actions: [PreparedAction]
+    }
+
+    /// This prepared job without the job's recipient list, for a holder that keeps the
+    /// recipients itself (a worker's processing): a 4 MiB job's list is ~7 MB of values.
+    package var withoutRecipients: PreparedJob {
+        var prepared = self
+        prepared.job.recipients = []
+        return prepared
     }
 
     public init(job: FanOutJob, context: RenderContext) {

@@ -28,6 +28,8 @@ package struct BenchE2E: Benchmark {
         package var partitions: Int?
         package var mix = BenchWorkload.Mix()
         package var deadShare = 0.05
+        /// `--lean-recipients`: recipients without userId, language or properties.
+        package var leanRecipients = false
         package var workers = 1
         package var workerCPUs: String?
         package var sandboxCPUs: String?
@@ -188,7 +190,8 @@ package struct BenchE2E: Benchmark {
         let liveWeb = webCount > 0 ? try sandbox.subscriptions(min(webCount, 256)) : []
         let deadWeb = webCount > 0 && options.deadShare > 0 ? try sandbox.subscriptions(min(webCount, 64), prefix: "dead") : []
         let workload = BenchWorkload(appID: Self.appID, runID: runID, notifications: options.notifications, jobSize: options.jobSize,
-                                     mix: options.mix, deadShare: options.deadShare, liveWeb: liveWeb, deadWeb: deadWeb)
+                                     mix: options.mix, deadShare: options.deadShare, liveWeb: liveWeb, deadWeb: deadWeb,
+                                     lean: options.leanRecipients)
         step("generating \(workload.jobCount) jobs of up to \(options.jobSize) recipients (\(options.mix.description), dead share \(options.deadShare))")
         let jobs = (0..<workload.jobCount).map { workload.job($0) }
         let jobBytes = jobs.reduce(0) { $0 + $1.json.count }
@@ -444,7 +447,7 @@ package struct BenchE2E: Benchmark {
             "startedAt": RFC3339Timestamp.format(spawnedAt, milliseconds: true),
             "config": [
                 "notifications": expected, "jobSize": options.jobSize, "jobs": jobs.count, "partitions": partitions,
-                "mix": options.mix.description, "deadShare": options.deadShare, "workers": options.workers,
+                "mix": options.mix.description, "deadShare": options.deadShare, "leanRecipients": options.leanRecipients, "workers": options.workers,
                 "workerCPUs": options.workerCPUs ?? NSNull(), "sandboxCPUs": options.sandboxCPUs ?? NSNull(),
                 "sandboxThreads": options.sandboxThreads, "sandboxArguments": options.sandboxArguments, "httpConnections": connections, "httpStreams": streams,
                 "mode": options.backlog ? "backlog" : "live", "broker": options.brokers == nil ? "in-process mock" : "external",

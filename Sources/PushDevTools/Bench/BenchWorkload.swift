@@ -50,6 +50,9 @@ package struct BenchWorkload {
     /// Web Push subscriptions (JSON objects) the sandbox can decrypt for; `deadWeb` answer 410.
     var liveWeb: [String]
     var deadWeb: [String]
+    /// Recipients with only `subscriptionId`, `platform` and `token`/`subscription`: the most
+    /// recipients a job's bytes can hold.
+    var lean = false
 
     static let languages = ["en", "en-GB", "tr", "pt-BR", "ko", "de", "ja", "es", "fr-CA", "tr"]
     static let names = ["Ayşe", "Sam", "João", "민준", "Lena", "Yuki", "Lucía", "Chloé", "Mehmet", "Olivia"]
@@ -73,6 +76,11 @@ package struct BenchWorkload {
             let dead = Double(random.next() % 10_000) / 10_000 < deadShare
             let language = Self.languages[Int(random.next() % UInt64(Self.languages.count))]
             let name = Self.names[number % Self.names.count]
+            if lean {
+                recipients.append(Self.leanRecipient(number: number, runID: runID, pick: pick, mix: mix, dead: dead, random: &random,
+                                                     web: dead && !deadWeb.isEmpty ? deadWeb : liveWeb))
+                continue
+            }
             let properties = number % 4 == 3 ? "" : #","properties":{"first_name":"\#(name)","tier":"gold"}"#
             let head = #"{"userId":"u\#(number)","subscriptionId":"s\#(runID)-\#(number)","#
             if pick < mix.ios {
@@ -113,6 +121,13 @@ package struct BenchWorkload {
 
     static let hexDigits: [UInt8] = [UInt8]("0123456789abcdef".utf8)
     static let fcmAlphabet: [UInt8] = [UInt8]("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-".utf8)
+
+    static func leanRecipient(number: Int, runID: String, pick: Int, mix: Mix, dead: Bool, random: inout SplitMix64, web: [String]) -> String {
+        let head = #"{"subscriptionId":"s\#(runID)-\#(number)","#
+        if pick < mix.ios { return head + #""platform":"ios","token":"\#(hexToken(&random, dead: dead))"}"# }
+        if pick < mix.ios + mix.android { return head + #""platform":"android","token":"\#(fcmToken(&random, dead: dead))"}"# }
+        return head + #""platform":"web","subscription":\#(web.isEmpty ? "{}" : web[number % web.count])}"#
+    }
 
     static func hexToken(_ random: inout SplitMix64, dead: Bool) -> String {
         randomToken(&random, prefix: dead ? "dead" : "", alphabet: hexDigits, length: 64)

@@ -73,7 +73,9 @@ public struct JobPlanner: Sendable {
     /// its request, when it is about to be sent. Not for audience jobs (one plan each, built by
     /// ``plan(_:profile:now:_:)``).
     public func prepare(_ job: FanOutJob, profile: AppProfile?, now: Date) -> JobPlan {
-        JobPlan(prepared: PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy)),
+        // The plan outlives the loop over the recipients (it builds each request when claimed):
+        // it keeps no copy of their list.
+        JobPlan(prepared: PreparedJob(job: job, context: RenderContext(now: now, keyring: keyring, webPushPolicy: webPushPolicy)).withoutRecipients,
                 profile: profile, issuedAt: Int(now.timeIntervalSince1970), webPushPolicy: webPushPolicy)
     }
 

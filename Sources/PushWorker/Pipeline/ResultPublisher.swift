@@ -356,7 +356,12 @@ struct RecentSent: Sendable {
 
     mutating func append(contentsOf new: [DeliveryStateStore.RecordEntry], capacity: Int) {
         for entry in new {
-            if entries.count < capacity { entries.append(entry) } else if capacity > 0 {
+            if entries.count < capacity {
+                // Grown by doubling up to the capacity, never past it (an append's doubling
+                // would reserve up to twice the ring).
+                if entries.count == entries.capacity { entries.reserveCapacity(min(capacity, max(64, entries.count * 2))) }
+                entries.append(entry)
+            } else if capacity > 0 {
                 entries[next] = entry
                 next = (next + 1) % capacity
             }

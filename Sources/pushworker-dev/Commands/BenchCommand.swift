@@ -29,6 +29,10 @@ enum BenchCommand {
       --job-size N          recipients per job (default 500)
       --mix ios:W,android:W,web:W   platform weights (default ios:50,android:35,web:15)
       --dead-share F        share of dead tokens/subscriptions, 0...1 (default 0.05)
+      --lean-recipients     recipients with only subscriptionId, platform and token (no userId,
+                            language or properties): the most recipients per byte, the worst
+                            case for a job's memory (e.g. one 4 MiB job: --notifications 32800
+                            --job-size 32800 --mix ios:100 --lean-recipients)
       --partitions N        partitions per topic of the in-process broker (default: sized for N)
       --workers N           worker processes in one group (default 1)
       --worker-cpus LIST    run workers (and h2load) under `taskset -c LIST`
@@ -97,13 +101,14 @@ enum BenchCommand {
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus",
             "sandbox-threads", "brokers", "redis-url", "svg", "cluster-replicas", "rounds", "worker-wrapper",
             "compare-binary", "compare-wrapper",
-        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
+        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone", "lean-recipients"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
             try readRunOptions(parsed, into: &options, timeout: (600, 5...86_400))
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...100_000)
             if let mix = parsed.value("mix") { options.mix = try BenchWorkload.Mix(parsing: mix) }
             options.deadShare = try parsed.double("dead-share", default: 0.05)
             guard (0...1).contains(options.deadShare) else { throw PushCore.UsageError("--dead-share must be in 0...1") }
+            options.leanRecipients = parsed.flag("lean-recipients")
             if parsed.value("partitions") != nil { options.partitions = try parsed.integer("partitions", default: 4, in: 1...4096) }
             options.compareBinary = parsed.value("compare-binary")
             if let binary = options.compareBinary, !binary.hasPrefix("/") || !FileManager.default.isExecutableFile(atPath: binary) {
