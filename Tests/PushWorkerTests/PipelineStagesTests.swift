@@ -71,8 +71,8 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// A job of `count` iOS recipients of `app`, processed as a polled message.
     @discardableResult
-    func job(app: String = "app_a", campaign: String = "cmp", count: Int, id: String? = nil, first: Int = 0) -> JobRun? {
-        let recipients = (first..<(first + count)).map { n in
+    func job(app: String = "app_a", campaign: String = "cmp", count: Int, id: String? = nil, first: Int = 0, numbers: [Int]? = nil) -> JobRun? {
+        let recipients = (numbers ?? Array(first..<(first + count))).map { n in
             let token = String(repeating: "a", count: 56) + String(format: "%08x", n)
             return #"{"userId":"u\#(n)","subscriptionId":"s\#(n)","platform":"ios","token":"\#(token)"}"#
         }.joined(separator: ",")
@@ -356,5 +356,21 @@ struct PipelineStagesTests {
         h.round()
         #expect(h.transport.written.count == 7)
         #expect(h.endpoints.admissionView(now: h.clock.monotonicSeconds).inFlight.reduce(0, +) == 7)
+    }
+
+    @Test("a job listing one subscription twice sends it once: the second listing ends duplicate, nothing stalls")
+    func repeatedSubscriptionInOneJob() throws {
+        let h = try PipelineHarness(maxInFlight: 10, perApp: 4)
+        h.job(count: 12, numbers: (0..<6).flatMap { [$0, $0] })
+        for _ in 0..<6 {
+            h.round()
+            h.transport.answer(FakeTransport.ok)
+            h.flush()
+        }
+        #expect(Set(h.writtenMsgIDs).count == 6)
+        #expect(h.writtenMsgIDs.count == 6)
+        #expect(h.statuses().filter { $0 == "sent" }.count == 6)
+        #expect(h.statuses().filter { $0 == "duplicate" }.count == 6)
+        #expect(h.registry.unfinishedMessages == 0)
     }
 }

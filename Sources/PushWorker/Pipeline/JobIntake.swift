@@ -72,6 +72,9 @@ final class JobIntake: Sendable {
                                     "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
         var requests: [ClaimRequest] = []
         let due = clock.monotonicSeconds
+        // A subscription listed twice in one job has one msgId, so one claim: this processing
+        // would hold it for both listings and send twice. The later listing ends `duplicate`.
+        var firstListing: [UInt64: Int] = [:]
         for (index, start) in starts.enumerated() {
             switch start {
             case .expired:
@@ -81,7 +84,10 @@ final class JobIntake: Sendable {
             case .ready:
                 if appCredentials == nil || run.keys[index] == nil {
                     outcomes.add(run, index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)), holdsSlot: false)
+                } else if let key = run.keys[index], let first = firstListing[key.fingerprint], run.plans[first].msgID == run.plans[index].msgID {
+                    outcomes.add(run, index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)), holdsSlot: false)
                 } else {
+                    if let key = run.keys[index], firstListing[key.fingerprint] == nil { firstListing[key.fingerprint] = index }
                     requests.append(ClaimRequest(run: run, index: index, due: due, endpoint: run.endpoint(index)))
                 }
             }
