@@ -137,39 +137,32 @@ final class JobRun: Sendable {
         var count: Int { plans.count }
 
         mutating func add(_ plan: consuming PlannedRecipient) {
-            keys.append(plan.msgID.map(DedupKey.init(msgID:)))
+            let run = RunPlan(recipient: plan.recipient, platform: plan.platform, msgID: plan.msgID, tokenHash: plan.tokenHash)
             // Swapped out of the plan (a move), so its request is not copied field by field.
             var state = PlannedRecipient.State.expired
             swap(&state, &plan.state)
             switch consume state {
-            case .ready(let request):
-                requests.append(.built(request))
-                starts.append(.ready)
-            case .expired:
-                requests.append(nil)
-                starts.append(.expired)
-            case .rejected(let reason):
-                requests.append(nil)
-                starts.append(.rejected(reason: reason))
+            case .ready(let request): append(run, .built(request), .ready)
+            case .expired: append(run, nil, .expired)
+            case .rejected(let reason): append(run, nil, .rejected(reason: reason))
             }
-            plans.append(RunPlan(recipient: plan.recipient, platform: plan.platform, msgID: plan.msgID, tokenHash: plan.tokenHash))
         }
 
         /// One recipient as ``JobPlan/start(_:)`` saw it: its request is built later.
         mutating func add(_ start: consuming JobPlan.Start, _ recipient: Recipient) {
-            keys.append(start.msgID.map(DedupKey.init(msgID:)))
+            let run = RunPlan(recipient: recipient, platform: recipient.platformLabel, msgID: start.msgID, tokenHash: start.tokenHash)
             switch start.state {
-            case .ready(let ready):
-                requests.append(ready)
-                starts.append(.ready)
-            case .expired:
-                requests.append(nil)
-                starts.append(.expired)
-            case .rejected(let reason):
-                requests.append(nil)
-                starts.append(.rejected(reason: reason))
+            case .ready(let ready): append(run, ready, .ready)
+            case .expired: append(run, nil, .expired)
+            case .rejected(let reason): append(run, nil, .rejected(reason: reason))
             }
-            plans.append(RunPlan(recipient: recipient, platform: recipient.platformLabel, msgID: start.msgID, tokenHash: start.tokenHash))
+        }
+
+        private mutating func append(_ plan: consuming RunPlan, _ request: consuming JobPlan.Ready?, _ start: Start) {
+            keys.append(plan.msgID.map(DedupKey.init(msgID:)))
+            requests.append(request)
+            starts.append(start)
+            plans.append(plan)
         }
     }
 
