@@ -60,7 +60,7 @@ enum InspectCommand {
                                                 values: ["job", "campaign", "app", "topic", "timeout", "partition", "offset"],
                                                 flags: ["json", "all", "replay", "dry-run", "force", "verbose"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
-        guard let verb = parsed.positionals.first else { printError("error: expected results, dlq or stats\n\n\(usage)"); return ExitCode.usage }
+        guard let verb = parsed.positionals.first else { return CommandSupport.usageError("expected results, dlq or stats", usage: usage) }
         guard let options = CommandSupport.usageChecked(usage, { () throws(UsageError) -> Options in try Options(parsed, verb: verb) }) else {
             return ExitCode.usage
         }
@@ -121,7 +121,7 @@ enum InspectCommand {
                     throw UsageError("stats takes only CAMPAIGN, --app, --json, --topic, --timeout")
                 }
             default:
-                throw UsageError("unknown inspect command '\(verb)'")
+                throw UsageError(CommandSupport.unknownSubcommandMessage(verb, among: ["results", "dlq", "stats"]))
             }
         }
     }
