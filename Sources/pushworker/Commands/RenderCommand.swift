@@ -101,7 +101,7 @@ enum RenderCommand {
             switch plan.state {
             case .expired:
                 w.member("status", "expired")
-                w.member("reason", orNull: nil)
+                w.member("reason", ExpiryReason.expiresAtPassed.rawValue)
                 w.key("payloadBytes"); w.null()
                 w.key("truncated"); w.null()
                 w.key("request"); w.null()

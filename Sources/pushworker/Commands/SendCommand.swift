@@ -88,7 +88,7 @@ enum SendCommand {
         }
         for (index, plan) in plans.enumerated() {
             switch plan.state {
-            case .expired: record(index, .expired, nil)
+            case .expired: record(index, .expired, ExpiryReason.expiresAtPassed.rawValue)
             case .rejected(let reason): record(index, .rejected, reason)
             case .ready(let request):
                 guard let credentials else { record(index, .rejected, "no_credentials"); continue }
