@@ -100,7 +100,7 @@ struct HealthTests {
         #expect(metrics.contains("pushworker_ready 1"))
         #expect(metrics.contains(#"pushworker_jobs_total{outcome="accepted"} 1"#))
         let parsed = try MetricsTests.parse(metrics)
-        #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") })
+        #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") || $0.name.hasPrefix("process_") })
         #expect(parsed.samples.contains { $0.name == "pushworker_in_flight" && $0.value == 0 })
         #expect(Set(parsed.types.keys).isSubset(of: Set(Metrics.catalogue.keys)))
         // Per-job info logs: started and finished with the outcomes by status and the duration.
@@ -151,7 +151,7 @@ struct HealthTests {
         #expect(metrics.contains("\npushworker_dlq_total 0\n"), "\(metrics)")
         #expect(metrics.contains(#"pushworker_notifications_total{platform="web",status="failed",reason=""} 0"#))
         #expect(metrics.contains(#"pushworker_build_info{version="\#(BuildInfo.version)",commit=""#))
-        #expect(metrics.contains("pushworker_process_resident_memory_bytes "))
+        #expect(metrics.contains("process_resident_memory_bytes "))
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
     }
