@@ -64,7 +64,7 @@ extension Metrics {
     /// first updated.
     public static let openLabelSeries: Set<String> = [
         "pushworker_provider_responses_total",   // status: any HTTP status code
-        "pushworker_kafka_produce_failures_total", // error: librdkafka error names
+        "pushworker_kafka_produce_failures_total", // topic: the configured names (declared by the worker at start-up, with every error)
         "pushworker_redis_node_round_trips_total", "pushworker_redis_node_errors_total",
         "pushworker_redis_node_moved_total", "pushworker_redis_node_ask_total", // node: the cluster's
         "process_cpu_seconds_total",  // read at scrape time, not a stored counter
@@ -75,6 +75,7 @@ extension Metrics {
     /// start-up, before the listener answers.
     public func registerStartup(_ role: Role) {
         set("pushworker_build_info", BuildInfo.metricLabels(), 1)
+        set("pushworker_ready", [], 0)  // until the first readiness check says otherwise
         for (name, labelSets) in Self.startupSeries(role) {
             for labels in labelSets { declare(name, labels) }
         }

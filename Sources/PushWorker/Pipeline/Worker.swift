@@ -85,6 +85,8 @@ public final class Worker: Sendable {
         kafkaProducer = try KafkaProducer(properties: producerProperties)
         let producer = ReliableProducer(producer: kafkaProducer, dlqTopic: configuration.topicDLQ, metrics: metrics, logger: logger,
                                         deadLetterMaxBytes: Self.deadLetterMaxBytes(producerProperties))
+        ReliableProducer.declareFailures(in: metrics, topics: [configuration.topicResults, configuration.topicTokens, configuration.topicRetry],
+                                         dlq: configuration.topicDLQ)
         consumer = try KafkaConsumer(
             // librdkafka prefetches up to 64 MiB per consumer by default; 16 MiB is still ~128
             // jobs of 500 recipients ahead and bounds peak RSS (docs/performance.md).
