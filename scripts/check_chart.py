@@ -330,7 +330,7 @@ SETS: dict[str, dict] = {
         "events": {"enabled": True, "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}}},
         "serviceMonitor": {"enabled": True, "namespace": "monitoring", "labels": {"release": "kube-prometheus-stack"},
                            "relabelings": [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}],
-                           "metricRelabelings": [{"sourceLabels": ["__name__"], "regex": "pushworker_process_.*", "action": "drop"}]},
+                           "metricRelabelings": [{"sourceLabels": ["__name__"], "regex": "process_.*", "action": "drop"}]},
         "networkPolicy": {"enabled": True},
         "kafka": {"properties": {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "pushworker"},
                   "secretProperties": [{"property": "sasl.password", "secretName": "kafka-auth", "secretKey": "password"}]},
@@ -1322,13 +1322,13 @@ def check_metric_names(rule_doc: dict) -> None:
     planned), and docs/reference/metrics.md lists each of them."""
     exported = set()
     for path in (ROOT / "Sources").rglob("*.swift"):
-        exported |= set(re.findall(r'"(pushworker_[a-z0-9_]+)"', path.read_text(errors="replace")))
+        exported |= set(re.findall(r'"((?:pushworker|process)_[a-z0-9_]+)"', path.read_text(errors="replace")))
     docs_text = METRICS_REFERENCE.read_text()
     used: set[str] = set()
     for r in alert_rules(rule_doc).values():
-        used |= set(re.findall(r"\b(pushworker_[a-z0-9_]+)", r["expr"]))
+        used |= set(re.findall(r"\b((?:pushworker|process)_[a-z0-9_]+)", r["expr"]))
     for _, e in dashboard_exprs():
-        used |= set(re.findall(r"\b(pushworker_[a-z0-9_]+)", e))
+        used |= set(re.findall(r"\b((?:pushworker|process)_[a-z0-9_]+)", e))
     for metric in sorted(used):
         base = re.sub(r"_(bucket|sum|count)$", "", metric)
         doc_lines = [line for line in docs_text.splitlines() if f"`{base}`" in line or f"| {base} " in line]

@@ -59,7 +59,7 @@ def check_configuration() -> None:
 def catalogue() -> dict[str, tuple[str, list[str]]]:
     text = (ROOT / "Sources/PushRuntime/Observability/Metrics.swift").read_text()
     out = {}
-    for name, kind, labels in re.findall(r'"(pushworker_[a-z0-9_]+)": \("(\w+)", "(?:[^"\\]|\\.)*", \[([^\]]*)\]\)', text):
+    for name, kind, labels in re.findall(r'"((?:pushworker|process)_[a-z0-9_]+)": \("(\w+)", "(?:[^"\\]|\\.)*", \[([^\]]*)\]\)', text):
         out[name] = (kind, [label.strip().strip('"') for label in labels.split(",") if label.strip()])
     return out
 
@@ -68,9 +68,9 @@ def check_metrics() -> None:
     doc = (ROOT / "docs/reference/metrics.md").read_text()
     registered: set[str] = set()
     for path in (ROOT / "Sources").rglob("*.swift"):
-        registered |= set(re.findall(r'"(pushworker_[a-z0-9_]+)"', path.read_text(errors="replace")))
+        registered |= set(re.findall(r'"((?:pushworker|process)_[a-z0-9_]+)"', path.read_text(errors="replace")))
     declared = catalogue()
-    rows = {m.group(1): m for m in re.finditer(r"^\| `(pushworker_[a-z0-9_]+)` \| (\w+) \| ([^|]*)\|", doc, re.MULTILINE)}
+    rows = {m.group(1): m for m in re.finditer(r"^\| `((?:pushworker|process)_[a-z0-9_]+)` \| (\w+) \| ([^|]*)\|", doc, re.MULTILINE)}
     for name in sorted(registered | set(declared)):
         row = rows.get(name)
         check(f"{name} documented in docs/reference/metrics.md", row is not None, "no `| `name` | type | labels |` row")

@@ -24,7 +24,7 @@ public struct CommandArguments: Sendable {
             index += 1
             if onlyPositionals || !argument.hasPrefix("--") {
                 if !onlyPositionals, argument.hasPrefix("-"), argument != "-", argument != "-h" {
-                    throw UsageError("unknown option \(argument)")
+                    throw Self.unknownOption(argument, known: valueOptions.union(flagOptions))
                 }
                 if argument == "-h" { flags.insert("help"); continue }
                 positionals.append(argument)
@@ -50,9 +50,19 @@ public struct CommandArguments: Sendable {
                     throw UsageError("--\(name) needs a value")
                 }
             } else {
-                throw UsageError("unknown option --\(name)")
+                throw Self.unknownOption("--\(name)", known: valueOptions.union(flagOptions))
             }
         }
+    }
+
+    /// `unknown option --strcit (did you mean --strict?)`: the closest known option when one is
+    /// close enough to be a typo (a single-dash `-strict` is pointed at `--strict`).
+    static func unknownOption(_ argument: String, known: Set<String>) -> UsageError {
+        let word = String(argument.drop { $0 == "-" })
+        guard let suggestion = known.contains(word) ? word : Suggestion.closest(to: word, in: known.union(["help"])) else {
+            return UsageError("unknown option \(argument)")
+        }
+        return UsageError("unknown option \(argument) (did you mean --\(suggestion)?)")
     }
 
     /// Whether `--help` (or `-h`) was given.

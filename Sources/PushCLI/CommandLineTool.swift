@@ -51,8 +51,21 @@ package struct CommandLineTool: Sendable {
             printError("\(name): '\(command)' is a command of \(sibling.name), \(sibling.role): run `\(sibling.name) \(command)`")
             return ExitCode.usage
         }
-        printError("\(name): unknown command '\(command)'\n\n\(usage)")
+        var lines = ["\(name): unknown command '\(command)'"]
+        if let suggestion = suggestion(for: command) { lines.append("did you mean '\(suggestion)'?") }
+        lines.append("run '\(name) --help' for usage")
+        printError(lines.joined(separator: "\n"))
         return ExitCode.usage
+    }
+
+    /// The closest command to a mistyped one: this program's (`render`), the sibling's as its
+    /// whole command line (`pushworker-dev sandbox`), or nil when nothing is close.
+    package func suggestion(for command: String) -> String? {
+        let own = Set(commands.keys).union(version == nil ? ["help"] : ["help", "--version"])
+        let theirs = sibling?.commands ?? []
+        guard let closest = Suggestion.closest(to: command, in: own.union(theirs)) else { return nil }
+        if !own.contains(closest), let sibling { return "\(sibling.name) \(closest)" }
+        return closest
     }
 
     /// The process's entry: SIGTERM must reach the graceful shutdown even when the parent (a

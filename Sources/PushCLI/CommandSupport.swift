@@ -6,8 +6,13 @@ import PushRuntime
 /// writing output, parsing arguments (`--help`, usage errors with exit 64), the configuration.
 package enum CommandSupport {
     /// Reads `path` (or standard input for `-`/nil) fully. Bounded: 64 MiB.
-    package static func readInput(_ path: String?) throws(UsageError) -> [UInt8] {
+    ///
+    /// With no path at all and a terminal on standard input, `notice` goes to stderr first
+    /// (``stdinNotice(command:what:)``): a user who typed `pushworker render` and nothing else
+    /// learns why nothing happens. An explicit `-` (or a pipe, or a file) reads silently.
+    package static func readInput(_ path: String?, notice: String? = nil) throws(UsageError) -> [UInt8] {
         let limit = 64 << 20
+        if path == nil, let notice, isatty(0) != 0 { printError(notice) }
         if path == nil || path == "-" {
             var bytes: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -24,6 +29,11 @@ package enum CommandSupport {
         }
         guard data.count <= limit else { throw UsageError("\(path) is larger than 64 MiB") }
         return [UInt8](data)
+    }
+
+    /// `pushworker render: reading the job from standard input (Ctrl-D to end; pass a FILE or - to silence this)`.
+    package static func stdinNotice(command: String, what: String) -> String {
+        "\(command): reading \(what) from standard input (Ctrl-D to end; pass a FILE or - to silence this)"
     }
 
     /// Writes `text` to standard output as is.
@@ -52,10 +62,41 @@ package enum CommandSupport {
             }
             return parsed
         } catch {
-            printError("error: \(error)\n\n\(usage)")
-            exitCode = ExitCode.usage
+            exitCode = usageError("\(error)", usage: usage)
             return nil
         }
+    }
+
+    /// The command a usage text is for: the first two words of its first line
+    /// (`usage: pushworker render [FILE|-]` ⇒ `pushworker render`).
+    package static func commandName(_ usage: String) -> String {
+        let first = usage.split(separator: "\n").first.map(String.init) ?? ""
+        let words = first.split(separator: " ").drop { $0 == "usage:" }
+            .prefix { !$0.hasPrefix("[") && !$0.hasPrefix("-") && !$0.hasPrefix("<") && $0.lowercased() == $0 }
+        return words.prefix(2).joined(separator: " ")
+    }
+
+    /// Prints a usage error as two lines on stderr — `pushworker render: <message>` and
+    /// `run 'pushworker render --help' for usage` — and returns the usage status (64).
+    package static func usageError(_ message: String, usage: String) -> Int32 {
+        let name = commandName(usage)
+        printError("\(name): \(message)\nrun '\(name) --help' for usage")
+        return ExitCode.usage
+    }
+
+    /// `pushworker config: unknown subcommand 'chek' (did you mean 'check'?)` and the hint; 64.
+    package static func unknownSubcommand(_ word: String, among known: [String], usage: String) -> Int32 {
+        usageError(unknownSubcommandMessage(word, among: known), usage: usage)
+    }
+
+    /// `unknown subcommand 'chek' (did you mean 'check'?)`, or `… (expected check or print)`
+    /// when nothing known is close.
+    package static func unknownSubcommandMessage(_ word: String, among known: [String]) -> String {
+        if let suggestion = Suggestion.closest(to: word, in: known) {
+            return "unknown subcommand '\(word)' (did you mean '\(suggestion)'?)"
+        }
+        let list = known.count > 1 ? known.dropLast().joined(separator: ", ") + " or " + known[known.count - 1] : known.joined()
+        return "unknown subcommand '\(word)' (expected \(list))"
     }
 
     /// The configuration for `purpose`; nil after printing every problem on stderr (the
@@ -67,11 +108,11 @@ package enum CommandSupport {
         }
     }
 
-    /// What `read` makes of the parsed arguments; nil after printing its usage error and
-    /// `usage` (the command then exits 64).
+    /// What `read` makes of the parsed arguments; nil after printing its usage error and the
+    /// `--help` hint (the command then exits 64).
     package static func usageChecked<T>(_ usage: String, _ read: () throws -> T) -> T? {
         do { return try read() } catch {
-            printError("error: \(error)\n\n\(usage)")
+            _ = usageError("\(error)", usage: usage)
             return nil
         }
     }

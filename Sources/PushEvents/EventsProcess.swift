@@ -80,7 +80,11 @@ public enum EventsProcess {
             if let connections = integer("EVENT_CONNECTIONS_PER_IP", 0...100_000) { settings.connectionsPerIP = connections }
             let known = Set(variables.map(\.name))
             for name in environment.keys.sorted() where name.hasPrefix("EVENT_") && !known.contains(name) {
-                problems.append("\(name) is not a tracking-endpoint setting (typo?); known: \(variables.map(\.name).joined(separator: ", "))")
+                if let suggestion = Suggestion.closestVariable(to: name, prefix: "EVENT_", in: known) {
+                    problems.append("\(name) is not a tracking-endpoint setting (did you mean \(suggestion)?)")
+                } else {
+                    problems.append("\(name) is not a tracking-endpoint setting (typo?); known: \(variables.map(\.name).joined(separator: ", "))")
+                }
             }
             return problems.isEmpty ? .success(settings) : .failure(Configuration.Problems(messages: problems))
         }

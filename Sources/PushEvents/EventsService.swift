@@ -46,7 +46,7 @@ public final class EventsService: Sendable {
     /// and escapes its labels on every call, too slow for 20k pings/s on one core.
     private let hot = HotCounters()
     private let kafkaHealthy = Atomic<Bool>(true)
-    private let readiness = Mutex<(checkedAt: Double, redis: Bool)>((-1e9, false))
+    private let readinessCheck = Mutex<(checkedAt: Double, redis: Bool)>((-1e9, false))
     static let badMsgIDBody = "bad msgId\n"
 
     public init(_ dependencies: Dependencies) { self.dependencies = dependencies }
@@ -61,7 +61,7 @@ public final class EventsService: Sendable {
         case .health:
             return .init(status: 200, body: "ok\n")
         case .ready:
-            return isReady(now: now) ? .init(status: 200, body: "ready\n") : .init(status: 503, body: "not ready\n")
+            return OperationsEndpoints.readyz(readiness(now: now))
         case .metrics:
             syncMetrics()
             return .init(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metrics.render())
@@ -136,16 +136,24 @@ public final class EventsService: Sendable {
     }
 
     /// Redis answers (checked at most once a second) and the Kafka producer is healthy.
-    public func isReady(now: Double = EventsService.monotonicSeconds()) -> Bool {
-        let cached = readiness.withLock { $0 }
+    public func isReady(now: Double = EventsService.monotonicSeconds()) -> Bool { readiness(now: now).isReady }
+
+    /// What `/readyz` says: Redis (checked at most once a second) and the Kafka producer, each
+    /// named with why when it fails.
+    public func readiness(now: Double = EventsService.monotonicSeconds()) -> Readiness {
+        let cached = readinessCheck.withLock { $0 }
         var redis = cached.redis
         if now - cached.checkedAt >= 1 {
             redis = dependencies.redisPing()
-            readiness.withLock { $0 = (now, redis) }
+            readinessCheck.withLock { $0 = (now, redis) }
         }
-        let ready = redis && kafkaHealthy.load(ordering: .relaxed)
-        dependencies.metrics.set("pushworker_ready", [], ready ? 1 : 0)
-        return ready
+        var failing: [Readiness.Failure] = []
+        if !redis { failing.append(.init(dependency: "redis", detail: "unreachable: no answer to PING")) }
+        if !kafkaHealthy.load(ordering: .relaxed) {
+            failing.append(.init(dependency: "kafka_producer", detail: "all brokers down or a fatal producer error: events are not published until a record is delivered again"))
+        }
+        dependencies.metrics.set("pushworker_ready", [], failing.isEmpty ? 1 : 0)
+        return Readiness(failing: failing)
     }
 }
 

@@ -32,7 +32,7 @@ public enum WorkerProcess {
         if let address = HostPort(configuration.httpAddr) {
             do {
                 listener = try HTTPListener(address: address,
-                                            handler: OperationsEndpoints.handler(metrics: metrics, isReady: { worker.isReady }))
+                                            handler: OperationsEndpoints.handler(metrics: metrics, readiness: { worker.readiness }))
                 logger.info("http listener", ["http.addr": configuration.httpAddr, "http.port": "\(listener?.port ?? 0)"])
             } catch {
                 logger.error("cannot listen for metrics/health", ["http.addr": configuration.httpAddr, "error": "\(error)"])

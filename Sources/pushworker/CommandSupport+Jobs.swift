@@ -8,12 +8,13 @@ extension CommandSupport {
     /// An exit status as an error, for `Result`.
     struct Exit: Error { let code: Int32 }
 
-    /// Reads one job from `path` (or standard input): relative dates resolved, every problem
+    /// Reads one job from `path` (or standard input, with a notice on a terminal; `command`
+    /// names the command in it): relative dates resolved, every problem
     /// and warning on stderr (`JobInputCheck`); on failure the error carries the exit status
     /// (66 unreadable, 65 invalid job, or a warning with `strict`).
-    static func readJob(_ path: String?, strict: Bool = false, now: Date = Date()) -> Result<FanOutJob, Exit> {
+    static func readJob(_ path: String?, command: String, strict: Bool = false, now: Date = Date()) -> Result<FanOutJob, Exit> {
         let bytes: [UInt8]
-        do { bytes = try readInput(path) } catch {
+        do { bytes = try readInput(path, notice: stdinNotice(command: command, what: "the job")) } catch {
             printError("error: \(error)")
             return .failure(Exit(code: ExitCode.noInput))
         }

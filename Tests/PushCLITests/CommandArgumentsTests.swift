@@ -22,6 +22,24 @@ struct CommandArgumentsTests {
         #expect(throws: UsageError.self) { try CommandArguments(["-x"]) }
     }
 
+    @Test("an unknown option names the closest known one when it looks like a typo", arguments: [
+        (["--strcit"], "unknown option --strcit (did you mean --strict?)"),
+        (["--strict=1", "--timout", "3"], "--strict takes no value"),
+        (["--timout", "3"], "unknown option --timout (did you mean --timeout?)"),
+        (["-strict"], "unknown option -strict (did you mean --strict?)"),
+        (["--hepl"], "unknown option --hepl (did you mean --help?)"),
+        (["--frobnicate"], "unknown option --frobnicate"),
+        (["--"], nil), (["-", "--", "--strcit"], nil),
+    ] as [([String], String?)])
+    func suggestsOptions(arguments: [String], message: String?) {
+        do {
+            _ = try CommandArguments(arguments, valueOptions: ["timeout"], flagOptions: ["strict"])
+            #expect(message == nil)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
     @Test("a lone dash is standard input and -h asks for help")
     func dashAndHelp() throws {
         let arguments = try CommandArguments(["-", "-h"])

@@ -29,4 +29,24 @@ struct CommandLineToolTests {
     func statuses(arguments: [String], status: Int32) {
         #expect(Self.tool.main(arguments) == status)
     }
+
+    @Test("a mistyped command names the closest: its own, or the sibling's as a whole command line", arguments: [
+        ("rnu", "run"), ("rn", "run"), ("--verison", "--version"), ("hlep", "help"), ("sandbx", "prod-dev sandbox"),
+        ("frobnicate", nil), ("", nil), (String(repeating: "x", count: 100_000), nil),
+    ] as [(String, String?)])
+    func suggestions(word: String, suggestion: String?) {
+        #expect(Self.tool.suggestion(for: word) == suggestion)
+    }
+
+    @Test("a usage error names the command its usage text is for")
+    func commandNames() {
+        #expect(CommandSupport.commandName("usage: pushworker render [FILE|-] [--strict]\n\nDry run") == "pushworker render")
+        #expect(CommandSupport.commandName("usage: pushworker inspect results [--job ID]") == "pushworker inspect")
+        #expect(CommandSupport.commandName("usage: pushworker-dev bench e2e [options]") == "pushworker-dev bench")
+        #expect(CommandSupport.commandName("usage: pushworker run\n") == "pushworker run")
+        #expect(CommandSupport.commandName("usage: pushworker <command> [options]") == "pushworker")
+        #expect(CommandSupport.unknownSubcommandMessage("chek", among: ["check", "print"]) == "unknown subcommand 'chek' (did you mean 'check'?)")
+        #expect(CommandSupport.unknownSubcommandMessage("zzz", among: ["results", "dlq", "stats"])
+                == "unknown subcommand 'zzz' (expected results, dlq or stats)")
+    }
 }

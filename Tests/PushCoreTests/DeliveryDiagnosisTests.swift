@@ -31,8 +31,19 @@ struct DeliveryDiagnosisTests {
         #expect(hint?.contains(expected) == true, "\(hint ?? "nil")")
     }
 
+    @Test("an expired recipient's hint says why nothing was sent", arguments: [
+        ("expires_at_passed", "expiresAt had passed when it was planned"), ("expired_while_held", "waited for its app × provider"),
+    ])
+    func expiryHints(reason: String, expected: String) {
+        for platform in Platform.allCases {
+            let hint = DeliveryDiagnosis.hint(platform: platform, status: .expired, reason: reason, httpStatus: nil, detail: nil)
+            #expect(hint?.contains(expected) == true, "\(platform): \(hint ?? "nil")")
+        }
+        #expect(DeliveryDiagnosis.hint(platform: .ios, status: .expired, reason: nil, httpStatus: nil, detail: nil) == nil)
+    }
+
     @Test("outcomes that explain themselves get no hint", arguments: [
-        (DeliveryStatus.sent, nil as String?, 200 as Int?), (.duplicate, nil, nil), (.expired, nil, nil), (.invalidToken, "Unregistered", 410),
+        (DeliveryStatus.sent, nil as String?, 200 as Int?), (.duplicate, nil, nil), (.invalidToken, "Unregistered", 410),
         (.rejected, "payload_too_large", nil), (.failed, "TooManyRequests", 429),
     ])
     func noHint(status: DeliveryStatus, reason: String?, http: Int?) {

@@ -215,13 +215,18 @@ struct EventsServiceTests {
         #expect(harness.redis.roundTripCount - roundTripsBefore < 30)
     }
 
-    @Test("readiness follows Redis")
+    @Test("readiness follows Redis; /readyz names the failing dependency")
     func readiness() throws {
         let harness = try EventsHarness()
         #expect(harness.service.isReady(now: 10))
+        #expect(String(decoding: harness.call("GET", "/readyz", now: 11).body, as: UTF8.self) == #"{"ready":true}"# + "\n")
         harness.redisServer.process.stop()
         #expect(!harness.service.isReady(now: 20))
-        #expect(harness.call("GET", "/readyz", now: 30).status == 503)
+        let notReady = harness.call("GET", "/readyz", now: 30)
+        #expect(notReady.status == 503)
+        #expect(notReady.contentType == "application/json")
+        #expect(String(decoding: notReady.body, as: UTF8.self)
+                == #"{"ready":false,"failing":[{"dependency":"redis","detail":"unreachable: no answer to PING"}]}"# + "\n")
         #expect(harness.call("GET", "/healthz").status == 200)
     }
 }

@@ -9,7 +9,8 @@ struct DevBrokerProcessTests {
     func processUsage() throws {
         let bad = try runCommand(BuiltProducts.pushworkerDev, ["dev-broker", "--brokers", "nope"])
         #expect(bad.status == 64)
-        #expect(bad.stderr.contains("usage:"))
+        #expect(bad.stderr == "pushworker-dev dev-broker: --brokers must be 1...16, got 'nope'\nrun 'pushworker-dev dev-broker --help' for usage\n",
+                "\(bad.stderr)")
         let help = try runCommand(BuiltProducts.pushworkerDev, ["dev-broker", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("--bootstrap-file"))

@@ -180,7 +180,8 @@ struct EnqueueKafkaTests {
     func cliUsage(_ arguments: [String]) throws {
         let result = try runCommand(BuiltProducts.pushworker, arguments, environment: ["PUSHWORKER_KAFKA_BROKERS": "127.0.0.1:1"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("usage: pushworker enqueue"))
+        #expect(result.stderr.hasPrefix("pushworker enqueue: ") && result.stderr.contains("run 'pushworker enqueue --help' for usage"),
+                "\(result.stderr)")
     }
 
     @Test("the CLI: missing configuration exits 78; --help documents the batch rule")

@@ -87,7 +87,8 @@ struct ConfigurationTests {
         ("PUSHWORKER_CA_FILE", "/nonexistent/ca.pem", "PUSHWORKER_CA_FILE: cannot read /nonexistent/ca.pem"),
         ("PUSHWORKER_MSGID_KEYS", "nocolon", "PUSHWORKER_MSGID_KEYS: entry 1: expected kid:base64key"),
         ("PUSHWORKER_MSGID_KEYS", "k1:%%%", "PUSHWORKER_MSGID_KEYS: entry 1 (kid \"k1\"): key is not valid base64"),
-        ("PUSHWORKER_KAFKA_BROKER", "x:1", "PUSHWORKER_KAFKA_BROKER is not a pushworker setting (typo?)"),
+        ("PUSHWORKER_KAFKA_BROKER", "x:1", "PUSHWORKER_KAFKA_BROKER is not a pushworker setting (did you mean PUSHWORKER_KAFKA_BROKERS?)"),
+        ("PUSHWORKER_REDIS_UR", "x", "PUSHWORKER_REDIS_UR is not a pushworker setting (did you mean PUSHWORKER_REDIS_URL?)"),
         ("PUSHWORKER_RDKAFKA_", "x", "PUSHWORKER_RDKAFKA_: empty librdkafka property name"),
     ])
     func invalid(name: String, value: String, expected: String) {

@@ -32,7 +32,8 @@ struct HealthTests {
     ])
     func routing(method: String, path: String, ready: Bool, status: Int) {
         let request = HTTPListener.Request(method: method, path: path, clientAddress: "127.0.0.1", headers: [:])
-        let response = OperationsEndpoints.respond(to: request, metrics: Metrics(), isReady: { ready })
+        let readiness = ready ? Readiness.ready : Readiness(failing: [.init(dependency: "redis", detail: "unreachable")])
+        let response = OperationsEndpoints.respond(to: request, metrics: Metrics(), readiness: { readiness })
         #expect(response.status == status)
         if status == 405 { #expect(response.headers.contains { $0.0 == "Allow" && $0.1 == "GET, HEAD" }) }
     }
@@ -42,7 +43,10 @@ struct HealthTests {
         let metrics = Metrics()
         metrics.increment("pushworker_dlq_total")
         let listener = try HTTPListener(address: try #require(HostPort("127.0.0.1:0")),
-                                        handler: OperationsEndpoints.handler(metrics: metrics, isReady: { false }))
+                                        handler: OperationsEndpoints.handler(metrics: metrics, readiness: {
+                                            Readiness(failing: [.init(dependency: "redis", detail: "unreachable: no answer to PING"),
+                                                                .init(dependency: "kafka_consumer_group", detail: "not joined \"g\" yet")])
+                                        }))
         defer { listener.stop() }
         let base = "http://127.0.0.1:\(listener.port)"
         let health = try Self.curl("GET", base + "/healthz")
@@ -51,7 +55,10 @@ struct HealthTests {
         #expect(head.status == 200 && head.headers.lowercased().contains("content-type: text/plain; version=0.0.4"))
         let body = try Self.curl("GET", base + "/metrics")
         #expect(body.body.contains("# TYPE pushworker_dlq_total counter\npushworker_dlq_total 1\n"))
-        #expect(try Self.curl("GET", base + "/readyz").status == 503)
+        let readyz = try Self.curl("GET", base + "/readyz")
+        #expect(readyz.status == 503 && readyz.headers.lowercased().contains("content-type: application/json"))
+        #expect(readyz.body == #"{"ready":false,"failing":[{"dependency":"redis","detail":"unreachable: no answer to PING"},{"dependency":"kafka_consumer_group","detail":"not joined \"g\" yet"}]}"# + "\n",
+                 "\(readyz.body)")
         let post = try Self.curl("POST", base + "/metrics")
         #expect(post.status == 405 && post.headers.contains("Allow: GET, HEAD"))
         #expect(try Self.curl("GET", base + "/other").status == 404)
@@ -70,6 +77,7 @@ struct HealthTests {
         // The listener starts before the consumer loop; the join takes a few seconds.
         #expect(status("/readyz") == 503, "not ready before the group is joined")
         #expect(eventually(timeout: 40) { status("/readyz") == 200 }, "worker stderr: \(worker.stderr().suffix(2000))")
+        #expect(try Self.curl("GET", base + "/readyz").body == #"{"ready":true}"# + "\n")
 
         let job = E2EEnvironment.job(id: "ops:1", recipients: [
             #"{"userId":"u1","subscriptionId":"ios-1","platform":"ios","token":"\#(E2EEnvironment.apnsToken(41))"}"#,
@@ -92,7 +100,7 @@ struct HealthTests {
         #expect(metrics.contains("pushworker_ready 1"))
         #expect(metrics.contains(#"pushworker_jobs_total{outcome="accepted"} 1"#))
         let parsed = try MetricsTests.parse(metrics)
-        #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") })
+        #expect(parsed.samples.allSatisfy { $0.name.hasPrefix("pushworker_") || $0.name.hasPrefix("process_") })
         #expect(parsed.samples.contains { $0.name == "pushworker_in_flight" && $0.value == 0 })
         #expect(Set(parsed.types.keys).isSubset(of: Set(Metrics.catalogue.keys)))
         // Per-job info logs: started and finished with the outcomes by status and the duration.
@@ -108,6 +116,8 @@ struct HealthTests {
         // Redis goes away while the worker is idle: readiness follows within a few seconds.
         env.redis.stop()
         #expect(eventually(timeout: 15) { status("/readyz") == 503 }, "worker stderr: \(worker.stderr().suffix(2000))")
+        let away = try Self.curl("GET", base + "/readyz").body
+        #expect(away.hasPrefix(#"{"ready":false,"failing":[{"dependency":"redis","detail":"unreachable"#), "\(away)")
         #expect(status("/healthz") == 200, "alive, just not ready")
         #expect(worker.stderr().contains("redis unreachable"))
 
@@ -129,7 +139,10 @@ struct HealthTests {
         let base = "http://127.0.0.1:\(port)"
         #expect(eventually(timeout: 20) { (try? Self.curl("GET", base + "/healthz").status) == 200 }, "\(worker.stderr().suffix(2000))")
         for _ in 0..<3 {
-            #expect(try Self.curl("GET", base + "/readyz").status == 503)
+            let readyz = try Self.curl("GET", base + "/readyz")
+            #expect(readyz.status == 503)
+            #expect(readyz.body.hasPrefix(#"{"ready":false,"failing":[{"dependency":"kafka_consumer_group","detail":"not joined group "#), "\(readyz.body)")
+            #expect(!readyz.body.contains(#""redis""#), "Redis answers: only the group is named")
             usleep(500_000)
         }
         let metrics = try Self.curl("GET", base + "/metrics").body
@@ -138,7 +151,7 @@ struct HealthTests {
         #expect(metrics.contains("\npushworker_dlq_total 0\n"), "\(metrics)")
         #expect(metrics.contains(#"pushworker_notifications_total{platform="web",status="failed",reason=""} 0"#))
         #expect(metrics.contains(#"pushworker_build_info{version="\#(BuildInfo.version)",commit=""#))
-        #expect(metrics.contains("pushworker_process_resident_memory_bytes "))
+        #expect(metrics.contains("process_resident_memory_bytes "))
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
     }

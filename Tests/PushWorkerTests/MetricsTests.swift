@@ -160,10 +160,13 @@ struct MetricsTests {
         #expect(Metrics.number(value) == text)
     }
 
-    @Test("every metric is named pushworker_…; notifications carry exactly platform, status, reason")
+    @Test("every metric is named pushworker_… (the standard process_* ones aside); notifications carry exactly platform, status, reason")
     func catalogue() {
+        let standardProcess: Set<String> = ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                                            "process_open_fds", "process_max_fds", "process_start_time_seconds", "process_threads"]
+        #expect(Set(Metrics.catalogue.keys.filter { !$0.hasPrefix("pushworker_") }) == standardProcess)
         for (name, meta) in Metrics.catalogue {
-            #expect(name.hasPrefix("pushworker_"), "\(name)")
+            #expect(name.hasPrefix("pushworker_") || standardProcess.contains(name), "\(name)")
             #expect(["counter", "gauge", "histogram"].contains(meta.type))
             #expect(meta.type != "counter" || name.hasSuffix("_total"), "counters end in _total: \(name)")
             #expect(meta.labels.count <= 3 || name == "pushworker_build_info", "small label sets: \(name)")
@@ -277,11 +280,11 @@ struct MetricsTests {
         }
         #expect(text.contains(#"pushworker_job_seconds_count 0"#))
         #expect(text.contains(#"pushworker_build_info{version="\#(BuildInfo.version)",commit=""#))
-        let rss = try #require(text.split(separator: "\n").first { $0.hasPrefix("pushworker_process_resident_memory_bytes ") })
+        let rss = try #require(text.split(separator: "\n").first { $0.hasPrefix("process_resident_memory_bytes ") })
         #expect((Double(rss.split(separator: " ")[1]) ?? 0) > 1_000_000)
-        let fds = try #require(text.split(separator: "\n").first { $0.hasPrefix("pushworker_process_open_fds ") })
+        let fds = try #require(text.split(separator: "\n").first { $0.hasPrefix("process_open_fds ") })
         #expect((Int(fds.split(separator: " ")[1]) ?? 0) >= 3)
-        #expect(text.contains("pushworker_process_cpu_seconds_total "))
+        #expect(text.contains("process_cpu_seconds_total "))
         // A first increment counts from the declared 0; a declaration never resets a value.
         metrics.increment("pushworker_dlq_total")
         metrics.declare("pushworker_dlq_total")

@@ -71,13 +71,14 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// A job of `count` iOS recipients of `app`, processed as a polled message.
     @discardableResult
-    func job(app: String = "app_a", campaign: String = "cmp", count: Int, id: String? = nil, first: Int = 0, numbers: [Int]? = nil) -> JobRun? {
+    func job(app: String = "app_a", campaign: String = "cmp", count: Int, id: String? = nil, first: Int = 0, numbers: [Int]? = nil,
+             extra: String = "") -> JobRun? {
         let recipients = (numbers ?? Array(first..<(first + count))).map { n in
             let token = String(repeating: "a", count: 56) + String(format: "%08x", n)
             return #"{"userId":"u\#(n)","subscriptionId":"s\#(n)","platform":"ios","token":"\#(token)"}"#
         }.joined(separator: ",")
         let jobID = id ?? campaign + ":" + String(offset)
-        let json = #"{"schemaVersion":1,"jobId":"\#(jobID)","appId":"\#(app)","campaignId":"\#(campaign)","content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi","body":"Sale"}}},"recipients":[\#(recipients)]}"#
+        let json = #"{"schemaVersion":1,"jobId":"\#(jobID)","appId":"\#(app)","campaignId":"\#(campaign)"\#(extra),"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi","body":"Sale"}}},"recipients":[\#(recipients)]}"#
         offset += 1
         let message = FakeMessages.message(offset: offset, value: json)
         registry.offsets.begin(message.topicPartition, offset: message.offset)
@@ -296,6 +297,37 @@ struct PipelineStagesTests {
         h.flush()
         #expect(h.statuses() == ["sent"])
         #expect(h.state.isSent(app: "app_a", campaign: "cmp", msgID: run.plans[0].msgID ?? ""))
+    }
+
+    @Test("a job whose expiresAt has passed: every recipient expired with reason expires_at_passed, nothing written")
+    func expiredJobSaysWhy() throws {
+        let h = try PipelineHarness()
+        h.job(count: 2, extra: #","expiresAt":"2020-01-01T00:00:00Z""#)
+        h.round()
+        h.flush()
+        #expect(h.transport.written.isEmpty)
+        #expect(h.statuses() == ["expired", "expired"])
+        #expect(h.statuses("reason") == ["expires_at_passed", "expires_at_passed"])
+        #expect(h.registry.unfinishedMessages == 0)
+    }
+
+    @Test("held past the job's expiresAt (429 with Retry-After 3600, expiresAt in 60 s): expired with reason expired_while_held, not parked")
+    func heldPastExpiryExpires() throws {
+        let h = try PipelineHarness(maxInFlight: 100, perApp: 1)
+        // The harness's wall clock is 1_800_000_000 (2027-01-15T08:00:00Z): the job lives one more minute.
+        h.job(count: 3, extra: #","expiresAt":"2027-01-15T08:01:00Z""#)
+        h.round()
+        #expect(h.transport.written.count == 1)
+        h.transport.answer(FakeTransport.quotaExceeded(retryAfter: 3600))
+        h.flush()
+        h.round()
+        h.flush()
+        let reasons = zip(h.statuses(), h.statuses("reason")).filter { $0.0 == "expired" }.map(\.1)
+        #expect(reasons.count == 2, "\(h.statuses()) \(h.statuses("reason"))")
+        #expect(reasons.allSatisfy { $0 == "expired_while_held" })
+        // Only the recipient the provider answered goes to the retry topic (due within the job's
+        // minute); the held ones, due in an hour, are not parked there.
+        #expect(h.sink.produced("retry").count == 1)
     }
 
     @Test("one app at 429 with Retry-After 3600: its waiting recipients go to the retry topic, holding no slot; another app's job is sent at once")

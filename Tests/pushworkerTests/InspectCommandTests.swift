@@ -82,6 +82,15 @@ struct InspectCommandTests {
         #expect(printed.map { $0["subscriptionId"] as? String } .sorted { ($0 ?? "") < ($1 ?? "") } == ["a1", "a2", "w1"])
         #expect(one.stderr.contains("job c1:0001 in push.results.v1: 3 of 8 results"))
 
+        // A job nobody delivered: said plainly, exit 1 (the summary is still printed).
+        let none = try runCommand(BuiltProducts.pushworker, ["inspect", "results", "--job", "no-such-job"], environment: cluster.environment)
+        #expect(none.status == 1, "\(none.stdout)\(none.stderr)")
+        #expect(none.stderr.contains("inspect: no results found for job no-such-job in push.results.v1 (8 scanned)"), "\(none.stderr)")
+        let noneJSON = try runCommand(BuiltProducts.pushworker, ["inspect", "results", "--campaign", "c1", "--app", "other", "--json"],
+                                      environment: cluster.environment)
+        #expect(noneJSON.status == 1 && noneJSON.stderr.contains("no results found for campaign c1 of app other"), "\(noneJSON.stderr)")
+        #expect(noneJSON.stdout.contains("\"matched\":0"), "\(noneJSON.stdout)")
+
         let usage = try runCommand(BuiltProducts.pushworker, ["inspect", "results", "--job", "a", "--campaign", "b"], environment: cluster.environment)
         #expect(usage.status == 64)
         let missing = try runCommand(BuiltProducts.pushworker, ["inspect", "results", "--topic", "nope", "--timeout", "3"], environment: cluster.environment)
@@ -209,7 +218,8 @@ struct InspectCommandTests {
         #expect(noRedis.status == 0)
         #expect(noRedis.stdout.contains("tracking: PUSHWORKER_REDIS_URL is not set"))
         let unknown = try runCommand(BuiltProducts.pushworker, ["inspect", "stats", "nope"], environment: environment)
-        #expect(unknown.stderr.contains("no results for campaign nope"))
+        #expect(unknown.stderr.contains("no results found for campaign nope"))
+        #expect(unknown.status == 1)
         #expect(try runCommand(BuiltProducts.pushworker, ["inspect", "stats"], environment: environment).status == 64)
     }
 }

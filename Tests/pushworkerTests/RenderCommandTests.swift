@@ -235,7 +235,7 @@ struct RenderCommandTests {
         #expect(by["p1"]?["reason"] as? String == "unknown_platform")
     }
 
-    @Test("an expired job: every recipient expired, no request")
+    @Test("an expired job: every recipient expired (reason expires_at_passed), no request")
     func expired() throws {
         let job = CLITest.job(expiresAt: "2020-01-01T00:00:00Z", recipients: [
             #"{"subscriptionId":"i1","platform":"ios","token":"\#(CLITest.iosToken)"}"#,
@@ -246,6 +246,7 @@ struct RenderCommandTests {
         let lines = CLITest.lines(result.stdout)
         #expect(lines.count == 2)
         #expect(lines.allSatisfy { $0["status"] as? String == "expired" && $0["request"] is NSNull && $0["msgId"] is String })
+        #expect(lines.allSatisfy { $0["reason"] as? String == "expires_at_passed" }, "\(result.stdout)")
     }
 
     @Test("--help prints the usage; usage errors exit 64; a missing file exits 66")

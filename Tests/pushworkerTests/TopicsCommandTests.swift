@@ -134,7 +134,8 @@ struct TopicsCommandTests {
     func usage(_ arguments: [String]) throws {
         let result = try runCommand(BuiltProducts.pushworker, arguments)
         #expect(result.status == 64)
-        #expect(result.stderr.contains("usage: pushworker topics"))
+        #expect(result.stderr.contains("pushworker topics: "), "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("run 'pushworker topics --help' for usage\n"), "the hint, not the whole usage: \(result.stderr)")
     }
 
     @Test("a missing folder exits 66")

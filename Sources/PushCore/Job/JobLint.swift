@@ -105,7 +105,7 @@ public enum JobLint {
         if let alias = schema.aliases.first(where: { normalized($0.key) == wanted }) { return alias.value }
         if let nested = nestedField(wanted, in: schema, depth: 3) { return nested }
         // Near spellings of a field, then (closer still) of a known mistake (`tll` → ttlSeconds).
-        let limit = wanted.count <= 4 ? 1 : (wanted.count <= 8 ? 2 : 3)
+        let limit = Suggestion.threshold(for: wanted)
         var best: (name: String, distance: Int)?
         for field in schema.fields {
             let distance = editDistance(wanted, normalized(field.name))
@@ -151,27 +151,9 @@ public enum JobLint {
         String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != " " })
     }
 
-    /// Optimal string alignment distance (Levenshtein plus adjacent transpositions), by character.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let x = Array(a), y = Array(b)
-        if x.isEmpty { return y.count }
-        if y.isEmpty { return x.count }
-        var previous2 = [Int](repeating: 0, count: y.count + 1)
-        var previous = Array(0...y.count)
-        var current = [Int](repeating: 0, count: y.count + 1)
-        for i in 1...x.count {
-            current[0] = i
-            for j in 1...y.count {
-                let cost = x[i - 1] == y[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] {
-                    current[j] = min(current[j], previous2[j - 2] + 1)
-                }
-            }
-            (previous2, previous, current) = (previous, current, previous2)
-        }
-        return previous[y.count]
-    }
+    /// Optimal string alignment distance (Levenshtein plus adjacent transpositions), by
+    /// character: ``Suggestion/distance(_:_:)``, the one the command line's "did you mean" uses.
+    static func editDistance(_ a: String, _ b: String) -> Int { Suggestion.distance(a, b) }
 
     // MARK: - Template variables
 

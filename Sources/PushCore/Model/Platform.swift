@@ -18,8 +18,18 @@ public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable, Codable {
     case rejected
     /// Transient errors, retries exhausted.
     case failed
-    /// `expiresAt` passed; nothing sent.
+    /// Nothing sent: `expiresAt` had passed, or the recipient waited past its job's lifetime
+    /// (the reason says which: ``ExpiryReason``).
     case expired
     /// Already sent according to Redis.
     case duplicate
+}
+
+/// Why a recipient is `expired` (its result's `reason`; docs/reference/records.md).
+public enum ExpiryReason: String, Sendable, CaseIterable {
+    /// The job's `expiresAt` had passed when it was planned: nothing was sent.
+    case expiresAtPassed = "expires_at_passed"
+    /// The recipient waited for its app × provider (a backoff, an open breaker) past the job's
+    /// `expiresAt`, `createdAt` + `ttlSeconds` or the de-duplication retention.
+    case whileHeld = "expired_while_held"
 }

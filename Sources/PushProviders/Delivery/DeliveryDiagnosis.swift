@@ -7,8 +7,21 @@ import PushCore
 public enum DeliveryDiagnosis {
     /// The hint for one failed recipient, or nil when the outcome explains itself (a dead
     /// token, a payload problem) or is not a failure.
+    /// Why nothing was sent to an `expired` recipient, and what to change.
+    static func expiryHint(_ reason: String?) -> String? {
+        switch reason.flatMap(ExpiryReason.init(rawValue:)) {
+        case .expiresAtPassed?:
+            return "the job's expiresAt had passed when it was planned: nothing was sent; give a later expiresAt (the CLI accepts \"+4h\")"
+        case .whileHeld?:
+            return "the recipient waited for its app × provider (a backoff, an open circuit breaker) past the job's expiresAt, createdAt + ttlSeconds or the de-duplication retention: nothing was sent"
+        case nil:
+            return nil
+        }
+    }
+
     public static func hint(platform: Platform, status: DeliveryStatus, reason: String?, httpStatus: Int?, detail: String?) -> String? {
-        guard status != .sent, status != .duplicate, status != .expired, status != .invalidToken else { return nil }
+        if status == .expired { return expiryHint(reason) }
+        guard status != .sent, status != .duplicate, status != .invalidToken else { return nil }
         let detailText = detail ?? ""
         let lowered = detailText.lowercased()
         if platform == .huawei, let hint = hmsHint(reason, detail: detailText) { return hint }

@@ -269,7 +269,8 @@ struct ConfigurationReader {
         if Configuration.kafkaPurposes.contains(purpose) { problems += ConfigurationChecks.kafkaProperties(configuration) }
         let known = Set(Configuration.table.map(\.name))
         for key in values.keys where key.hasPrefix("PUSHWORKER_") && !key.hasPrefix("PUSHWORKER_RDKAFKA_") && !known.contains(key) {
-            problems.append("\(key) is not a pushworker setting (typo?)")
+            let hint = Suggestion.closestVariable(to: key, prefix: "PUSHWORKER_", in: known).map { "did you mean \($0)?" } ?? "typo?"
+            problems.append("\(key) is not a pushworker setting (\(hint))")
         }
     }
 

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// Prometheus metrics of the worker (docs/reference/metrics.md; names start `pushworker_`, labels from small
+/// Prometheus metrics of the worker (docs/reference/metrics.md; names start `pushworker_`, but
+/// for the standard `process_*` ones; labels from small
 /// fixed sets only: never a token, campaign or app id). Created once, updated lock-free or under
 /// a short lock, rendered as Prometheus text by `/metrics`.
 public final class Metrics: Sendable {
@@ -83,13 +84,13 @@ public final class Metrics: Sendable {
         "pushworker_webhook_dropped_total": ("counter", "Events dropped before webhook delivery (queue full or shutdown).", []),
         // Every process (`run`, `events`): MetricsStartup.swift.
         "pushworker_build_info": ("gauge", "Always 1: the version, git commit and C library versions of this binary.", ["version", "commit", "libcurl", "librdkafka", "openssl"]),
-        "pushworker_process_resident_memory_bytes": ("gauge", "Resident set size (process_resident_memory_bytes).", []),
-        "pushworker_process_virtual_memory_bytes": ("gauge", "Virtual memory size (process_virtual_memory_bytes).", []),
-        "pushworker_process_cpu_seconds_total": ("counter", "User and system CPU time (process_cpu_seconds_total).", []),
-        "pushworker_process_open_fds": ("gauge", "Open file descriptors (process_open_fds).", []),
-        "pushworker_process_max_fds": ("gauge", "The open file descriptor limit (process_max_fds).", []),
-        "pushworker_process_start_time_seconds": ("gauge", "Start time, Unix seconds (process_start_time_seconds).", []),
-        "pushworker_process_threads": ("gauge", "Threads of the process.", []),
+        "process_resident_memory_bytes": ("gauge", "Resident memory size in bytes.", []),
+        "process_virtual_memory_bytes": ("gauge", "Virtual memory size in bytes.", []),
+        "process_cpu_seconds_total": ("counter", "Total user and system CPU time spent in seconds.", []),
+        "process_open_fds": ("gauge", "Number of open file descriptors.", []),
+        "process_max_fds": ("gauge", "Maximum number of open file descriptors.", []),
+        "process_start_time_seconds": ("gauge", "Start time of the process since unix epoch in seconds.", []),
+        "process_threads": ("gauge", "Number of OS threads in the process.", []),
     ]
 
     public init() {}

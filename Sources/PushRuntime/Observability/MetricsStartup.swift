@@ -64,10 +64,10 @@ extension Metrics {
     /// first updated.
     public static let openLabelSeries: Set<String> = [
         "pushworker_provider_responses_total",   // status: any HTTP status code
-        "pushworker_kafka_produce_failures_total", // error: librdkafka error names
+        "pushworker_kafka_produce_failures_total", // topic: the configured names (declared by the worker at start-up, with every error)
         "pushworker_redis_node_round_trips_total", "pushworker_redis_node_errors_total",
         "pushworker_redis_node_moved_total", "pushworker_redis_node_ask_total", // node: the cluster's
-        "pushworker_process_cpu_seconds_total",  // read at scrape time, not a stored counter
+        "process_cpu_seconds_total",  // read at scrape time, not a stored counter
         "pushworker_redis_round_trips_total",    // read at scrape time from the client (0 from the start)
     ]
 
@@ -75,6 +75,7 @@ extension Metrics {
     /// start-up, before the listener answers.
     public func registerStartup(_ role: Role) {
         set("pushworker_build_info", BuildInfo.metricLabels(), 1)
+        set("pushworker_ready", [], 0)  // until the first readiness check says otherwise
         for (name, labelSets) in Self.startupSeries(role) {
             for labels in labelSets { declare(name, labels) }
         }
@@ -82,20 +83,20 @@ extension Metrics {
     }
 }
 
-/// `pushworker_process_*`: the standard Prometheus process metrics (`process_resident_memory_bytes`,
-/// `process_cpu_seconds_total`, `process_open_fds`, …) under our prefix (every metric starts
-/// `pushworker_`, docs/reference/metrics.md), read from `/proc/self` at each scrape (a few small reads, no
-/// state). Linux only; elsewhere they read 0.
+/// `process_*`: the standard Prometheus process metrics under the client libraries' names
+/// (`process_resident_memory_bytes`, `process_cpu_seconds_total`, `process_open_fds`, …; the
+/// only metrics without the `pushworker_` prefix, docs/reference/metrics.md), read from
+/// `/proc/self` at each scrape (a few small reads, no state). Linux only; elsewhere they read 0.
 public enum ProcessMetrics {
     public static func register(in metrics: Metrics) {
         let started = startTime()
-        metrics.gauge("pushworker_process_resident_memory_bytes") { Double(memory().resident) }
-        metrics.gauge("pushworker_process_virtual_memory_bytes") { Double(memory().virtual) }
-        metrics.gauge("pushworker_process_cpu_seconds_total") { cpuSeconds() }
-        metrics.gauge("pushworker_process_open_fds") { Double(openFileDescriptors()) }
-        metrics.gauge("pushworker_process_max_fds") { Double(maxFileDescriptors()) }
-        metrics.gauge("pushworker_process_start_time_seconds") { started }
-        metrics.gauge("pushworker_process_threads") { Double(threads()) }
+        metrics.gauge("process_resident_memory_bytes") { Double(memory().resident) }
+        metrics.gauge("process_virtual_memory_bytes") { Double(memory().virtual) }
+        metrics.gauge("process_cpu_seconds_total") { cpuSeconds() }
+        metrics.gauge("process_open_fds") { Double(openFileDescriptors()) }
+        metrics.gauge("process_max_fds") { Double(maxFileDescriptors()) }
+        metrics.gauge("process_start_time_seconds") { started }
+        metrics.gauge("process_threads") { Double(threads()) }
     }
 
     static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -121,7 +121,7 @@ final class ClaimStage: Sendable {
         let wallNow = clock.wallSeconds
         metrics.increment("pushworker_parked_total")
         if wallNow + wait > run.horizon {
-            let result = run.result(index, .expired, reason: "expired_while_held", atMs: Int64(wallNow * 1000),
+            let result = run.result(index, .expired, reason: ExpiryReason.whileHeld.rawValue, atMs: Int64(wallNow * 1000),
                                     attempts: run.attemptsBefore(index))
             outcomes.add(run, index, .final(result), holdsSlot: false)
         } else {

@@ -78,7 +78,7 @@ final class JobIntake: Sendable {
         for (index, start) in starts.enumerated() {
             switch start {
             case .expired:
-                outcomes.add(run, index, .final(run.result(index, .expired, reason: nil, atMs: nowMs)), holdsSlot: false)
+                outcomes.add(run, index, .final(run.result(index, .expired, reason: ExpiryReason.expiresAtPassed.rawValue, atMs: nowMs)), holdsSlot: false)
             case .rejected(let reason):
                 outcomes.add(run, index, .final(run.result(index, .rejected, reason: reason, atMs: nowMs)), holdsSlot: false)
             case .ready:

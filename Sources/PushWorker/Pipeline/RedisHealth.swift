@@ -11,6 +11,8 @@ final class RedisHealth: Sendable {
     private let metrics: Metrics
     private let logger: Logger
     private let back = Mutex<(@Sendable () -> Void)?>(nil)
+    /// What the last failure was, for `/readyz` (kept while away).
+    private let problem = Mutex<String>("")
 
     init(metrics: Metrics, logger: Logger) {
         self.metrics = metrics
@@ -19,12 +21,20 @@ final class RedisHealth: Sendable {
 
     var isHealthy: Bool { healthy.load(ordering: .relaxed) }
 
+    /// Why Redis counts as away (the last failed call or probe), nil while it answers.
+    var unhealthyDetail: String? {
+        guard !isHealthy else { return nil }
+        let text = problem.withLock { $0 }
+        return text.isEmpty ? "unreachable" : text
+    }
+
     /// What to do when Redis answers again after an outage (set once, at composition).
     func onBack(_ action: @escaping @Sendable () -> Void) { back.withLock { $0 = action } }
 
     /// A call failed: unready, no new claims until a call succeeds again.
     func failed(_ error: any Error, during step: String) {
         metrics.increment("pushworker_redis_errors_total")
+        problem.withLock { $0 = "unreachable during \(step): \(error)" }
         if healthy.exchange(false, ordering: .relaxed) {
             logger.error("redis unreachable: no new claims until it is back", ["redis.error": "\(error)", "redis.step": step])
         }
@@ -32,6 +42,7 @@ final class RedisHealth: Sendable {
 
     /// A probe found it away.
     func probeFailed() {
+        problem.withLock { $0 = "unreachable: no answer to PING" }
         if healthy.exchange(false, ordering: .relaxed) {
             metrics.increment("pushworker_redis_errors_total")
             logger.error("redis unreachable: no new claims until it is back", ["redis.check": "ping"])

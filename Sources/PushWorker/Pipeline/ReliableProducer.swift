@@ -83,7 +83,7 @@ final class ReliableProducer: Sendable {
     private func failed(_ record: KafkaRecord, _ error: KafkaError, acked: @escaping @Sendable () -> Void) {
         let topic = record.topic
         if Self.isPermanent(error) {
-            metrics.increment("pushworker_kafka_produce_failures_total", [("topic", Self.topicLabel(topic, dlq: dlqTopic)), ("error", error.name)])
+            metrics.increment("pushworker_kafka_produce_failures_total", [("topic", Self.topicLabel(topic, dlq: dlqTopic)), ("error", Self.errorLabel(error))])
             logger.error("produce failed permanently: not retried", [
                 "kafka.topic": topic, "kafka.error": error.description, "kafka.value_bytes": "\(record.value.count)",
                 "action": topic == dlqTopic ? "given up" : "copied to the dead-letter topic",
@@ -119,6 +119,25 @@ final class ReliableProducer: Sendable {
 
     /// The topic as a metric label: one of the worker's own topics (a small fixed set).
     static func topicLabel(_ topic: String, dlq: String) -> String { topic == dlq ? "dlq" : topic }
+
+    /// The error as a metric label: the name of one of ``permanentCodes``; any other fatal
+    /// error is `_FATAL` (librdkafka's name for a fatal error), so the set is fixed.
+    static func errorLabel(_ error: KafkaError) -> String {
+        permanentCodes.contains(error.code) ? error.name : KafkaError(code: fatalCode, message: "").name
+    }
+
+    static let fatalCode: Int32 = -150
+
+    /// Declares `pushworker_kafka_produce_failures_total` at 0 for every label set it can take
+    /// (the worker's produced topics × the permanent errors), so `increase()` in the
+    /// PushworkerKafkaProduceFailures alert sees the first failure (docs/reference/metrics.md).
+    static func declareFailures(in metrics: Metrics, topics: [String], dlq: String) {
+        let labels = Set(topics.map { topicLabel($0, dlq: dlq) } + ["dlq"]).sorted()
+        let errors = Set(permanentCodes.union([fatalCode]).map { KafkaError(code: $0, message: "").name }).sorted()
+        for topic in labels {
+            for error in errors { metrics.declare("pushworker_kafka_produce_failures_total", [("topic", topic), ("error", error)]) }
+        }
+    }
 }
 
 /// The Kafka sink's acknowledgement: one delivery handler shared by the messages of a run.

@@ -85,6 +85,8 @@ public final class Worker: Sendable {
         kafkaProducer = try KafkaProducer(properties: producerProperties)
         let producer = ReliableProducer(producer: kafkaProducer, dlqTopic: configuration.topicDLQ, metrics: metrics, logger: logger,
                                         deadLetterMaxBytes: Self.deadLetterMaxBytes(producerProperties))
+        ReliableProducer.declareFailures(in: metrics, topics: [configuration.topicResults, configuration.topicTokens, configuration.topicRetry],
+                                         dlq: configuration.topicDLQ)
         consumer = try KafkaConsumer(
             // librdkafka prefetches up to 64 MiB per consumer by default; 16 MiB is still ~128
             // jobs of 500 recipients ahead and bounds peak RSS (docs/performance.md).
@@ -134,8 +136,18 @@ public final class Worker: Sendable {
     }
 
     /// Whether `/readyz` should answer 200: Redis answers and the consumer joined its group.
-    public var isReady: Bool {
-        health.isHealthy && consumer.hasJoinedGroup && !stopRequested.load(ordering: .relaxed)
+    public var isReady: Bool { readiness.isReady }
+
+    /// What `/readyz` says: each dependency that keeps the worker from taking jobs, and why.
+    public var readiness: Readiness {
+        var failing: [Readiness.Failure] = []
+        if let detail = health.unhealthyDetail { failing.append(.init(dependency: "redis", detail: detail)) }
+        if !consumer.hasJoinedGroup {
+            failing.append(.init(dependency: "kafka_consumer_group",
+                                 detail: "not joined group \(configuration.kafkaGroup) yet: no partitions assigned (brokers \(configuration.kafkaBrokers))"))
+        }
+        if stopRequested.load(ordering: .relaxed) { failing.append(.init(dependency: "shutdown", detail: "draining after SIGTERM: taking no new jobs")) }
+        return Readiness(failing: failing)
     }
 
     /// Asks the loop to drain and stop (SIGTERM).

@@ -71,8 +71,7 @@ enum BenchCommand {
     static func main(_ arguments: [String]) -> Int32 {
         guard let sub = arguments.first, !sub.hasPrefix("-") else {
             if arguments.contains("--help") || arguments.contains("-h") { print(usage); return ExitCode.ok }
-            printError(usage)
-            return ExitCode.usage
+            return CommandSupport.usageError("expected a benchmark: e2e, http, redis, decode or events", usage: usage)
         }
         let rest = Array(arguments.dropFirst())
         switch sub {
@@ -83,8 +82,10 @@ enum BenchCommand {
         case "idle-spinner": return IdleSpinner.spin() // started by `bench http --busy-core`
         case "events": return BenchEventsCommand.main(rest)
         default:
-            printError("pushworker-dev bench: unknown benchmark '\(sub)'\n\n\(usage)")
-            return ExitCode.usage
+            if let suggestion = Suggestion.closest(to: sub, in: ["e2e", "http", "redis", "decode", "events"]) {
+                return CommandSupport.usageError("unknown benchmark '\(sub)' (did you mean '\(suggestion)'?)", usage: usage)
+            }
+            return CommandSupport.usageError("unknown benchmark '\(sub)' (expected e2e, http, redis, decode or events)", usage: usage)
         }
     }
 
@@ -248,8 +249,7 @@ enum BenchCommand {
             options.common.quiet = parsed.flag("quiet")
             options.common.isDebugBuild = isDebugBuild
         } catch {
-            printError("error: \(error)\n\n\(usage)")
-            return ExitCode.usage
+            return CommandSupport.usageError("\(error)", usage: usage)
         }
         guard allowBuild(parsed, command: command) else { return ExitCode.usage }
         let report: [String: Any]

@@ -29,7 +29,7 @@ public enum BenchEventsCommand {
         guard let parsed = CommandSupport.parse(arguments, usage: usage,
                                                 values: ["duration", "connections", "threads", "server-core", "client-cores", "min-rps"],
                                                 exitCode: &code) else { return code }
-        guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
+        guard parsed.positionals.isEmpty else { return CommandSupport.usageError("unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         func number(_ name: String, _ fallback: Int) -> Int? {
             guard let text = parsed.value(name) else { return fallback }
             return Int(text)
@@ -38,7 +38,7 @@ public enum BenchEventsCommand {
         guard let duration = number("duration", 10), let connections = number("connections", 64),
               let threads = number("threads", 1), let serverCore = number("server-core", 0),
               let minimum = number("min-rps", 0), duration > 0, connections > 0, threads > 0 else {
-            printError(usage); return ExitCode.usage
+            return CommandSupport.usageError("--duration, --connections, --threads, --server-core and --min-rps take whole numbers (the first three > 0)", usage: usage)
         }
         let clientCores = parsed.value("client-cores")
             ?? (cores > 1 ? (0..<cores).filter { $0 != serverCore }.map(String.init).joined(separator: ",") : "0")

@@ -38,7 +38,7 @@ enum ChaosCommand {
             return options
         }) else { return ExitCode.usage }
         guard options.scale > 0 && options.scale <= 10 else {
-            printError("error: --scale must be in (0, 10]\n\n\(usage)")
+            _ = CommandSupport.usageError("--scale must be in (0, 10]", usage: usage)
             return ExitCode.usage
         }
         options.keep = parsed.flag("keep")
@@ -46,8 +46,9 @@ enum ChaosCommand {
         var drills = parsed.allValues("drill")
         if drills.isEmpty || drills.contains("all") { drills = ChaosDrills.names }
         if let unknown = drills.first(where: { !ChaosDrills.names.contains($0) }) {
-            printError("error: unknown drill '\(unknown)'\n\n\(usage)")
-            return ExitCode.usage
+            let hint = Suggestion.closest(to: unknown, in: ChaosDrills.names + ["all"]).map { "did you mean '\($0)'?" }
+                ?? "expected all or one of " + ChaosDrills.names.joined(separator: ", ")
+            return CommandSupport.usageError("unknown drill '\(unknown)' (\(hint))", usage: usage)
         }
         KafkaLogging.setLogHandler { _, _, _ in }  // outages make librdkafka noisy; the table says what matters
         signal(SIGPIPE, SIG_IGN)

@@ -71,8 +71,7 @@ enum DevBrokerCommand {
         do {
             parsed = try parse(arguments)
         } catch {
-            printError("pushworker-dev dev-broker: \(error.message)\n\n\(usage)")
-            return ExitCode.usage
+            return CommandSupport.usageError(error.message, usage: usage)
         }
         if parsed.isHelp {
             print(usage)

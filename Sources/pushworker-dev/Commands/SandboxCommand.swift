@@ -71,7 +71,7 @@ enum SandboxCommand {
             }
             options = try parse(parsed, environment: ProcessInfo.processInfo.environment)
         } catch {
-            printError("pushworker-dev sandbox: \(error)\n\n\(usage)")
+            _ = CommandSupport.usageError("\(error)", usage: usage)
             return ExitCode.usage
         }
         do {
@@ -161,13 +161,13 @@ enum SandboxCommand {
         do {
             parsed = try CommandArguments(arguments, valueOptions: ["origin", "seed", "prefix", "start"], flagOptions: [])
         } catch {
-            printError("pushworker-dev sandbox subscriptions: \(error)\n\n\(usage)")
+            _ = CommandSupport.usageError("\(error)", usage: usage)
             return ExitCode.usage
         }
         if parsed.wantsHelp { print(usage); return ExitCode.ok }
         guard parsed.positionals.count == 1, let count = Int(parsed.positionals[0]), count >= 0,
               let start = Int(parsed.value("start") ?? "1"), start >= 0 else {
-            printError("pushworker-dev sandbox subscriptions: expected a count N (and --start K ≥ 0)\n\n\(usage)")
+            _ = CommandSupport.usageError("expected a count N (and --start K ≥ 0)", usage: usage)
             return ExitCode.usage
         }
         let origin = parsed.value("origin") ?? "https://127.0.0.1:8443"

@@ -32,13 +32,13 @@ enum ConfigCommand {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["timeout"], flags: ["connect"], exitCode: &code) else { return code }
         guard parsed.positionals.count == 1, ["check", "print"].contains(parsed.positionals[0]) else {
-            printError("error: expected check|print\n\n\(usage)")
-            return ExitCode.usage
+            guard let verb = parsed.positionals.first else { return CommandSupport.usageError("expected check or print", usage: usage) }
+            if ["check", "print"].contains(verb) { return CommandSupport.usageError("\(verb) takes no argument", usage: usage) }
+            return CommandSupport.unknownSubcommand(verb, among: ["check", "print"], usage: usage)
         }
         let connect = parsed.flag("connect")
         if (connect || parsed.value("timeout") != nil) && parsed.positionals[0] != "check" {
-            printError("error: --connect and --timeout go with check\n\n\(usage)")
-            return ExitCode.usage
+            return CommandSupport.usageError("--connect and --timeout go with check", usage: usage)
         }
         guard let timeout = CommandSupport.usageChecked(usage, { try parsed.integer("timeout", default: 10, in: 1...300) }) else {
             return ExitCode.usage

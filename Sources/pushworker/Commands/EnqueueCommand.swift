@@ -45,20 +45,19 @@ enum EnqueueCommand {
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["batch", "topic", "timeout"],
                                                 flags: ["skip-invalid", "verbose", "strict"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
-        guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        guard parsed.positionals.count <= 1 else { return CommandSupport.usageError("one input at most", usage: usage) }
         guard let limits = CommandSupport.usageChecked(usage, {
             (batch: parsed.value("batch") == nil ? nil : try parsed.integer("batch", default: 1, in: 1...1_000_000),
              timeout: try parsed.integer("timeout", default: 30, in: 1...3600))
         }) else { return ExitCode.usage }
         let batch = limits.batch, timeout = limits.timeout
         if let topic = parsed.value("topic"), !TopicDeclarations.isValidTopicName(topic) {
-            printError("error: --topic must be 1…249 characters of [A-Za-z0-9._-], got \(topic)\n\n\(usage)")
-            return ExitCode.usage
+            return CommandSupport.usageError("--topic must be 1…249 characters of [A-Za-z0-9._-], got \(topic)", usage: usage)
         }
         guard let configuration = CommandSupport.configuration(.enqueue) else { return ExitCode.config }
         let topic = parsed.value("topic") ?? configuration.topicJobs
         let input: [UInt8]
-        do { input = try CommandSupport.readInput(parsed.positionals.first) } catch {
+        do { input = try CommandSupport.readInput(parsed.positionals.first, notice: CommandSupport.stdinNotice(command: "pushworker enqueue", what: "jobs")) } catch {
             printError("error: \(error)")
             return ExitCode.noInput
         }

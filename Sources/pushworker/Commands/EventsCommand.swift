@@ -33,7 +33,7 @@ enum EventsCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
-        guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
+        guard parsed.positionals.isEmpty else { return CommandSupport.usageError("unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         let environment = ProcessInfo.processInfo.environment
         var problems: [String] = []
         var configuration: Configuration?

@@ -50,8 +50,9 @@ enum InspectCommand {
       --timeout SECONDS  per broker request, and the longest wait for a record (default 15)
       --verbose          show librdkafka's warnings and errors
 
-    Exit 0 done (dlq --replay: every selected record replayed), 1 some records skipped by
-    --replay, 64 usage, 69 Kafka or Redis unavailable, 78 configuration.
+    Exit 0 done (dlq --replay: every selected record replayed), 1 no results found for the
+    --job, --campaign or --app asked for (results; stats without --app) or some records skipped
+    by --replay, 64 usage, 69 Kafka or Redis unavailable, 78 configuration.
     """
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -60,7 +61,7 @@ enum InspectCommand {
                                                 values: ["job", "campaign", "app", "topic", "timeout", "partition", "offset"],
                                                 flags: ["json", "all", "replay", "dry-run", "force", "verbose"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
-        guard let verb = parsed.positionals.first else { printError("error: expected results, dlq or stats\n\n\(usage)"); return ExitCode.usage }
+        guard let verb = parsed.positionals.first else { return CommandSupport.usageError("expected results, dlq or stats", usage: usage) }
         guard let options = CommandSupport.usageChecked(usage, { () throws(UsageError) -> Options in try Options(parsed, verb: verb) }) else {
             return ExitCode.usage
         }
@@ -121,7 +122,7 @@ enum InspectCommand {
                     throw UsageError("stats takes only CAMPAIGN, --app, --json, --topic, --timeout")
                 }
             default:
-                throw UsageError("unknown inspect command '\(verb)'")
+                throw UsageError(CommandSupport.unknownSubcommandMessage(verb, among: ["results", "dlq", "stats"]))
             }
         }
     }
@@ -157,7 +158,22 @@ enum InspectCommand {
                 if let first = summary.firstAt, let last = summary.lastAt { output("first \(first), last \(last)") }
             }
         }
+        // A query for one job, campaign or app that matched nothing is an answer a script must
+        // not mistake for "all good": exit 1.
+        if summary.matched == 0, let what = notFound(options) {
+            printError("inspect: no results found for \(what) in \(topic) (\(summary.scanned) scanned)")
+            return ExitCode.failure
+        }
         return ExitCode.ok
+    }
+
+    /// What a `results` query asked for (`job j1`, `campaign c1 of app a`), nil when it asked for everything.
+    static func notFound(_ options: Options) -> String? {
+        var parts: [String] = []
+        if let job = options.jobID { parts.append("job \(job)") }
+        if let campaign = options.campaignID { parts.append("campaign \(campaign)") }
+        if let app = options.appID { parts.append(parts.isEmpty ? "app \(app)" : "of app \(app)") }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
     // MARK: dlq
@@ -276,8 +292,8 @@ enum InspectCommand {
         }
         let apps = options.appID.map { [$0] } ?? all.apps.sorted()
         guard !apps.isEmpty else {
-            printError("inspect: no results for campaign \(campaign) in \(topic) (\(all.scanned) scanned): give --app to read its tracking counters")
-            return ExitCode.ok
+            printError("inspect: no results found for campaign \(campaign) in \(topic) (\(all.scanned) scanned): give --app to read its tracking counters")
+            return ExitCode.failure
         }
         var status = ExitCode.ok
         var redis: (any RedisPipelining)?

@@ -41,8 +41,10 @@ enum MsgIDCommand {
         default:
             break
         }
-        printError("error: expected verify ID, decode ID or sign --app … --campaign … --subscription … --platform …\n\n\(usage)")
-        return ExitCode.usage
+        if let verb = parsed.positionals.first, !["verify", "decode", "sign"].contains(verb) {
+            return CommandSupport.unknownSubcommand(verb, among: ["verify", "decode", "sign"], usage: usage)
+        }
+        return CommandSupport.usageError("expected verify ID, decode ID or sign --app … --campaign … --subscription … --platform …", usage: usage)
     }
 
     private static func check(_ id: String, decode: Bool, keyring: MsgIDKeyring?) -> Int32 {
@@ -67,7 +69,7 @@ enum MsgIDCommand {
         }
         guard let app = parsed.value("app"), let campaign = parsed.value("campaign"),
               let subscription = parsed.value("subscription"), let platform = parsed.value("platform") else {
-            printError("error: sign needs --app, --campaign, --subscription and --platform\n\n\(usage)")
+            _ = CommandSupport.usageError("sign needs --app, --campaign, --subscription and --platform", usage: usage)
             return ExitCode.usage
         }
         let fields = MsgIDFields(appID: app, campaignID: campaign, userID: parsed.value("user"), subscriptionID: subscription,

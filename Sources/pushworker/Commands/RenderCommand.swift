@@ -33,7 +33,7 @@ enum RenderCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, flags: ["strict"], exitCode: &code) else { return code }
-        guard parsed.positionals.count <= 1 else { printError("error: one input at most\n\n\(usage)"); return ExitCode.usage }
+        guard parsed.positionals.count <= 1 else { return CommandSupport.usageError("one input at most", usage: usage) }
         let environment = ProcessInfo.processInfo.environment
         // A dry run needs no real msgId key: without one, ids are signed with an ephemeral key.
         let hasKeys = !(environment["PUSHWORKER_MSGID_KEYS"] ?? "").trimmingCharacters(in: .whitespaces).isEmpty
@@ -51,7 +51,7 @@ enum RenderCommand {
         }
         let now = Date()
         let job: FanOutJob
-        switch CommandSupport.readJob(parsed.positionals.first, strict: parsed.flag("strict"), now: now) {
+        switch CommandSupport.readJob(parsed.positionals.first, command: "pushworker render", strict: parsed.flag("strict"), now: now) {
         case .success(let decoded): job = decoded
         case .failure(let exit): return exit.code
         }
@@ -101,7 +101,7 @@ enum RenderCommand {
             switch plan.state {
             case .expired:
                 w.member("status", "expired")
-                w.member("reason", orNull: nil)
+                w.member("reason", ExpiryReason.expiresAtPassed.rawValue)
                 w.key("payloadBytes"); w.null()
                 w.key("truncated"); w.null()
                 w.key("request"); w.null()

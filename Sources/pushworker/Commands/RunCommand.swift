@@ -23,7 +23,7 @@ enum RunCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, exitCode: &code) else { return code }
-        guard parsed.positionals.isEmpty else { printError(usage); return ExitCode.usage }
+        guard parsed.positionals.isEmpty else { return CommandSupport.usageError("unexpected argument '\(parsed.positionals[0])'", usage: usage) }
         guard let configuration = CommandSupport.configuration(.worker) else { return ExitCode.config }
         return WorkerProcess.run(configuration, installSignalHandlers: true)
     }

@@ -30,13 +30,13 @@ enum SendCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, values: ["attempts"], flags: ["strict"], exitCode: &code) else { return code }
-        guard parsed.positionals.count <= 1 else { printError(usage); return ExitCode.usage }
+        guard parsed.positionals.count <= 1 else { return CommandSupport.usageError("one input at most", usage: usage) }
         guard let maxAttempts = CommandSupport.usageChecked(usage, { try parsed.integer("attempts", default: 3, in: 1...20) }) else {
             return ExitCode.usage
         }
         guard let configuration = CommandSupport.configuration(.send) else { return ExitCode.config }
         let job: FanOutJob
-        switch CommandSupport.readJob(parsed.positionals.first, strict: parsed.flag("strict")) {
+        switch CommandSupport.readJob(parsed.positionals.first, command: "pushworker send", strict: parsed.flag("strict")) {
         case .success(let decoded): job = decoded
         case .failure(let exit): return exit.code
         }
@@ -88,7 +88,7 @@ enum SendCommand {
         }
         for (index, plan) in plans.enumerated() {
             switch plan.state {
-            case .expired: record(index, .expired, nil)
+            case .expired: record(index, .expired, ExpiryReason.expiresAtPassed.rawValue)
             case .rejected(let reason): record(index, .rejected, reason)
             case .ready(let request):
                 guard let credentials else { record(index, .rejected, "no_credentials"); continue }

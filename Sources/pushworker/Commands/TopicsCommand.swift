@@ -44,9 +44,11 @@ enum TopicsCommand {
                                                 flags: ["json", "dry-run", "verbose"], exitCode: &code) else { return code }
         CommandSupport.quietKafkaLogs(unless: parsed.flag("verbose"))
         guard let verb = parsed.positionals.first, parsed.positionals.count == 1 else {
-            printError("error: expected print or apply\n\n\(usage)")
-            return ExitCode.usage
+            guard let verb = parsed.positionals.first else { return CommandSupport.usageError("expected print or apply", usage: usage) }
+            if ["print", "apply"].contains(verb) { return CommandSupport.usageError("\(verb) takes no argument", usage: usage) }
+            return CommandSupport.unknownSubcommand(verb, among: ["print", "apply"], usage: usage)
         }
+        guard ["print", "apply"].contains(verb) else { return CommandSupport.unknownSubcommand(verb, among: ["print", "apply"], usage: usage) }
         let source = TopicDeclarations.source(parsed.value("dir"))
         let declared: [TopicDeclaration]
         do { declared = try TopicDeclarations.load(source) } catch {
@@ -57,8 +59,7 @@ enum TopicsCommand {
         switch verb {
         case "print":
             if parsed.flag("dry-run") || parsed.value("replication-factor") != nil || parsed.value("timeout") != nil {
-                printError("error: print takes only --dir and --json\n\n\(usage)")
-                return ExitCode.usage
+                return CommandSupport.usageError("print takes only --dir and --json", usage: usage)
             }
             let names = configuredNames()
             if let problem = names.problem { printError("warning: \(problem)") }
@@ -70,15 +71,14 @@ enum TopicsCommand {
             }
             return ExitCode.ok
         case "apply":
-            if parsed.flag("json") { printError("error: apply has no --json\n\n\(usage)"); return ExitCode.usage }
+            if parsed.flag("json") { return CommandSupport.usageError("apply has no --json", usage: usage) }
             guard let limits = CommandSupport.usageChecked(usage, {
                 (replication: parsed.value("replication-factor") == nil ? nil : try parsed.integer("replication-factor", default: 1, in: 1...32),
                  timeout: try parsed.integer("timeout", default: 15, in: 1...3600))
             }) else { return ExitCode.usage }
             return apply(declared, dryRun: parsed.flag("dry-run"), replication: limits.replication, timeout: .seconds(limits.timeout))
         default:
-            printError("error: unknown topics command '\(verb)'\n\n\(usage)")
-            return ExitCode.usage
+            return CommandSupport.unknownSubcommand(verb, among: ["print", "apply"], usage: usage)
         }
     }
 

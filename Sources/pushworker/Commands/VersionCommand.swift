@@ -19,7 +19,7 @@ enum VersionCommand {
     static func main(_ arguments: [String]) -> Int32 {
         var code: Int32 = 0
         guard let parsed = CommandSupport.parse(arguments, usage: usage, flags: ["json"], exitCode: &code) else { return code }
-        guard parsed.positionals.isEmpty else { printError("error: version takes no argument\n\n\(usage)"); return ExitCode.usage }
+        guard parsed.positionals.isEmpty else { return CommandSupport.usageError("version takes no argument", usage: usage) }
         if parsed.flag("json") {
             CommandSupport.writeLine(JSONWriter.object { w in
                 w.member("version", BuildInfo.version)
