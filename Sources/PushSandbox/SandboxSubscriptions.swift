@@ -30,11 +30,12 @@ public enum SandboxSubscriptions {
         throw lastError
     }
 
-    /// The subscription JSON (as the browser's `PushSubscription.toJSON()`) for `id` at `origin`.
-    package static func subscriptionJSON(origin: String, seed: String, id: String) throws(CryptoError) -> String {
+    /// The subscription JSON (as the browser's `PushSubscription.toJSON()`) for `id` at `origin`;
+    /// `browser` ends the endpoint with `?browser=` (the inbox's hint, docs/sandbox.md).
+    package static func subscriptionJSON(origin: String, seed: String, id: String, browser: String? = nil) throws(CryptoError) -> String {
         let keys = try keys(seed: seed, id: id)
         return JSONWriter.object { w in
-            w.member("endpoint", "\(origin)/wp/\(id)")
+            w.member("endpoint", "\(origin)/wp/\(id)" + (browser.map { "?browser=\($0)" } ?? ""))
             w.member("keys") { k in
                 k.member("p256dh", Base64URL.encode(keys.privateKey.publicKey.uncompressed))
                 k.member("auth", Base64URL.encode(keys.auth))

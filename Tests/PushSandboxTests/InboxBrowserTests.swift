@@ -144,16 +144,64 @@ struct InboxBrowserTests {
         try browser.navigate(inbox.inboxURL + "/")
         try browser.wait(for: "document.querySelectorAll('#list > li.message').length === 5")
 
-        // The picture the docs use, then a phone-sized window: no sideways scrolling.
+        try searchPermalinkDelete(browser, inbox)
+
+        // A picture of the page, then a phone-sized window: no sideways scrolling.
         try browser.evaluate("window.scrollTo(0, 0)")
         let picture = try browser.screenshot()
         #expect(picture.starts(with: [0x89, 0x50, 0x4E, 0x47]) && picture.count > 20_000)
-        if let path = ProcessInfo.processInfo.environment["INBOX_SCREENSHOT"] { try picture.write(to: URL(fileURLWithPath: path)) }
         try browser.setViewport(width: 390, height: 844, mobile: true)
         try browser.wait(for: "document.documentElement.clientWidth === 390")
         #expect(try browser.evaluate("document.documentElement.scrollWidth") as? Int ?? 9999 <= 390, "readable on a phone: nothing wider than the screen")
         #expect(try browser.evaluate("getComputedStyle(document.querySelector(\(q("#list li.message")))).gridTemplateColumns.split(' ').length") as? Int == 1)
-        if let path = ProcessInfo.processInfo.environment["INBOX_SCREENSHOT_PHONE"] { try browser.screenshot().write(to: URL(fileURLWithPath: path)) }
+    }
+
+    /// The search box (in the URL as ?q=, hostile text stays text), a card's permalink (/m/N: that
+    /// message alone), delete-one from the permalink page and from the list. Starts and ends on
+    /// the full list of 5 (the campaign and the Live Activity); ends with 3.
+    func searchPermalinkDelete(_ browser: HeadlessChromium, _ inbox: InboxSandbox) throws {
+        let count = "document.querySelectorAll('#list > li.message').length"
+        try setField(browser, "f-q", "MERHABA")
+        try browser.wait(for: "\(count) === 2 && location.search === '?q=MERHABA'")
+        #expect(try browser.evaluate("[...document.querySelectorAll('#list > li')].map(li => li.dataset.platform).sort().join()") as? String == "ios,web")
+        try setField(browser, "f-q", "<img src=x onerror")
+        try browser.wait(for: "\(count) === 1 && document.querySelector('#list li').dataset.platform === 'ios'")
+        #expect(try browser.evaluate("document.querySelectorAll('#list img').length") as? Int == 0)
+        #expect(try browser.evaluate("window.__xss === undefined") as? Bool == true)
+        try browser.navigate(inbox.inboxURL + "/?q=%3Cimg%20src%3Dx%20onerror%3Dwindow.__xss%3D1%3E")
+        try browser.wait(for: "document.body.dataset.loaded && \(count) === 1")
+        #expect(try browser.evaluate("document.getElementById('f-q').value") as? String == "<img src=x onerror=window.__xss=1>")
+        #expect(try browser.evaluate("window.__xss === undefined && document.querySelectorAll('#list img').length === 0") as? Bool == true)
+        try browser.navigate(inbox.inboxURL + "/?q=no%20such%20text")
+        try browser.wait(for: "document.body.dataset.loaded && \(count) === 0 && !document.getElementById('empty-filtered').hidden")
+
+        // The permalink of the iOS card opens it alone; the filters give way to a link back.
+        try browser.navigate(inbox.inboxURL + "/")
+        try browser.wait(for: "document.body.dataset.loaded && \(count) === 5")
+        let ios = "#list li[data-platform=ios]:not(:has(.activity))"
+        let iosID = try #require(try browser.evaluate("document.querySelector(\(q(ios))).dataset.id") as? String)
+        #expect(try browser.evaluate("document.querySelector(\(q("\(ios) a.permalink"))).getAttribute('href')") as? String == "/m/\(iosID)")
+        #expect(try browser.evaluate("document.querySelector(\(q("\(ios) .tag.msgid"))).textContent") as? String == "msgId verified")
+        try browser.click("\(ios) a.permalink")
+        try browser.wait(for: "location.pathname === '/m/\(iosID)' && document.body && document.body.dataset.loaded && \(count) === 1")
+        #expect(try browser.evaluate("document.getElementById('filters').offsetParent === null && document.getElementById('single').offsetParent !== null") as? Bool == true)
+        #expect(try browser.evaluate("document.querySelector('#list .banner .title').textContent") as? String == "Merhaba <img src=x onerror=window.__xss=1>")
+        #expect(try browser.evaluate("window.__xss === undefined && document.querySelectorAll('#list img').length === 0") as? Bool == true)
+
+        // Delete it there: the page says it is gone, the API agrees, the list has 4.
+        try browser.click("#list li .delete")
+        try browser.wait(for: "\(count) === 0 && !document.getElementById('gone').hidden")
+        #expect(try inbox.request("GET", "/api/messages/\(iosID)").status == 404)
+        try browser.navigate(inbox.inboxURL + "/m/\(iosID)")
+        try browser.wait(for: "document.body.dataset.loaded && !document.getElementById('gone').hidden")
+        try browser.navigate(inbox.inboxURL + "/")
+        try browser.wait(for: "document.body.dataset.loaded && \(count) === 4 && document.getElementById('live').textContent === 'live'")
+
+        // Delete from the list: that card goes, here and on the server.
+        let android = try #require(try browser.evaluate("document.querySelector('#list li[data-platform=android]').dataset.id") as? String)
+        try browser.click("#list li[data-id='\(android)'] .delete")
+        try browser.wait(for: "\(count) === 3 && !document.querySelector(\"#list li[data-id='\(android)']\")")
+        #expect(try inbox.messages()["kept"] as? Int == 3)
     }
 
     /// Sets a filter field as typing would (an `input` event).

@@ -69,6 +69,56 @@ struct InboxProcessTests {
         #expect(try inbox.sandbox.messages().count == 8)
     }
 
+    @Test("search ?q=, the permalink /m/N with GET /api/messages/N, DELETE /api/messages/N (a `deleted` event); hostile text stays text")
+    func searchPermalinkDelete() throws {
+        let inbox = try InboxSandbox()
+        let stream = try TestProcess("/usr/bin/curl", ["-sN", "--max-time", "60", inbox.inboxURL + "/api/events"])
+        defer { stream.stop() }
+        #expect(eventually(timeout: 10) { stream.stdout().contains(": connected") })
+        try inbox.send(try inbox.campaignJob(tag: " <b>deal</b>"))
+
+        // The search: any case, spaces as + or %20, markup as characters; JSON-escaped in the answer.
+        #expect(Self.platforms(try inbox.messages("?q=merhaba")).sorted() == ["ios", "web"])
+        #expect(Self.platforms(try inbox.messages("?q=HI+THERE")).sorted() == ["android", "web"])
+        #expect(Self.platforms(try inbox.messages("?q=hi%20there&platform=android")) == ["android"])
+        #expect(Self.platforms(try inbox.messages("?q=%3Cimg%20src%3Dx")) == ["ios"])
+        let hostile = try inbox.request("GET", "/api/messages?q=%3Cb%3Edeal%3C%2Fb%3E")
+        let hostileListing = try #require(try JSONSerialization.jsonObject(with: hostile.body) as? [String: Any])
+        #expect(hostile.status == 200)
+        #expect(Self.ids(hostileListing).count == 4)
+        #expect(hostile.headers["content-type"] == "application/json; charset=utf-8", "JSON, never drawn as HTML")
+        #expect(Self.ids(try inbox.messages("?q=APA91b_token")).count == 1, "the token")
+        #expect(try inbox.messages("?q=no+such+text")["count"] as? Int == 0)
+        #expect(try inbox.request("GET", "/api/messages?q=" + String(repeating: "x", count: 300)).status == 400)
+
+        // The permalink: the page, and its message alone.
+        let ios = try #require(Self.ids(try inbox.messages("?platform=ios")).first)
+        let page = try inbox.request("GET", "/m/\(ios)")
+        #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+        let one = try inbox.request("GET", "/api/messages/\(ios)")
+        let message = try #require(try JSONSerialization.jsonObject(with: one.body) as? [String: Any])
+        #expect(message["id"] as? Int == ios && message["platform"] as? String == "ios")
+        #expect(((message["displays"] as? [[String: Any]])?.first?["title"] as? String)?.hasSuffix("<img src=x onerror=window.__xss=1> <b>deal</b>") == true)
+        for path in ["/m/%3Cscript%3E", "/m/1%22%3E", "/m/0", "/api/messages/x", "/m/1/x"] {
+            let answer = try inbox.request("GET", path)
+            #expect(answer.status == 404 && !String(decoding: answer.body, as: UTF8.self).contains("<"), "\(path)")
+        }
+
+        // Delete one: gone from the list and its permalink, other pages told; the rest stay.
+        #expect(try inbox.request("DELETE", "/api/messages/\(ios)", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+        #expect(try inbox.request("DELETE", "/api/messages/\(ios)").status == 200)
+        #expect(eventually(timeout: 10) { stream.stdout().contains("event: deleted\ndata: {\"id\":\(ios)}\n\n") }, "\(stream.stdout().suffix(300))")
+        #expect(try inbox.request("GET", "/api/messages/\(ios)").status == 404)
+        #expect(try inbox.request("DELETE", "/api/messages/\(ios)").status == 404)
+        #expect(try inbox.request("GET", "/m/\(ios)").status == 200, "the page itself says the message is gone")
+        let after = try inbox.messages()
+        #expect(Self.platforms(after).sorted() == ["android", "web", "web"])
+        #expect(after["deleted"] as? Int == 1 && after["kept"] as? Int == 3 && after["accepted"] as? Int == 4)
+        try inbox.send(try inbox.campaignJob(campaign: "cmp_next"))
+        #expect(Self.ids(try inbox.messages()) == [8, 7, 6, 5] + Self.ids(after), "numbers are not reused")
+    }
+
     @Test("GET /api/events streams each accepted message as it arrives, then `cleared`; SIGTERM with a stream open exits 0")
     func events() throws {
         let inbox = try InboxSandbox()

@@ -128,6 +128,10 @@ struct SandboxProcessTests {
         let plaintext = Array(#"{"title":"Hello","body":"World","msgId":"web-1","data":{"url":"https://shop.example"}}"#.utf8)
         let body = try WebPushEncryption.encrypt(plaintext: plaintext, userAgentPublicKey: p256dh, authSecret: auth)
         let path = String(endpoint.dropFirst(server.origin.count))
+        // --browser names the browser in the endpoint's query; the keys are the same.
+        let named = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "1", "--start", "2", "--origin", server.origin,
+                                                                 "--seed", "seed-42", "--browser", "safari"])
+        #expect(named.stdout == String(lines[1]).replacingOccurrences(of: "/wp/sub2", with: "/wp/sub2?browser=safari") + "\n")
         let reply = try server.curl("POST", path, headers: [
             "authorization": authorization, "ttl": "3600", "content-encoding": "aes128gcm", "urgency": "high",
             "content-type": "application/octet-stream",
@@ -239,6 +243,7 @@ struct SandboxProcessTests {
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--bogus"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--throttle-share", "2"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions"]).status == 64)
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "1", "--browser", "<b>"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--require-client-cert", "app_cert"]).status == 64, "needs --credentials-out")
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--credentials-out", "/tmp/x", "--require-client-cert", "a/b"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "--help"]).status == 0)

@@ -69,7 +69,7 @@ public final class InboxSandbox: Sendable {
             guard let listing = try? messages("?limit=0") else { return false }
             last = listing
             let accepted = listing["accepted"] as? Int ?? -1, kept = listing["kept"] as? Int ?? 0, forgotten = listing["forgotten"] as? Int ?? 0
-            return accepted > 0 && kept + forgotten == accepted
+            return accepted > 0 && kept + forgotten + (listing["deleted"] as? Int ?? 0) == accepted
         }
         if !drawn { throw TestSupportError("the inbox did not draw what it accepted: \(last)") }
     }

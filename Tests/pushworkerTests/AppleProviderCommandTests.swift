@@ -73,7 +73,9 @@ struct AppleProviderCommandTests {
         let jobs = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
         #expect(jobs.contains("live-activity-start.json") && jobs.contains("campaign.json"))
         for name in jobs {
-            let result = try runCommand(BuiltProducts.pushworker, ["render", folder.appendingPathComponent(name).path], environment: CLITest.environment([:]))
+            // campaign.json's Web Push subscriptions are the sandbox's, on 127.0.0.1 (examples/README.md).
+            let result = try runCommand(BuiltProducts.pushworker, ["render", folder.appendingPathComponent(name).path],
+                                        environment: CLITest.environment(["PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1"]))
             #expect(result.status == 0, "\(name): \(result.stderr)")
             let lines = CLITest.lines(result.stdout)
             #expect(!lines.isEmpty && lines.allSatisfy { $0["status"] as? String == "ready" }, "\(name): \(result.stdout)")

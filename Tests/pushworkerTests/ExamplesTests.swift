@@ -42,7 +42,7 @@ struct ExamplesTests {
     func renders(file: String) throws {
         let path = Self.folder.appendingPathComponent(file).path
         let result = try runCommand(BuiltProducts.pushworker, ["render", "--strict", path],
-                                    environment: CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys]))
+                                    environment: CLITest.environment(["PUSHWORKER_MSGID_KEYS": CLITest.keys, "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1"]))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("warning"), "\(result.stderr)")
         let lines = CLITest.lines(result.stdout)
@@ -84,15 +84,40 @@ struct ExamplesTests {
         }
     }
 
+    /// The origin campaign.json's Web subscriptions point at: the README's sandbox (`--listen 127.0.0.1:8443`).
+    static let readmeSandbox = "https://127.0.0.1:8443"
+
+    @Test("campaign.json: iOS, Android, Huawei and Web for Chrome, Firefox and Safari; its subscriptions are the README sandbox's (default seed, ?browser=)")
+    func campaignWebRecipients() throws {
+        let document = try JSONParser.parse(Array(try Data(contentsOf: Self.folder.appendingPathComponent("campaign.json"))))
+        let recipients = document["recipients"]?.arrayValue ?? []
+        #expect(Set(recipients.compactMap { $0["platform"]?.stringValue }) == ["ios", "android", "web", "huawei"])
+        let web = recipients.filter { $0["platform"]?.stringValue == "web" }
+        #expect(web.compactMap { $0["browser"]?.stringValue } == ["chrome", "firefox", "safari"])
+        for recipient in web {
+            let id = try #require(recipient["subscriptionId"]?.stringValue)
+            let browser = try #require(recipient["browser"]?.stringValue)
+            let printed = try runCommand(BuiltProducts.pushworkerDev, ["sandbox", "subscriptions", "1", "--origin", Self.readmeSandbox,
+                                                                       "--prefix", String(id.dropLast()), "--start", String(id.last ?? "1"), "--browser", browser])
+            let expected = try JSONParser.parse(Array(printed.stdout.utf8))
+            #expect(recipient["subscription"] == expected, "\(id): regenerate with pushworker-dev sandbox subscriptions")
+        }
+    }
+
     @Test("the sandbox's examples are delivered by send: every recipient sent")
     func sendsToTheSandbox() throws {
         let sandbox = try SandboxServer(apps: ["app_demo"])
         let environment = CLITest.environment([
             "PUSHWORKER_CREDENTIALS_DIR": sandbox.credentialsPath, "PUSHWORKER_CA_FILE": sandbox.certificatePath,
-            "PUSHWORKER_MSGID_KEYS": CLITest.keys, "PUSHWORKER_LOG_FORMAT": "text",
+            "PUSHWORKER_MSGID_KEYS": CLITest.keys, "PUSHWORKER_LOG_FORMAT": "text", "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1",
         ])
+        let work = try TemporaryFolder.make(prefix: "examples")
         for file in Self.files where file != "web-breaking-news.json" {  // its endpoints are the real push services
-            let result = try runCommand(BuiltProducts.pushworker, ["send", Self.folder.appendingPathComponent(file).path], environment: environment)
+            // campaign.json's Web subscriptions name the README's sandbox port: here, this sandbox's.
+            let text = try String(contentsOf: Self.folder.appendingPathComponent(file), encoding: .utf8)
+            let copy = work.appendingPathComponent(file)
+            try text.replacingOccurrences(of: Self.readmeSandbox + "/", with: sandbox.origin + "/").write(to: copy, atomically: true, encoding: .utf8)
+            let result = try runCommand(BuiltProducts.pushworker, ["send", copy.path], environment: environment)
             #expect(result.status == 0, "\(file): \(result.stderr)")
             #expect(CLITest.lines(result.stdout).allSatisfy { $0["status"] as? String == "sent" }, "\(file): \(result.stdout)")
         }

@@ -10,7 +10,8 @@ import PushEncoding
 
 /// The sample campaign of `pushworker-dev demo` / `make demo` (README): librdkafka's mock cluster
 /// in-process, a `redis-server` and `pushworker-dev sandbox` as children on free loopback ports,
-/// one multilingual job (iOS, Android, Web, a dead token, a malformed one), the real worker
+/// one multilingual job (iOS, Android, Web for Chrome, Firefox and Safari, Huawei, a dead token,
+/// a malformed one), the real worker
 /// until every recipient has a result on `push.results.v1`, a summary; everything it started
 /// is stopped. The sandbox runs with its inbox (docs/sandbox.md "Inbox") and `pushworker events`
 /// beside it, so presses in the inbox are counted; `keep` leaves it all running until Ctrl-C.
@@ -64,7 +65,7 @@ public enum Demo {
         let job = sampleJob(webSubscriptions: subscriptions)
         let expected = job.recipientCount
 
-        step("enqueueing a sample campaign: \(expected) recipients (iOS, Android, Web; en, tr, pt, ko)")
+        step("enqueueing a sample campaign: \(expected) recipients (iOS, Android, Web in Chrome, Firefox and Safari, Huawei; en, tr, pt, ko)")
         let producer = try KafkaProducer(properties: ["bootstrap.servers": cluster.bootstrapServers])
         producer.produce(topic: "push.jobs.v1", key: Array("cmp_demo:0001".utf8), value: Array(job.json.utf8)) { _ in }
         try producer.flush(timeout: .seconds(10))
@@ -160,7 +161,7 @@ public enum Demo {
         print("pushworker-dev demo — \(lines.count)/\(expected) results on push.results.v1 in \(String(format: "%.1f", seconds)) s")
         print("")
         print(pad("platform", 10) + statuses.map { pad($0, 15) }.joined())
-        for platform in ["ios", "android", "web"] {
+        for platform in ["ios", "android", "web", "huawei"] {
             print(pad(platform, 10) + statuses.map { pad(String(table[platform]?[$0] ?? 0), 15) }.joined())
         }
         print("")
@@ -180,6 +181,9 @@ public enum Demo {
         var json: String
         var recipientCount: Int
     }
+
+    /// The browsers of the sample's Web recipients, in order.
+    static let browsers = ["chrome", "firefox", "safari"]
 
     static func sampleJob(webSubscriptions: [String]) -> SampleJob {
         func hexToken(_ seed: Int, dead: Bool = false) -> String {
@@ -210,9 +214,12 @@ public enum Demo {
             #"{"userId":"u6","subscriptionId":"and-2","platform":"android","token":"\#(fcmToken(6))","language":"en"}"#,
             #"{"userId":"u7","subscriptionId":"and-bad","platform":"android","token":"not a token!","language":"en"}"#,
         ]
+        recipients.append(#"{"userId":"u8","subscriptionId":"hms-1","platform":"huawei","token":"IQAAAACy0kYzAACcTw9fkQ3sXo3T_demo-8","language":"en","properties":{"first_name":"Li"}}"#)
         for (index, subscription) in webSubscriptions.enumerated() {
-            let browser = index == 1 ? #","browser":"firefox""# : ""
-            recipients.append(#"{"userId":"w\#(index)","subscriptionId":"web-\#(index + 1)","platform":"web","language":"\#(["ko", "en", "tr"][index % 3])"\#(browser),"subscription":\#(subscription)}"#)
+            // The endpoint names the browser (`?browser=`): the inbox opens the card on that browser's drawing.
+            let browser = browsers[index % browsers.count]
+            let named = subscription.replacingOccurrences(of: #"/wp/sub\#(index + 1)""#, with: #"/wp/sub\#(index + 1)?browser=\#(browser)""#)
+            recipients.append(#"{"userId":"w\#(index)","subscriptionId":"web-\#(index + 1)","platform":"web","language":"\#(["ko", "en", "tr"][index % 3])","browser":"\#(browser)","subscription":\#(named)}"#)
         }
         let json = """
         {"schemaVersion":1,"jobId":"cmp_demo:0001","appId":"app_demo","campaignId":"cmp_demo","variant":"A",

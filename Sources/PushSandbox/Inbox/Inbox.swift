@@ -35,6 +35,8 @@ final class Inbox: Sendable {
         var accepted = 0
         /// Forgotten to stay within `capacity` (also before being drawn, under load).
         var forgotten = 0
+        /// Deleted one by one (`DELETE /api/messages/N`).
+        var deleted = 0
     }
 
     /// What the event loops touch.
@@ -56,6 +58,7 @@ final class Inbox: Sendable {
         var messages: [Stored] = []
         var first = 0
         var forgotten = 0
+        var deleted = 0
         var subscribers: [ObjectIdentifier: HTTPResponseStream] = [:]
         var isStopping = false
     }
@@ -182,18 +185,38 @@ final class Inbox: Sendable {
     /// Newest first, at most `limit`.
     func messages(_ filter: InboxFilter, limit: Int) -> [InboxMessage] { stored(filter, limit: limit).map(\.message) }
 
-    func message(id: Int) -> InboxMessage? {
-        state.withLock { state in
-            // Ids increase with the index: binary search.
-            var low = state.first, high = state.messages.count - 1
-            while low <= high {
-                let middle = (low + high) / 2
-                let found = state.messages[middle].message.id
-                if found == id { return state.messages[middle].message }
-                if found < id { low = middle + 1 } else { high = middle - 1 }
-            }
-            return nil
+    func message(id: Int) -> InboxMessage? { storedMessage(id: id)?.message }
+
+    /// Message `id` and its JSON, while it is kept (`GET /api/messages/N`, the permalink).
+    func storedMessage(id: Int) -> Stored? {
+        state.withLock { state in Self.index(of: id, in: state).map { state.messages[$0] } }
+    }
+
+    /// Where message `id` is in `state.messages`: ids increase with the index, so a binary search.
+    private static func index(of id: Int, in state: State) -> Int? {
+        var low = state.first, high = state.messages.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            let found = state.messages[middle].message.id
+            if found == id { return middle }
+            if found < id { low = middle + 1 } else { high = middle - 1 }
         }
+        return nil
+    }
+
+    /// Forgets message `id` (`DELETE /api/messages/N`) and tells the pages (a `deleted` event);
+    /// false when it is not kept (never was, already deleted, forgotten or cleared). Ids are not
+    /// reused, so a permalink never shows another message.
+    @discardableResult
+    func delete(id: Int) -> Bool {
+        let removed = state.withLock { state -> Bool in
+            guard let index = Self.index(of: id, in: state) else { return false }
+            state.messages.remove(at: index)
+            state.deleted += 1
+            return true
+        }
+        if removed { broadcast(Self.event("deleted", data: Array("{\"id\":\(id)}".utf8))) }
+        return removed
     }
 
     /// The apps and campaigns among the kept messages (for the page's filter suggestions).
@@ -210,7 +233,8 @@ final class Inbox: Sendable {
 
     var counts: Counts {
         let (accepted, dropped) = intake.withLock { ($0.accepted, $0.forgotten) }
-        return Counts(accepted: accepted, forgotten: dropped + state.withLock { $0.forgotten })
+        let (forgotten, deleted) = state.withLock { ($0.forgotten, $0.deleted) }
+        return Counts(accepted: accepted, forgotten: dropped + forgotten, deleted: deleted)
     }
     var keptCount: Int { state.withLock { $0.messages.count - $0.first } }
 
@@ -220,6 +244,7 @@ final class Inbox: Sendable {
             state.messages.removeAll()
             state.first = 0
             state.forgotten = 0
+            state.deleted = 0
         }
         intake.withLock { intake in
             intake.accepted = intake.pending.count

@@ -321,6 +321,25 @@ enum InboxDrawing {
         safari.notes.append("Safari shows the site's icon, no image and no action buttons")
 
         message.displays = [chrome, firefox, safari]
+        let record = message.record
+        // A subscription endpoint may name its browser (`/wp/<id>?browser=safari`, docs/sandbox.md):
+        // that browser's drawing comes first (the tab the page opens on), marked as the one subscribed.
+        if let browser = record.queryValue("browser").map(webSurface),
+           let index = message.displays.firstIndex(where: { $0.surface == browser }) {
+            var subscribed = message.displays.remove(at: index)
+            subscribed.notes.insert("the subscription is \(subscribed.label)'s (endpoint ?browser=)", at: 0)
+            message.displays.insert(subscribed, at: 0)
+        }
+    }
+
+    /// The Web surface of a `browser` name: `edge` draws as Chrome; anything unknown is nil.
+    static func webSurface(_ browser: String) -> String {
+        switch browser.lowercased() {
+        case "chrome", "edge": "chrome"
+        case "firefox": "firefox"
+        case "safari": "safari"
+        default: ""
+        }
     }
 
     // MARK: Helpers
@@ -403,5 +422,15 @@ extension InboxRecord {
     var pathWithoutQuery: Substring {
         if let mark = path.firstIndex(of: "?") { return path[..<mark] }
         return path[...]
+    }
+
+    /// The value of `name=` in the path's query (as sent, not percent-decoded), or nil.
+    func queryValue(_ name: String) -> String? {
+        guard let mark = path.firstIndex(of: "?") else { return nil }
+        for pair in path[path.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2, parts[0] == name { return String(parts[1]) }
+        }
+        return nil
     }
 }

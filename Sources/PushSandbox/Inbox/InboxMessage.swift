@@ -143,7 +143,23 @@ struct InboxMessage: Sendable {
         if let token = filter.token {
             guard let own = self.token ?? audience, own.contains(token) else { return false }
         }
+        if let query = filter.query, !searchableTexts.contains(where: { InboxFilter.contains($0, query) }) { return false }
         return true
+    }
+
+    /// What `?q=` searches: every surface's title, subtitle and body (and loc keys), the app,
+    /// campaign, language, token or audience, the msgId and its user and subscription, the deep link.
+    var searchableTexts: [String] {
+        var texts: [String] = []
+        for display in displays {
+            for text in [display.title, display.subtitle, display.body, display.titleLocalization, display.bodyLocalization] {
+                if let text { texts.append(text) }
+            }
+        }
+        for text in [app, campaign, language, token, audience, msgID, url, decodedMsgID?.fields.userID, decodedMsgID?.fields.subscriptionID] {
+            if let text { texts.append(text) }
+        }
+        return texts
     }
 
     /// The JSON object of `GET /api/messages` and of the `message` server-sent event.
@@ -272,18 +288,28 @@ extension InboxDisplay {
     }
 }
 
-/// `?platform=&app=&campaign=&token=` of `GET /api/messages` (token matches as a substring of the
-/// token, or of the audience of a topic or condition message).
+/// `?platform=&app=&campaign=&token=&q=` of `GET /api/messages` (token matches as a substring of the
+/// token, or of the audience of a topic or condition message; `q` as a case-insensitive
+/// substring of any of the message's ``InboxMessage/searchableTexts``).
 struct InboxFilter: Sendable, Equatable {
     var platform: String?
     var app: String?
     var campaign: String?
     var token: String?
+    /// Lower-cased, trimmed; nil when empty.
+    var query: String?
 
-    init(platform: String? = nil, app: String? = nil, campaign: String? = nil, token: String? = nil) {
+    /// Characters `q` may have (longer: 400).
+    static let maximumQueryLength = 200
+
+    init(platform: String? = nil, app: String? = nil, campaign: String? = nil, token: String? = nil, query: String? = nil) {
         func value(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         self.platform = value(platform); self.app = value(app); self.campaign = value(campaign); self.token = value(token)
+        self.query = value(query?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
     }
+
+    /// Whether `text` contains `query` (already lower-cased), ignoring case.
+    static func contains(_ text: String, _ query: String) -> Bool { text.lowercased().contains(query) }
 }
 
 extension Date {

@@ -3,6 +3,7 @@
 /// `textContent` (never `innerHTML`), links from payloads are shown as text, not followed,
 /// and remote images are only loaded after "Load images" is switched on (the page stays
 /// offline by default). `Content-Security-Policy` allows scripts and styles from the inbox only.
+/// The same document serves `/` (the list) and `/m/N` (one message, its permalink).
 enum InboxPage {
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
         + "img-src 'self' data: http: https:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -22,9 +23,10 @@ enum InboxPage {
   <div class="brand"><span class="logo" aria-hidden="true">◉</span> pushworker <b>inbox</b>
     <span id="live" class="live off" title="live updates">offline</span></div>
   <div id="summary" class="summary"></div>
-  <form id="filters" class="filters" autocomplete="off">
+  <form id="filters" class="filters" autocomplete="off" role="search">
+    <label>search <input type="search" name="q" id="f-q" size="18" placeholder="title, body, app, token, msgId…"></label>
     <label>platform <select name="platform" id="f-platform">
-      <option value="">all</option><option value="ios">iOS</option><option value="android">Android</option><option value="web">Web</option>
+      <option value="">all</option><option value="ios">iOS</option><option value="android">Android</option><option value="web">Web</option><option value="huawei">Huawei</option>
     </select></label>
     <label>app <input name="app" id="f-app" list="apps" size="10"></label>
     <label>campaign <input name="campaign" id="f-campaign" list="campaigns" size="10"></label>
@@ -33,6 +35,7 @@ enum InboxPage {
     <label class="check"><input type="checkbox" id="f-images"> load images</label>
     <button type="button" id="clear" class="danger">Clear</button>
   </form>
+  <nav id="single" class="single" hidden><a href="/">← all notifications</a> <span id="single-title"></span></nav>
 </header>
 <main>
   <section id="empty" class="empty" hidden>
@@ -46,6 +49,11 @@ pushworker send examples/campaign.json      # with this sandbox's credentials:
     <p id="empty-sandbox" class="muted"></p>
     <p id="empty-filtered" class="muted" hidden>Nothing matches the filters.</p>
   </section>
+  <section id="gone" class="empty" hidden>
+    <h2>This notification is not in the inbox</h2>
+    <p class="muted">It was deleted, cleared, or forgotten to keep the newest (<code>--inbox-max</code>); numbers are not reused.</p>
+    <p><a href="/">← all notifications</a></p>
+  </section>
   <ol id="list" class="list"></ol>
 </main>
 <script src="/inbox.js"></script>
@@ -57,6 +65,7 @@ pushworker send examples/campaign.json      # with this sandbox's credentials:
 :root { --bg:#f2f2f7; --card:#fff; --ink:#1c1c1e; --muted:#6b6b70; --line:#dcdce0; --accent:#0a84ff; --bad:#d70015; --ok:#248a3d;
   font-family: -apple-system, "Segoe UI", Roboto, "DejaVu Sans", "Noto Sans", sans-serif; color: var(--ink); }
 * { box-sizing: border-box; }
+[hidden] { display:none !important; }
 body { margin:0; background:var(--bg); }
 .top { position:sticky; top:0; z-index:2; background:rgba(250,250,252,.96); border-bottom:1px solid var(--line); padding:8px 16px; }
 .brand { font-size:17px; display:flex; align-items:center; gap:8px; }
@@ -69,6 +78,9 @@ body { margin:0; background:var(--bg); }
 .filters .check { display:flex; align-items:center; gap:4px; }
 button { font:inherit; cursor:pointer; }
 .danger { border:1px solid var(--line); background:#fff; color:var(--bad); border-radius:6px; padding:3px 10px; }
+.single { font-size:13px; margin-top:4px; } .single a, a.permalink { color:var(--accent); text-decoration:none; }
+a.permalink:hover, .single a:hover { text-decoration:underline; }
+.meta h3 .delete { margin-left:auto; border:1px solid var(--line); background:#fff; color:var(--bad); border-radius:6px; font-size:11px; padding:1px 8px; font-weight:600; }
 main { padding:12px 16px 40px; max-width:1200px; margin:0 auto; }
 .empty { background:var(--card); border-radius:12px; padding:16px 20px; border:1px solid var(--line); }
 .empty pre { background:#1c1c1e; color:#e5e5ea; padding:10px 12px; border-radius:8px; overflow-x:auto; font-size:12px; }
@@ -81,6 +93,7 @@ main { padding:12px 16px 40px; max-width:1200px; margin:0 auto; }
 .meta h3 { margin:0 0 6px; font-size:13px; font-weight:600; color:var(--muted); display:flex; flex-wrap:wrap; gap:6px; align-items:center; }
 .tag { display:inline-block; border-radius:6px; padding:1px 6px; font-size:11px; font-weight:600; background:#e5e5ea; color:#3a3a3c; }
 .tag.ios { background:#e1ecff; color:#0040a0; } .tag.android { background:#dff5e3; color:#1b6b2f; } .tag.web { background:#fff0d6; color:#8a5300; }
+.tag.huawei { background:#fde2e4; color:#a4000f; }
 .tag.valid { background:#d8f5df; color:var(--ok); } .tag.invalid { background:#fde2e4; color:var(--bad); } .tag.unverified { background:#eee; color:var(--muted); }
 .kv { display:grid; grid-template-columns:max-content 1fr; gap:2px 10px; margin:0; }
 .kv dt { color:var(--muted); } .kv dd { margin:0; overflow-wrap:anywhere; }
@@ -154,6 +167,9 @@ img.ph, .ph { object-fit:cover; }
 (() => {
   const $ = (id) => document.getElementById(id);
   const list = $("list"), empty = $("empty"), form = $("filters");
+  // /m/N: the permalink of one message (the same page, showing that one alone).
+  const single = (/^\/m\/([0-9]{1,18})$/.exec(location.pathname) || [])[1];
+  const fields = ["q", "platform", "app", "campaign", "token"];
   const state = { messages: new Map(), images: localStorage.getItem("inbox.images") === "1", tab: new Map(), press: new Map() };
 
   // DOM helpers: every text goes through textContent, never through HTML parsing.
@@ -180,14 +196,21 @@ img.ph, .ph { object-fit:cover; }
 
   function filters() {
     const data = new FormData(form), out = {};
-    for (const name of ["platform", "app", "campaign", "token"]) { const v = (data.get(name) || "").trim(); if (v) out[name] = v; }
+    for (const name of fields) { const v = (data.get(name) || "").trim(); if (v) out[name] = v; }
     return out;
+  }
+  // What ?q= searches (the server's InboxMessage.searchableTexts): texts, app, campaign, language, token, msgId, deep link.
+  function searchable(m) {
+    const f = m.msgIdFields || {}, out = [m.app, m.campaign, m.language, m.token, m.audience, m.msgId, m.url, f.userId, f.subscriptionId];
+    for (const d of m.displays || []) out.push(d.title, d.subtitle, d.body, d.titleLocalization, d.bodyLocalization);
+    return out.filter((x) => typeof x === "string");
   }
   function matches(m, f) {
     if (f.platform && m.platform !== f.platform) return false;
     if (f.app && m.app !== f.app) return false;
     if (f.campaign && m.campaign !== f.campaign) return false;
     if (f.token && !(m.token || m.audience || "").includes(f.token)) return false;
+    if (f.q && !searchable(m).some((t) => t.toLowerCase().includes(f.q.toLowerCase()))) return false;
     return true;
   }
 
@@ -355,7 +378,8 @@ img.ph, .ph { object-fit:cover; }
     }
     const chosen = state.tab.get(m.id) || displays[0].surface;
     const d = displays.find((x) => x.surface === chosen) || displays[0];
-    const draw = m.platform === "ios" ? drawIOS : m.platform === "android" ? drawAndroid : drawWeb;
+    // By surface: a Huawei message is drawn as its Android notification.
+    const draw = d.surface === "ios" ? drawIOS : d.surface === "android" ? drawAndroid : drawWeb;
     box.appendChild(draw(m, d, card));
     return box;
   }
@@ -367,10 +391,16 @@ img.ph, .ph { object-fit:cover; }
   }
   function drawMeta(m) {
     const meta = el("div", "meta");
-    const h = add(el("h3"), el("span", "tag " + m.platform, m.platform), el("span", null, time(m.receivedAt)), el("span", null, "#" + m.id));
+    const link = el("a", "permalink", "#" + m.id);
+    link.href = "/m/" + encodeURIComponent(String(m.id)); link.title = "this notification alone (permalink)";
+    const h = add(el("h3"), el("span", "tag " + m.platform, m.platform), el("span", null, time(m.receivedAt)), link);
     const f = m.msgIdFields;
-    if (m.msgId) h.appendChild(el("span", "tag " + (!f ? "invalid" : f.valid === true ? "valid" : f.valid === false ? "invalid" : "unverified"),
-      !f ? "msgId unreadable" : f.valid === true ? "msgId valid" : f.valid === false ? "msgId invalid" : "msgId unverified"));
+    if (m.msgId) h.appendChild(el("span", "tag msgid " + (!f ? "invalid" : f.valid === true ? "valid" : f.valid === false ? "invalid" : "unverified"),
+      !f ? "msgId unreadable" : f.valid === true ? "msgId verified" : f.valid === false ? "msgId invalid" : "msgId unverified"));
+    const remove = el("button", "delete", "Delete");
+    remove.type = "button"; remove.title = "delete this notification from the inbox";
+    remove.addEventListener("click", () => deleteOne(m.id));
+    h.appendChild(remove);
     meta.appendChild(h);
     meta.appendChild(kv([
       ["app", m.app], ["campaign", m.campaign], ["language", m.language, "lang"], ["variant", f && f.variant],
@@ -417,8 +447,20 @@ img.ph, .ph { object-fit:cover; }
   }
   function updateEmpty() {
     const any = list.children.length > 0;
+    if (single) { $("gone").hidden = any; empty.hidden = true; return; }
     empty.hidden = any;
     $("empty-filtered").hidden = any || Object.keys(filters()).length === 0;
+  }
+  // Every open page hears of it through the `deleted` event (this one too).
+  async function deleteOne(id) {
+    const answer = await fetch("/api/messages/" + encodeURIComponent(String(id)), { method: "DELETE" });
+    if (answer.ok || answer.status === 404) removeCard(id);
+  }
+  function removeCard(id) {
+    state.messages.delete(id); state.press.delete(id);
+    const node = list.querySelector('li[data-id="' + Number(id) + '"]');
+    if (node) node.remove();
+    updateEmpty();
   }
   function summary(info) {
     const parts = [info.kept + " kept (last " + info.capacity + ")", info.accepted + " accepted"];
@@ -435,7 +477,20 @@ img.ph, .ph { object-fit:cover; }
   }
 
   let loading = 0;
+  async function loadSingle() {
+    const ticket = ++loading;
+    const answer = await fetch("/api/messages/" + single);
+    const m = answer.ok ? await answer.json() : null;
+    if (ticket !== loading) return;
+    state.messages.clear();
+    if (m) state.messages.set(m.id, m);
+    render(m ? [m] : []);
+    $("single-title").textContent = m ? "#" + m.id + " · " + m.platform + (m.campaign ? " · " + m.campaign : "") : "#" + single;
+    try { summary(await (await fetch("/api/messages?limit=0")).json()); } catch (_) {}
+    document.body.dataset.loaded = String(ticket);
+  }
   async function load() {
+    if (single) return loadSingle();
     const f = filters(), ticket = ++loading;
     const params = new URLSearchParams(f); params.set("limit", "200");
     const url = "/?" + new URLSearchParams(f).toString();
@@ -457,12 +512,15 @@ img.ph, .ph { object-fit:cover; }
 
   function live() {
     const source = new EventSource("/api/events");
+    // Closed when the page goes away: a browser allows a few connections per host, and a
+    // page kept for "back" must not hold one.
+    window.addEventListener("pagehide", () => source.close());
     const badge = $("live");
     source.onopen = () => { badge.textContent = "live"; badge.className = "live on"; load(); };
     source.onerror = () => { badge.textContent = "reconnecting"; badge.className = "live off"; };
     source.addEventListener("message", (event) => {
       const m = JSON.parse(event.data);
-      if (state.messages.has(m.id)) return;
+      if (single || state.messages.has(m.id)) { refreshSummary(); return; }
       state.messages.set(m.id, m);
       if (matches(m, filters())) {
         const node = card(m);
@@ -474,6 +532,7 @@ img.ph, .ph { object-fit:cover; }
       refreshSummary();
     });
     source.addEventListener("cleared", () => { state.messages.clear(); render([]); refreshSummary(); });
+    source.addEventListener("deleted", (event) => { removeCard(JSON.parse(event.data).id); refreshSummary(); });
     source.addEventListener("press", (event) => {
       const p = JSON.parse(event.data), line = state.press.get(p.id);
       if (line) {
@@ -487,7 +546,8 @@ img.ph, .ph { object-fit:cover; }
 
   // Filters from the URL (deep-linkable), then live.
   const initial = new URLSearchParams(location.search);
-  for (const name of ["platform", "app", "campaign", "token"]) if (initial.get(name)) form.elements[name].value = initial.get(name);
+  for (const name of fields) if (initial.get(name)) form.elements[name].value = initial.get(name);
+  if (single) { form.hidden = true; $("single").hidden = false; document.title = "#" + single + " · pushworker sandbox inbox"; }
   $("f-images").checked = state.images;
   $("f-images").addEventListener("change", (e) => { state.images = e.target.checked; localStorage.setItem("inbox.images", state.images ? "1" : "0"); for (const id of state.messages.keys()) redraw(id); });
   let typing = null;

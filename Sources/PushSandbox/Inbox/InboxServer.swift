@@ -8,7 +8,10 @@ import PushEncoding
 /// | route | answer |
 /// |---|---|
 /// | `GET /` | the page (`/inbox.css`, `/inbox.js` beside it) |
-/// | `GET /api/messages?platform=&app=&campaign=&token=&limit=` | `{"messages":[…newest first], "count", "kept", "capacity", "accepted", …}` |
+/// | `GET /m/N` | the page showing message N alone (its permalink) |
+/// | `GET /api/messages?platform=&app=&campaign=&token=&q=&limit=` | `{"messages":[…newest first], "count", "kept", "capacity", "accepted", …}` |
+/// | `GET /api/messages/N` | message N; 404 once it is gone |
+/// | `DELETE /api/messages/N` | forgets message N; pages get a `deleted` event; 404 when it is not kept |
 /// | `DELETE /api/messages` | forgets every message; pages get a `cleared` event |
 /// | `GET /api/events` | Server-Sent Events: `message` (one drawn message), `cleared`, `press` |
 /// | `POST /api/press?id=N[&action=ID]` | posts `opened` (no action) or `clicked` to `--events-url` for message N; 202 |
@@ -38,6 +41,14 @@ final class InboxServer: Sendable {
         if request.method == "POST" || request.method == "DELETE", let site = request.headers["sec-fetch-site"],
            site != "same-origin" && site != "none" {
             return json(403, #"{"error":"cross-site requests are refused"}"#)
+        }
+        if let id = Self.messageID(request.path, prefix: "/m/") {
+            guard request.method == "GET" || request.method == "HEAD" else { return json(405, #"{"error":"method not allowed"}"#, headers: [("Allow", "GET")]) }
+            // The page finds the id in its own address and asks /api/messages/N (404: shown as gone).
+            return id > 0 ? asset(InboxPage.html, type: "text/html; charset=utf-8") : json(404, #"{"error":"not found"}"#)
+        }
+        if let id = Self.messageID(request.path, prefix: "/api/messages/") {
+            return one(request.method, id: id)
         }
         switch (request.method, request.path) {
         case ("GET", "/"), ("HEAD", "/"), ("GET", "/index.html"):
@@ -69,6 +80,28 @@ final class InboxServer: Sendable {
         }
     }
 
+    /// N of `<prefix>N` (1 to 18 digits, nothing else), else nil; `<prefix>` followed by anything else is 0 (not found).
+    static func messageID(_ path: String, prefix: String) -> Int? {
+        guard path.hasPrefix(prefix) else { return nil }
+        let digits = path.utf8.dropFirst(prefix.utf8.count)
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return 0 }
+        return Int(String(decoding: digits, as: UTF8.self)) ?? 0
+    }
+
+    /// `GET` or `DELETE /api/messages/N`.
+    private func one(_ method: String, id: Int) -> HTTPListener.Response {
+        switch method {
+        case "GET":
+            guard id > 0, let stored = inbox.storedMessage(id: id) else { return json(404, #"{"error":"no such message (deleted, cleared or forgotten)"}"#) }
+            return .init(status: 200, contentType: "application/json; charset=utf-8", bytes: stored.json, headers: [("Cache-Control", "no-store")])
+        case "DELETE":
+            guard id > 0, inbox.delete(id: id) else { return json(404, #"{"error":"no such message (deleted, cleared or forgotten)"}"#) }
+            return json(200, #"{"deleted":\#(id)}"#)
+        default:
+            return json(405, #"{"error":"method not allowed"}"#, headers: [("Allow", "GET, DELETE")])
+        }
+    }
+
     private func asset(_ text: String, type: String) -> HTTPListener.Response {
         .init(status: 200, contentType: type, body: text, headers: [
             ("Content-Security-Policy", InboxPage.contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
@@ -86,7 +119,10 @@ final class InboxServer: Sendable {
             guard let value = Int(text), value >= 0 else { return json(400, #"{"error":"limit must be a whole number ≥ 0"}"#) }
             limit = value
         }
-        let filter = InboxFilter(platform: query["platform"], app: query["app"], campaign: query["campaign"], token: query["token"])
+        if let text = query["q"], text.count > InboxFilter.maximumQueryLength {
+            return json(400, #"{"error":"q is longer than \#(InboxFilter.maximumQueryLength) characters"}"#)
+        }
+        let filter = InboxFilter(platform: query["platform"], app: query["app"], campaign: query["campaign"], token: query["token"], query: query["q"])
         let found = inbox.stored(filter, limit: min(limit, inbox.settings.capacity))
         let counts = inbox.counts
         let facets = inbox.facets()
@@ -101,6 +137,7 @@ final class InboxServer: Sendable {
         writer.member("capacity", inbox.settings.capacity)
         writer.member("accepted", counts.accepted)
         writer.member("forgotten", counts.forgotten)
+        writer.member("deleted", counts.deleted)
         writer.member("apps", strings: facets.apps)
         writer.member("campaigns", strings: facets.campaigns)
         writer.member("sandbox", sandboxOrigin)

@@ -11,8 +11,8 @@ import PushDevTools
 /// `pushworker-dev demo`: a sample campaign end to end on embedded services (README, `make demo`).
 ///
 /// Starts librdkafka's mock cluster in-process, a `redis-server` and `pushworker-dev sandbox` as
-/// children on free loopback ports, enqueues one multilingual job (iOS, Android, Web, a dead
-/// token, a malformed one), runs the real worker until every recipient has a result on
+/// children on free loopback ports, enqueues one multilingual job (iOS, Android, Web for Chrome,
+/// Firefox and Safari, Huawei, a dead token, a malformed one), runs the real worker until every recipient has a result on
 /// `push.results.v1`, prints a summary and stops everything it started. The sandbox runs with
 /// its inbox and `pushworker events` beside it; `--keep` leaves it all running until Ctrl-C.
 enum DemoCommand {

@@ -16,6 +16,7 @@ enum SandboxCommand {
     static let usage = """
     usage: pushworker-dev sandbox [options]
            pushworker-dev sandbox subscriptions N [--origin https://127.0.0.1:PORT] [--seed S] [--prefix P] [--start K]
+                                                [--browser chrome|edge|firefox|safari]
 
     An HTTP/2 (TLS, ALPN h2) emulator of APNs, FCM HTTP v1 and Web Push push services.
 
@@ -50,6 +51,9 @@ enum SandboxCommand {
       --events-url URL            tracking endpoint (http://HOST:PORT): presses post opened/clicked there
       --report-delivered          also post delivered there for every accepted notification
       --msgid-keys KID:KEY,...    verify msgIds in the inbox (default: PUSHWORKER_MSGID_KEYS, else unverified)
+
+    subscriptions: --browser B ends each endpoint with ?browser=B; the inbox opens those cards on
+    that browser's drawing (the keys do not depend on it).
 
     control endpoints: GET /_sandbox/stats, GET /_sandbox/messages[?platform=ios|android|web],
     POST /_sandbox/reset, GET|POST /_sandbox/faults, GET /_sandbox/health, GET /_sandbox/tls.
@@ -159,7 +163,7 @@ enum SandboxCommand {
     private static func subscriptions(_ arguments: [String]) -> Int32 {
         let parsed: CommandArguments
         do {
-            parsed = try CommandArguments(arguments, valueOptions: ["origin", "seed", "prefix", "start"], flagOptions: [])
+            parsed = try CommandArguments(arguments, valueOptions: ["origin", "seed", "prefix", "start", "browser"], flagOptions: [])
         } catch {
             _ = CommandSupport.usageError("\(error)", usage: usage)
             return ExitCode.usage
@@ -181,10 +185,15 @@ enum SandboxCommand {
             printError("pushworker-dev sandbox subscriptions: --prefix must use [A-Za-z0-9_-]")
             return ExitCode.usage
         }
+        let browser = parsed.value("browser")
+        if let browser, !["chrome", "edge", "firefox", "safari"].contains(browser) {
+            printError("pushworker-dev sandbox subscriptions: --browser must be chrome, edge, firefox or safari")
+            return ExitCode.usage
+        }
         var output = ""
         for index in start..<(start + count) {
             do {
-                output += try SandboxSubscriptions.subscriptionJSON(origin: origin, seed: seed, id: "\(prefix)\(index)")
+                output += try SandboxSubscriptions.subscriptionJSON(origin: origin, seed: seed, id: "\(prefix)\(index)", browser: browser)
             } catch {
                 printError("pushworker-dev sandbox subscriptions: \(error)")
                 return ExitCode.failure
