@@ -130,10 +130,9 @@ enum HostileJobs {
     static func run(_ options: ChaosOptions, _ report: inout DrillReport) throws {
         let harness = try ChaosHarness(options, name: report.name)
         // Five equal rounds; the first warms up (allocator, librdkafka buffers). A leak shows as
-        // growth between the peak after rounds 2–3 and the peak after rounds 4–5. (Comparing two
-        // single rounds mistook a ~20 MiB step for one: before the worker trimmed its heap, a
-        // fresh malloc arena could stay filled after any round — 10 rounds plateaued at 71–99
-        // MiB with no trend. Now the settled RSS is back at its idle level after every round.)
+        // growth between the peak after rounds 2–3 and the peak after rounds 4–5. (Two single
+        // rounds are not compared: one round can leave a step in RSS that is no leak, such as an
+        // allocator arena filled and kept, so only growth across rounds counts.)
         let perRound = options.scaled(334, minimum: kinds.count)
         let oversized = 1
         let huge = options.scale >= 0.5 ? 1 : 0

@@ -44,7 +44,8 @@ public struct HTTPClientConfiguration: Sendable {
     /// loopback addresses only) and for pinning a provider's addresses. Default: none.
     public var resolveOverrides: [String] = []
     /// Coalesce writes per I/O-loop turn (`TCP_CORK` on every connection, lifted before every
-    /// wait). Measured cheaper per request (docs/performance.md); off only to compare.
+    /// wait): libcurl writes a request's frames one `SSL_write` at a time, and corked they leave
+    /// in one TCP push per turn. Off only to compare.
     var coalesceWrites = true
 
     public init() {}

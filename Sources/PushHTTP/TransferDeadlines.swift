@@ -1,9 +1,8 @@
 /// The request and connect deadlines of the running transfers, kept by the I/O loop instead of
 /// libcurl's per-transfer timers (`CURLOPT_TIMEOUT_MS`, `CURLOPT_CONNECTTIMEOUT_MS`). libcurl
 /// keeps each transfer's nearest timer in a splay tree that every `Curl_expire` re-balances, so
-/// with a few hundred streams open each request paid for two timers it almost never needed
-/// (`bench e2e`, one run, the same binary with and without: the I/O thread 4–7 % cheaper per
-/// notification; docs/performance.md "Eleventh session").
+/// with a few hundred streams open each request would pay, on the I/O thread, for two timers
+/// it almost never needs (docs/performance.md "Where the time goes").
 ///
 /// One first-in first-out queue per timeout value: transfers of one timeout start in order, so
 /// their deadlines come due in order and adding, finding the next one and taking what is due

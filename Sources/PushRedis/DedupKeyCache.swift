@@ -8,9 +8,8 @@ import Synchronization
 /// The cache keeps the escaped `pw:{app:campaign:` prefix of the ``maxCampaigns`` campaigns used
 /// last, shared by the consumer thread's claims and the finisher's records; a bucket's key is then
 /// a ``DedupKeyName`` (the prefix and the bucket number), written into the command's bytes when it
-/// is formatted. Until the fourteenth session the cache held each bucket's key as a String behind
-/// a lock: two objects per recipient to retain and release on both threads, and a lock they
-/// contended for (docs/performance.md "Fourteenth session").
+/// is formatted, so no bucket's key is a String of its own: no objects per recipient to retain
+/// and release on both threads, and the cache's lock is taken once per campaign, not per key.
 final class DedupKeyCache: Sendable {
     /// Campaigns kept; the one used longest ago leaves first.
     static let maxCampaigns = 4

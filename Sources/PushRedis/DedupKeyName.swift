@@ -5,9 +5,9 @@ import PushCore
 /// bucket number.
 ///
 /// A claim and a record each name two keys per bucket they touch, and a 500-recipient job touches
-/// ≈ 470 buckets: one key pair per recipient, twice. As Strings, each key was an object of its own
-/// to retain, release and keep in a cache behind a lock, on the consumer and on the finisher
-/// (docs/performance.md "Fourteenth session"). As a name, ``HiredisContext/format(_:)`` writes
+/// ≈ 470 buckets: one key pair per recipient, twice. As Strings, each key would be an object of
+/// its own to retain, release and keep in a cache behind a lock, on the consumer and on the
+/// finisher. As a name, ``HiredisContext/format(_:)`` writes
 /// its bytes straight into the command and a Cluster hashes its tag from them; ``text`` is the
 /// same string ``RedisKeys/dedupSent(appID:campaignID:bucket:)`` and `dedupClaims` build.
 public struct DedupKeyName: Sendable, Equatable {

@@ -85,7 +85,7 @@ struct AddressClassifierTests {
 
     @Test("the one-pass IPv4 parser answers as the split-and-check reference on every short text of digits and dots, and on generated ones")
     func ipv4AgainstReference() {
-        // The parser before the fourteenth session: four parts of 1–3 ASCII digits, ≤ 255, no leading zero.
+        // The split-and-check reference: four parts of 1–3 ASCII digits, ≤ 255, no leading zero.
         func reference(_ text: Substring) -> [UInt8]? {
             guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }) else { return nil }
             let parts = text.split(separator: ".", omittingEmptySubsequences: false)

@@ -7,7 +7,7 @@ import PushProviders
 import PushTestSupport
 @testable import PushWorker
 
-/// The planner's template path (``PayloadTemplate``, docs/performance.md "Seventh session")
+/// The planner's template path (``PayloadTemplate``: one build per language and target kind)
 /// against the full build: every recipient's plan must equal what ``PreparedJob/resolve(_:)``
 /// and ``PayloadBuilder/build(_:target:profile:issuedAtUnix:)`` give it alone.
 @Suite("JobPlanner templates")

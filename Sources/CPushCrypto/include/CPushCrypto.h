@@ -11,8 +11,9 @@
 #define PW_CRYPTO_ECDH_BAD_PEER (-1)    /* ua_public is not an uncompressed point on P-256 */
 #define PW_CRYPTO_ECDH_BAD_SCALAR (-2)  /* the given scalar is 0 or >= n */
 
-/* RFC 8291 §3.1 sender-side ECDH on P-256, without EVP_PKEY objects (the EVP route costs about
- * three times the two scalar multiplications it needs; docs/performance.md).
+/* RFC 8291 §3.1 sender-side ECDH on P-256, without EVP_PKEY objects (the EVP route wraps the
+ * two scalar multiplications it needs in key objects, parameter import and provider look-ups,
+ * for every message).
  *
  * ECDH (SEC 1 §3.3.1) of the application server's key k with the subscription's p256dh U:
  * secret_out = X(k·U), 32 bytes big-endian (SEC 1 §2.3.5); as_public_out = k·G, 65 bytes

@@ -414,7 +414,7 @@ public enum JobDecoder {
             case .properties:
                 guard case .object(let propertyObject) = members[index].value else { continue }
                 // Built at its size in one allocation (`reserveCapacity` on the empty dictionary
-                // ran the stdlib's unspecialized generic entry: ≈ 1k instructions per recipient).
+                // runs the stdlib's unspecialized generic entry, once per recipient).
                 var collected = [String: String](minimumCapacity: propertyObject.count)
                 for property in propertyObject.members {
                     if let text = scalarText(property.value) { collected[property.key] = text }

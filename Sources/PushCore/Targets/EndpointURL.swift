@@ -74,8 +74,8 @@ public struct EndpointURL: Sendable, Equatable {
     /// `0x` hexadecimal: WHATWG URL parsers and libcurl then read the whole host as an IPv4
     /// address (`127.1`, `2130706433`, `0x7f000001`), which a name comparison would not.
     static func endsInNumber(_ host: String) -> Bool {
-        // Bytes read in place: `split` + `lowercased` cost ≈ 12k instructions per Web Push
-        // recipient (callgrind, render). ASCII case folding only: a host that reaches here is
+        // Bytes read in place: `split` + `lowercased` would allocate an array and strings for
+        // every Web Push recipient. ASCII case folding only: a host that reaches here is
         // ASCII (``isHostByte``), and no other character lower-cases to `x` or a hex digit.
         let bytes = host.utf8.span
         var end = bytes.count

@@ -51,8 +51,8 @@ public enum RecipientTargeting {
 
     /// 20…4096 of `[A-Za-z0-9_:.+/=-]`: nothing a JSON string or a log line would need to escape.
     public static func isHMSToken(_ token: String) -> Bool {
-        // The bytes read in place (`utf8.span`): iterating `String.UTF8View` costs ~35
-        // instructions a byte, and every recipient's token is checked.
+        // The bytes read in place (`utf8.span`): iterating `String.UTF8View` pays its index
+        // bookkeeping on every byte, and every recipient's token is checked.
         let bytes = token.utf8.span
         guard hmsTokenLengths.contains(bytes.count) else { return false }
         for index in bytes.indices {

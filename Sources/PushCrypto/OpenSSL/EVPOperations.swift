@@ -281,7 +281,7 @@ private func digestSign(_ md: OpaquePointer, _ message: [UInt8], maximumSignatur
 
 /// A SHA-256 signing context initialised once per key; each signature runs on a copy
 /// (`EVP_MD_CTX_copy_ex`), which skips the per-call provider lookup and key export of
-/// `EVP_DigestSignInit` (≈15 % of an ES256 signature).
+/// `EVP_DigestSignInit`, work that is the same for every signature with one key.
 ///
 /// Thread safety: the template is never used for an operation itself, only read by
 /// `EVP_MD_CTX_copy_ex`, which takes it as `const` and only bumps atomic reference counts

@@ -3,9 +3,9 @@ import PushCore
 
 /// SHA-256 block compression by libcrypto (`pw_crypto_sha256_blocks`, the CPushCrypto target),
 /// which uses the CPU's SHA extensions (SHA-NI) where it has them and SIMD code otherwise: the
-/// msgId HMAC and the token hash of every recipient run four blocks, ≈ 3.6k instructions each in
-/// PushCore's own compression. PushCore's `SHA256` keeps the padding, lengths and HMAC states,
-/// so digests are the same bytes with or without it (`SHA256EngineTests`).
+/// msgId HMAC and the token hash of every recipient run four blocks, which PushCore's own
+/// compression does in portable scalar Swift. PushCore's `SHA256` keeps the padding, lengths and
+/// HMAC states, so digests are the same bytes with or without it (`SHA256EngineTests`).
 public struct LibcryptoSHA256Blocks: SHA256BlockEngine {
     public init() {}
 

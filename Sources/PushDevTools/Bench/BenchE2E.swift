@@ -34,13 +34,13 @@ package struct BenchE2E: Benchmark {
         package var workerCPUs: String?
         package var sandboxCPUs: String?
         /// `--worker-wrapper`: a command (absolute path, then its arguments) the worker runs
-        /// under, e.g. `/usr/bin/valgrind --tool=callgrind` (docs/performance.md "Instruction
-        /// counts of the whole worker"). Inside `taskset` when `--worker-cpus` is given.
+        /// under, e.g. `/usr/bin/valgrind --tool=callgrind` (docs/performance.md "Profiling a
+        /// running worker"). Inside `taskset` when `--worker-cpus` is given.
         package var workerWrapper: [String] = []
         /// `--compare-binary` / `--compare-wrapper`: every second worker (odd index) runs this
         /// `pushworker` binary and/or under this wrapper instead — an A/B of two builds or two
         /// settings in ONE run, the two variants sharing the same core, broker, Redis, sandbox
-        /// and minutes (``Comparison``; docs/performance.md "A/B in one run").
+        /// and minutes (``Comparison``; docs/performance.md "Benchmarks").
         package var compareBinary: String?
         package var compareWrapper: [String]?
         package var isComparing: Bool { compareBinary != nil || compareWrapper != nil }
@@ -589,8 +589,8 @@ package struct BenchE2E: Benchmark {
     /// `--compare-binary` / `--compare-wrapper`: workers at even indexes are A, odd ones B, all
     /// in one group on the same CPUs; each variant's CPU per notification is its workers' CPU
     /// between 10 % and 90 % of the results ÷ the results they counted in that window. Both see
-    /// the same machine at the same moments, so `bToA` holds when this VM's speed drifts
-    /// (±50 % between sessions) — the way to tell a 5 % change from noise.
+    /// the same machine at the same moments, so `bToA` holds when the machine's speed drifts
+    /// during or between runs — the way to tell a small change from noise.
     struct Comparison {
         let start: [WorkerSnapshot]?, end: [WorkerSnapshot]?
         let binaryB: String

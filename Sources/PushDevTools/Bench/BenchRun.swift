@@ -94,9 +94,9 @@ struct BenchReferences {
 
     /// Makes the reference line the mean of the tuned floor measured `before` the worker phase
     /// and the one measured after it (``curlFloor``), which ``BenchE2E`` runs a minute or more
-    /// apart: the VM's speed moves by ±10–20 % in that time, and one side alone put the I/O
-    /// thread anywhere from 0.98 to 1.35 × the floor (docs/performance.md "Fourteenth
-    /// session"). The entry keeps both figures (`cpuMicrosPerRequestBefore`/`After`) and the
+    /// apart: the machine's speed can move in that time; the mean follows it as the worker phase
+    /// between them does, where either run alone would skew the ratio (docs/performance.md
+    /// "`bench e2e`"). The entry keeps both figures (`cpuMicrosPerRequestBefore`/`After`) and the
     /// before run's own entry (`before`). Nothing changes when either run has no figure.
     mutating func bracketFloor(before: CurlFloorReference.Outcome?) {
         guard let before, let beforeCPU = before.cpuMicrosPerRequest, let afterCPU = curlFloorCPUPerRequest,

@@ -6,12 +6,12 @@ import Glibc
 /// `bench http --busy-core`: a child process at `SCHED_IDLE` on the client's CPUs, so that the
 /// core never halts while the measured sender waits for answers.
 ///
-/// Why (docs/performance.md, "Seventeenth session"): this machine is a KVM guest whose idle
-/// loop halts at once (`cpuidle haltpoll`, `guest_halt_poll_ns=0`), so every answer that finds
-/// the core idle pays a VM exit and a wake-up on a cold core. At 50 ms provider latency and few
-/// requests a second that is a large share of each request's CPU, for every sender alike (h2load,
-/// the libcurl floor, our client), and it is why the cheapest shape of issue 14 item 5's table is
-/// the busiest one. A `SCHED_IDLE` task only runs when nothing else can, is preempted at every
+/// Why (docs/performance.md "`bench http`, `bench-peers`"): on a KVM guest whose idle loop halts
+/// at once (`cpuidle haltpoll`, `guest_halt_poll_ns=0`) every answer that finds the core idle
+/// pays a VM exit and a wake-up on a cold core. At high provider latency and few requests a
+/// second that is a large share of each request's CPU, for every sender alike (h2load, the
+/// libcurl floor, our client), and it favours whichever concurrency shape keeps the core
+/// busiest. A `SCHED_IDLE` task only runs when nothing else can, is preempted at every
 /// wake-up, and its CPU is nobody's: the measured processes' own clocks then show what they cost
 /// on a core that stays busy, as on a loaded node. A measurement aid, not a setting of the worker.
 package enum IdleSpinner {

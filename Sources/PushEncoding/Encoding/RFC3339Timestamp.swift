@@ -93,9 +93,8 @@ public enum RFC3339Timestamp {
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civilFromDays(days)
         let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
-        // One reservation, the digits written by constant divisions (appending byte by byte to
-        // the array, each append checking capacity and uniqueness, was ~1.7k instructions: a
-        // fifth of a delivery result's JSON).
+        // One reservation, the digits written by constant divisions (not appended byte by byte,
+        // each append checking capacity and uniqueness: every delivery result carries timestamps).
         out.append(addingCapacity: 24) { text in
             text.append(digit(year / 1000)); text.append(digit(year / 100 % 10))
             text.append(digit(year / 10 % 10)); text.append(digit(year % 10))

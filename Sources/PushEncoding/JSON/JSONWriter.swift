@@ -316,8 +316,8 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// Inlined into the escaping loop: called out of line, the output span's count lived in
-    /// memory for the whole loop (its address escaped), ~8 more instructions a byte for every
+    /// Inlined into the escaping loop: called out of line, the output span's count would live in
+    /// memory for the whole loop (its address escaped), reloaded and stored for every byte of every
     /// string with a quote in it (FCM's `on.actions`, a JSON text, is one per Android payload).
     @inline(__always)
     /// `[,]"name":"value"`: both copied in one reservation when neither needs escaping, else

@@ -72,7 +72,6 @@ final class CurlMulti: @unchecked Sendable {
 /// config and compares it byte by byte when looking for a connection to reuse (a ~220 KB
 /// malloc + memcpy + memcmp per request), and parses it again for every TLS connection, while a
 /// path is compared as a string and its parsed store is cached (`CURLOPT_CA_CACHE_TIMEOUT`).
-/// docs/performance.md has the profile.
 ///
 /// Thread safety: immutable after `init`.
 final class CurlCABundle: @unchecked Sendable {

@@ -51,8 +51,8 @@ public enum APNSPayloadBuilder {
     /// action ids joined by `.` (e.g. `on.b.buy.later`). Deterministic, so the SDK registers each
     /// button set once (from `custom.b`) and reuses it.
     public static func categoryID(for actions: [NotificationAction]) -> String {
-        // Appended in place (it is built per iOS payload): `map` + `joined` cost an array of the
-        // ids and the generic joining, ~2k instructions for three buttons.
+        // Appended in place (it is built per iOS payload): `map` + `joined` would cost an array
+        // of the ids and the generic joining.
         var id = "on.b."
         for (position, action) in actions.enumerated() {
             if position > 0 { id.append(".") }

@@ -5,8 +5,8 @@ import PushCore
 /// recipient: only the msgId, the token (APNs URL, FCM `message.token`, Web Push endpoint,
 /// Huawei `hmsToken`), personalized texts and the recipient's derived replace key (docs/payloads.md "Replace key":
 /// FCM `collapse_key` and `on.tag`, the Web Push `tag` in the body; APNs `apns-collapse-id` and
-/// Web Push `topic` in ``ProviderRequest/recipientHeaders``) are written per recipient
-/// (docs/performance.md "Seventh session"). The shared ``ProviderRequest/headers`` never hold a
+/// Web Push `topic` in ``ProviderRequest/recipientHeaders``) are written per recipient, the rest
+/// of the payload is not built again. The shared ``ProviderRequest/headers`` never hold a
 /// per-recipient value: the template refuses unless both builds have the same ones.
 ///
 /// ``PayloadBuilder`` stays the single source of the layout: the template is its output for two
@@ -173,8 +173,8 @@ public struct PayloadTemplate: Sendable, Equatable {
     /// every budget's measure).
     static func splicable(_ text: String?) -> Bool {
         guard let text, !text.isEmpty else { return false }
-        // Read in place, branch-free (as JSONWriter's scan): iterating `String.UTF8View` costs
-        // ~35 instructions a byte.
+        // Read in place, branch-free (as JSONWriter's scan): iterating `String.UTF8View` pays
+        // its index bookkeeping on every byte.
         let bytes = text.utf8.span
         var special: UInt8 = 0
         for index in bytes.indices {

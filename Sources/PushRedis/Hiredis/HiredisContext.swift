@@ -79,8 +79,7 @@ final class HiredisContext {
 
     /// The RESP bytes of `commands`. Two passes: the exact length first, then every byte written
     /// once into uninitialized storage (a claim of 500 recipients is tens of KB of RESP; appending
-    /// byte by byte to an array, with its capacity and uniqueness checks per byte, was ≈ 3.9k
-    /// instructions per recipient, callgrind, docs/performance.md "Sixth session").
+    /// byte by byte to an array would check its capacity and uniqueness for every byte).
     static func format(_ commands: [[RedisArgument]]) -> [UInt8] {
         var total = 0
         for command in commands {

@@ -27,7 +27,7 @@ public struct JobPlanner: Sendable {
     public var webPushPolicy: WebPushPolicy
 
     /// The keyring's HMACs run on libcrypto's SHA-256 blocks (the CPU's SHA extensions): the
-    /// same msgIds, ≈ 10k fewer instructions per recipient (docs/performance.md "Seventh session").
+    /// same msgIds, without PushCore's portable block compression on every recipient's path.
     public init(keyring: MsgIDKeyring, webPushPolicy: WebPushPolicy) {
         self.keyring = keyring.using(sha256Engine: TokenHash.sha256Engine)
         self.webPushPolicy = webPushPolicy
@@ -84,8 +84,8 @@ public struct JobPlanner: Sendable {
     /// release, once per recipient).
     private func plan(_ recipient: Recipient, tokenHash: String, resolution: consuming RecipientResolution, profile: AppProfile?,
                       issuedAt: Int) -> PlannedRecipient {
-        // Built once at the end from `let`s: a `var` plan mutated per case was copied whole
-        // (every field retained and released, ≈ 1.3k instructions per recipient, callgrind).
+        // Built once at the end from `let`s: a `var` plan mutated per case would be copied
+        // whole, retaining and releasing every field per recipient.
         let language: String?, msgID: String?, state: PlannedRecipient.State
         switch consume resolution {
         case .expired(let expiredMsgID):

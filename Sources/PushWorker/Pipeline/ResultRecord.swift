@@ -4,8 +4,8 @@ import PushEncoding
 
 /// A delivery result (docs/reference/records.md, contract), one per recipient, on `push.results.v1`.
 /// A class, immutable: an outcome carrying it is copied several times between the I/O thread and
-/// the finisher (``OutcomeRecorder``), and a struct's copy retained each of its eleven strings
-/// (8 % of the finisher's samples; docs/performance.md "Ninth session").
+/// the finisher (``OutcomeRecorder``), and each copy of a struct would retain and release every
+/// one of its eleven strings; a class's copy is one reference.
 public final class ResultRecord: Sendable {
     public let jobID: String
     public let msgID: String?
@@ -91,8 +91,9 @@ extension JSONKey {
 
 extension ResultRecord {
     /// `value` rounded to one decimal, as JSON: what `String(rounded / 10)` prints ("12.3",
-    /// "5.0", "0.1"), written digit by digit (`Double.description` was ~10 % of a result's
-    /// JSON); `null` for NaN and infinities, which JSON cannot carry.
+    /// "5.0", "0.1"), written digit by digit (not through `Double.description`, whose
+    /// shortest-representation search and String would be paid for every result); `null` for
+    /// NaN and infinities, which JSON cannot carry.
     static func tenths(_ value: Double) -> [UInt8] {
         var bytes: [UInt8] = []
         appendTenths(value, to: &bytes)

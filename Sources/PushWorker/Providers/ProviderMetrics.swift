@@ -5,7 +5,7 @@ import Synchronization
 /// The per-request provider metrics of one platform (`pushworker_provider_request_seconds`,
 /// `pushworker_provider_responses_total`), resolved once: a request's completion on the I/O
 /// thread then updates two series without building label arrays, formatting the status or
-/// hashing label strings (docs/performance.md, fifth session).
+/// hashing label strings.
 final class ProviderMetrics: Sendable {
     let provider: String
     let requestSeconds: HistogramSeries
