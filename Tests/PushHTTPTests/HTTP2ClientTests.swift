@@ -155,7 +155,9 @@ struct HTTP2ClientTests {
         #expect(result.failure == .timeout)
         #expect(result.failure?.isRetryable == true)
         let seconds = elapsed(since: start)
-        #expect(seconds >= 0.25 && seconds < 3, "took \(seconds) s")
+        // The bound only tells "ended by the timeout" from "hung": a loaded 2-core CI machine
+        // can take seconds to schedule the answer.
+        #expect(seconds >= 0.25 && seconds < 10, "took \(seconds) s")
     }
 
     @Test("without the CA file the self-signed server fails TLS verification")
