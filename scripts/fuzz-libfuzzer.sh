@@ -8,8 +8,8 @@
 #        scripts/fuzz-libfuzzer.sh run [SECONDS] [TARGET...] build, then SECONDS (60) per target
 # No TARGET: every target. Exits non-zero when a module or target does not compile, or a target
 # crashes, times out or breaks an invariant; the input that did it is kept in
-# .build/fuzz/artifacts/<target>/ (crash-*, timeout-*, leak-*). New inputs a run finds go to
-# .build/fuzz/found/<target>/, never into the repository's corpus.
+# .build/fuzz/artifacts/<target>/ (crash-*, timeout-*, leak-*). New inputs `run` finds go to
+# .build/fuzz/found/<target>/ (read again by the next run), never into the repository's corpus.
 #
 # smoke builds without optimisation (-Onone: about three times faster to compile), run with -O;
 # FUZZ_OPTIMIZATION overrides either. Modules are rebuilt only when a source is newer.
@@ -130,11 +130,17 @@ echo "fuzz: built in $(($(date +%s) - started)) s ($build)"
 # -detect_leaks), not at exit: what a process keeps for its lifetime (OpenSSL's legacy provider,
 # loaded once for old PKCS#12 files) is not a leak.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}leak_check_at_exit=0"
+# A failed invariant (fatalError) is reported by libFuzzer and ASan; Swift's own backtracer would
+# only add noise to the log.
+export SWIFT_BACKTRACE=enable=no
 status=0
 for entry in "${selected[@]}"; do
   read -r name _ <<<"$entry"
   corpus="Tests/Fuzz/corpus/$name"
+  # smoke starts from the repository's corpus alone (a clean folder for what it finds), so its
+  # time does not grow with what earlier runs found; run resumes from what they found.
   found=".build/fuzz/found/$name"
+  if [ "$mode" = smoke ]; then found=".build/fuzz/smoke/$name"; rm -rf "$found"; fi
   artifacts=".build/fuzz/artifacts/$name/"
   mkdir -p "$found" "$artifacts"
   echo "fuzz: $name for ${seconds} s on $corpus"
@@ -149,4 +155,5 @@ for entry in "${selected[@]}"; do
     echo "fuzz: $name FAILED (log: $log; reproducer in $artifacts)" >&2
   fi
 done
+echo "fuzz: done in $(($(date +%s) - started)) s"
 exit $status

@@ -7,7 +7,8 @@
 // and the diagnosis. Invariants (a violation traps):
 // - a Retry-After delay is finite and ≥ 0;
 // - a Huawei batch verdict has one outcome per token;
-// - the metric label of any reason is "", "other", or the reason itself when it is in a fixed set;
+// - the metric label of any reason is "" (no reason, or an empty one), "other", or the reason
+//   itself when it is in a fixed set;
 // - APNs 200 is sent.
 import PushCore
 import PushProviders
@@ -24,7 +25,7 @@ private func check(_ outcome: ProviderOutcome, _ platform: Platform) {
     if case .retry(_, let seconds, _) = outcome { checkDelay(seconds, "\(platform)") }
     let label = MetricLabels.reason(outcome.reason, platform: platform)
     guard label == "" || label == "other" || label == outcome.reason else { fatalError("label \(label) for \(outcome)") }
-    if label == outcome.reason, !(MetricLabels.ours.contains(label) || MetricLabels.httpStatusReasons.contains(label)
+    if !label.isEmpty, label == outcome.reason, !(MetricLabels.ours.contains(label) || MetricLabels.httpStatusReasons.contains(label)
                                   || MetricLabels.apns.contains(label) || MetricLabels.fcm.contains(label) || MetricLabels.hms.contains(label)) {
         fatalError("label \(label) is in no fixed set")
     }
