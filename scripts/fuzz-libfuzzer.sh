@@ -12,7 +12,8 @@
 # .build/fuzz/found/<target>/ (read again by the next run), never into the repository's corpus.
 #
 # smoke builds without optimisation (-Onone: about three times faster to compile), run with -O;
-# FUZZ_OPTIMIZATION overrides either. Modules are rebuilt only when a source is newer.
+# FUZZ_OPTIMIZATION overrides either. A module is rebuilt only when one of its sources, a module
+# before it or this script is newer than its object.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PATH="$PATH:/opt/swift/usr/bin"

@@ -236,7 +236,7 @@ public struct AppCredentials: Sendable {
         }
         let pathID = idText(hms["appId"]) ?? clientID
         guard isPathSegment(clientID), isPathSegment(pathID) else {
-            throw CredentialsError("clientId and appId must be letters, digits, '.', '_' or '-'")
+            throw CredentialsError("clientId and appId must be letters, digits, '.', '_' or '-' (not . or ..)")
         }
         let endpoint = trimSlash(hms["endpoint"]?.stringValue ?? "https://push-api.cloud.huawei.com")
         let tokenEndpoint = hms["tokenEndpoint"]?.stringValue ?? "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
@@ -276,9 +276,9 @@ public struct AppCredentials: Sendable {
         return nil
     }
 
-    /// Safe as one URL path segment.
+    /// Safe as one URL path segment (never `.` or `..`, which a URL resolves away).
     static func isPathSegment(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
+        !text.isEmpty && text != "." && text != ".." && text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
