@@ -7,7 +7,7 @@ BIN := .build/debug/pushworker
 # The development executable (sandbox, dev-broker, demo, bench, chaos), built beside it.
 DEV_BIN := .build/debug/pushworker-dev
 
-.PHONY: deps build-info build release demo test test-swift test-ops bench chaos clean
+.PHONY: deps build-info build release demo test test-swift test-ops test-fuzz bench chaos clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -41,7 +41,7 @@ demo: build
 
 # Installs what is missing, starts nothing by hand: every test starts (and stops) the
 # services it needs on free loopback ports.
-test: deps test-swift test-ops
+test: deps test-swift test-ops test-fuzz
 
 test-swift: build-info
 	@log=$$(mktemp); $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) > $$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; rm -f $$log
@@ -49,6 +49,12 @@ test-swift: build-info
 
 test-ops:
 	@bash scripts/ops-checks.sh
+
+# Every libFuzzer target (Tests/Fuzz) built and run briefly on its corpus (Tests/Fuzz/corpus):
+# a target that does not compile or fails on its corpus or within FUZZ_SMOKE_SECONDS fails the test.
+FUZZ_SMOKE_SECONDS ?= 4
+test-fuzz:
+	@FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz-libfuzzer.sh smoke
 
 clean:
 	rm -rf .build
@@ -67,10 +73,13 @@ chaos: build
 	@$(DEV_BIN) chaos --seconds 60
 
 .PHONY: fuzz
-# Seeded-random fuzzing in-process (60 s), then libFuzzer over PushCore (60 s, swiftc -sanitize=fuzzer).
+# Seeded-random fuzzing in-process (FUZZ_SECONDS), then every libFuzzer target for
+# FUZZ_SECONDS each (optimised build; docs/reliability.md "Fuzzing"). FUZZ_TARGETS picks targets.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 fuzz: build
-	@$(DEV_BIN) chaos --drill fuzz --seconds 60
-	@bash scripts/fuzz-libfuzzer.sh 60
+	@$(DEV_BIN) chaos --drill fuzz --seconds $(FUZZ_SECONDS)
+	@bash scripts/fuzz-libfuzzer.sh run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # End-to-end benchmark on a release build (docs/performance.md): broker, Redis, sandbox and one
 # `pushworker run` process, 50k notifications, then h2load against the same sandbox.

@@ -132,6 +132,28 @@ struct CredentialsTests {
         #expect(credentials.apns?.key.publicKey.uncompressed == (try P256PrivateKey(pem: pem)).publicKey.uncompressed)
     }
 
+    @Test("files given from memory load like the folder; an unreadable file is a problem, an absent one is not")
+    func filesFromMemory() throws {
+        let root = try Self.copyOfGenerated()
+        let folder = root.appendingPathComponent("app_gen")
+        var files: [String: [UInt8]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            files[name] = [UInt8](try #require(FileManager.default.contents(atPath: folder.appendingPathComponent(name).path)))
+        }
+        let fromFolder = AppCredentials.load(appID: "app_gen", folder: folder, now: 1_790_000_000)
+        let fromMemory = AppCredentials.load(appID: "app_gen", now: 1_790_000_000) { name in files[name].map { .bytes($0) } ?? .absent }
+        #expect(fromMemory.problems.isEmpty, "\(fromMemory.problems)")
+        #expect(fromMemory.apns?.key.publicKey.uncompressed == fromFolder.apns?.key.publicKey.uncompressed)
+        #expect(fromMemory.fcm?.projectID == fromFolder.fcm?.projectID)
+        #expect(fromMemory.webPush?.publicKey == fromFolder.webPush?.publicKey)
+
+        let unreadable = AppCredentials.load(appID: "app_gen", now: 1_790_000_000) { name in
+            name == "fcm.json" ? .unreadable : files[name].map { .bytes($0) } ?? .absent
+        }
+        #expect(unreadable.problems == ["app_gen/fcm.json: not a JSON object"])
+        #expect(unreadable.fcm == nil && unreadable.apns != nil)
+    }
+
     @Test("an app without a platform's file gets a profile without that platform", arguments: [
         (["apns.json"], false, true, true), (["fcm.json"], true, false, true), (["webpush.json"], true, true, false),
         (["apns.json", "fcm.json"], false, false, true), (["apns.json", "fcm.json", "webpush.json"], false, false, false),

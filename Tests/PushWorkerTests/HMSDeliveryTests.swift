@@ -37,6 +37,8 @@ struct HMSCredentialsTests {
         (#"{"clientSecret":"x"}"#, "needs clientId and clientSecret"),
         (#"{"clientId":"1","clientSecret":""}"#, "needs clientId and clientSecret"),
         (#"{"clientId":"1/../2","clientSecret":"x"}"#, "must be letters, digits"),
+        (#"{"clientId":"..","clientSecret":"x"}"#, "must be letters, digits"),
+        (#"{"clientId":"1","clientSecret":"x","appId":"."}"#, "must be letters, digits"),
         (#"{"clientId":1.5,"clientSecret":"x"}"#, "needs clientId and clientSecret"),
         (#"{"clientId":"1","clientSecret":"x","endpoint":"http://push-api.cloud.huawei.com"}"#, "must be https URLs"),
         (#"{"clientId":"1","clientSecret":"x","tokenEndpoint":"ftp://x"}"#, "must be https URLs"),

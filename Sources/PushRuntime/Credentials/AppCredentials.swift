@@ -112,15 +112,31 @@ public struct AppCredentials: Sendable {
     /// Loads `folder` (one app). Missing files mean "no credentials for that platform".
     /// `now` (Unix seconds) judges certificate validity.
     public static func load(appID: String, folder: URL, now: Double = Date().timeIntervalSince1970) -> AppCredentials {
+        load(appID: appID, now: now) { name in
+            let path = folder.appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path) else { return .absent }
+            return FileManager.default.contents(atPath: path).map { .bytes([UInt8]($0)) } ?? .unreadable
+        }
+    }
+
+    /// A file of an app's folder as ``load(appID:now:read:)`` sees it.
+    package enum FolderFile {
+        case absent, unreadable
+        case bytes([UInt8])
+    }
+
+    /// Parses one app's credentials from `read`, which gives a file of the app's folder by its
+    /// path relative to the folder (the four provider files, `app.json`, and the files they name).
+    package static func load(appID: String, now: Double, read: (String) -> FolderFile) -> AppCredentials {
         var credentials = AppCredentials(appID: appID, apns: nil, fcm: nil, webPush: nil, additionalDataAtRoot: false,
                                          ratePerSecond: nil, problems: [])
         /// The file `name` as a JSON object; nil when it is absent, or unreadable or not an
         /// object (a problem is recorded then).
         func object(_ name: String) -> JSONObject? {
-            let url = folder.appendingPathComponent(name)
-            guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-            guard let data = FileManager.default.contents(atPath: url.path),
-                  let value = (try? JSONParser.parse([UInt8](data), maxDepth: 16, maxBytes: fileSizeLimit))?.objectValue else {
+            let file = read(name)
+            if case .absent = file { return nil }
+            guard case .bytes(let data) = file,
+                  let value = (try? JSONParser.parse(data, maxDepth: 16, maxBytes: fileSizeLimit))?.objectValue else {
                 credentials.problems.append("\(appID)/\(name): not a JSON object")
                 return nil
             }
@@ -142,13 +158,13 @@ public struct AppCredentials: Sendable {
             // Certificate auth (docs/providers.md); expired or not yet valid ⇒ a problem, no APNs credentials.
             var extraFiles: [String] = [], warnings: [String] = []
             credentials.apnsCertificate = parsed("apns.json", apns) { apns in
-                try Self.loadCertificate(apns, folder: folder, now: now, extraFiles: &extraFiles, warnings: &warnings)
+                try Self.loadCertificate(apns, now: now, read: read, extraFiles: &extraFiles, warnings: &warnings)
             }
             credentials.extraFiles += extraFiles
             credentials.warnings += warnings.map { "\(appID)/\($0)" }
         } else {
             var extraFiles: [String] = []
-            credentials.apns = parsed("apns.json", apnsFile) { try Self.loadAPNS($0, folder: folder, extraFiles: &extraFiles) }
+            credentials.apns = parsed("apns.json", apnsFile) { try Self.loadAPNS($0, read: read, extraFiles: &extraFiles) }
             credentials.extraFiles += extraFiles
         }
         credentials.fcm = parsed("fcm.json", object("fcm.json"), Self.loadFCM)
@@ -162,7 +178,7 @@ public struct AppCredentials: Sendable {
     static let fileSizeLimit = 1 << 20
 
     /// `apns.json` with a signing key: `{teamId, keyId, topic, privateKey | privateKeyFile, endpoint?}`.
-    static func loadAPNS(_ apns: JSONObject, folder: URL, extraFiles: inout [String]) throws -> APNS {
+    static func loadAPNS(_ apns: JSONObject, read: (String) -> FolderFile, extraFiles: inout [String]) throws -> APNS {
         guard let teamID = apns["teamId"]?.stringValue, let keyID = apns["keyId"]?.stringValue,
               let topic = apns["topic"]?.stringValue else {
             throw CredentialsError("needs teamId, keyId and topic")
@@ -171,7 +187,7 @@ public struct AppCredentials: Sendable {
         if pem == nil, let file = apns["privateKeyFile"]?.stringValue {
             try checkInsideFolder(file, field: "privateKeyFile")
             extraFiles.append(file)
-            pem = try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            if case .bytes(let bytes) = read(file) { pem = String(validating: bytes, as: UTF8.self) }
         }
         guard let pem else { throw CredentialsError("needs privateKey or a readable privateKeyFile") }
         let endpoint = try origin(apns["endpoint"], field: "endpoint", default: "https://api.push.apple.com")
@@ -220,7 +236,7 @@ public struct AppCredentials: Sendable {
         }
         let pathID = idText(hms["appId"]) ?? clientID
         guard isPathSegment(clientID), isPathSegment(pathID) else {
-            throw CredentialsError("clientId and appId must be letters, digits, '.', '_' or '-'")
+            throw CredentialsError("clientId and appId must be letters, digits, '.', '_' or '-' (not . or ..)")
         }
         let endpoint = trimSlash(hms["endpoint"]?.stringValue ?? "https://push-api.cloud.huawei.com")
         let tokenEndpoint = hms["tokenEndpoint"]?.stringValue ?? "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
@@ -260,9 +276,9 @@ public struct AppCredentials: Sendable {
         return nil
     }
 
-    /// Safe as one URL path segment.
+    /// Safe as one URL path segment (never `.` or `..`, which a URL resolves away).
     static func isPathSegment(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
+        !text.isEmpty && text != "." && text != ".." && text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
@@ -281,12 +297,12 @@ public struct AppCredentials: Sendable {
     static let apnsEndpoints = ["production": "https://api.push.apple.com", "development": "https://api.sandbox.push.apple.com"]
 
     /// `apns.json` `{certificate: PEM | certificateFile: x.p12 | x.pem, password?, topic?, environment?, endpoint?}`.
-    static func loadCertificate(_ apns: JSONObject, folder: URL, now: Double, extraFiles: inout [String],
+    static func loadCertificate(_ apns: JSONObject, now: Double, read: (String) -> FolderFile, extraFiles: inout [String],
                                 warnings: inout [String]) throws -> APNSCertificate {
         if apns["teamId"] != nil || apns["keyId"] != nil || apns["privateKey"] != nil || apns["privateKeyFile"] != nil {
             throw CredentialsError("holds both a signing key (teamId/keyId/privateKey) and a certificate: keep one")
         }
-        let identity = try certificateIdentity(apns, folder: folder, extraFiles: &extraFiles)
+        let identity = try certificateIdentity(apns, read: read, extraFiles: &extraFiles)
         let environment = apns["environment"]?.stringValue ?? "production"
         guard let defaultEndpoint = apnsEndpoints[environment] else {
             throw CredentialsError("environment must be production or development, got \(environment)")
@@ -313,7 +329,7 @@ public struct AppCredentials: Sendable {
 
     /// The client identity of `apns.json`: `certificate` (PEM text) or `certificateFile` (a
     /// `.p12`/`.pfx` or a PEM file in the app's folder), unlocked with `password`.
-    static func certificateIdentity(_ apns: JSONObject, folder: URL, extraFiles: inout [String]) throws -> TLSClientIdentity {
+    static func certificateIdentity(_ apns: JSONObject, read: (String) -> FolderFile, extraFiles: inout [String]) throws -> TLSClientIdentity {
         let password = apns["password"]?.stringValue
         if let pem = apns["certificate"]?.stringValue {
             return try TLSClientIdentity(pem: pem, password: password)
@@ -321,12 +337,10 @@ public struct AppCredentials: Sendable {
         guard let file = apns["certificateFile"]?.stringValue else { throw CredentialsError("certificate must be a PEM string") }
         try checkInsideFolder(file, field: "certificateFile")
         extraFiles.append(file)
-        guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(file).path) else {
-            throw CredentialsError("certificateFile \(file) is not readable")
-        }
+        guard case .bytes(let data) = read(file) else { throw CredentialsError("certificateFile \(file) is not readable") }
         let lower = file.lowercased()
         if lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") {
-            return try TLSClientIdentity(pkcs12: [UInt8](data), password: password)
+            return try TLSClientIdentity(pkcs12: data, password: password)
         }
         return try TLSClientIdentity(pem: String(decoding: data, as: UTF8.self), password: password)
     }
