@@ -210,35 +210,8 @@ final class ClaimStage: Sendable {
 
     /// The claim round trip and its verdicts.
     private func claim(_ taken: [ClaimRequest], now: Double) -> [SendBatch] {
-        var items: [DeliveryStateStore.ClaimItem] = []
-        items.reserveCapacity(taken.count)
-        var pairEndpoints: [Int] = []
-        var pairs: [(appID: String, provider: String)] = []
-        for request in taken {
-            items.append(request.run.claimItem(request.index))
-            // Recipients of one job come together: the endpoint before is checked first.
-            if pairEndpoints.last != request.endpoint && !pairEndpoints.contains(request.endpoint) {
-                pairEndpoints.append(request.endpoint)
-                pairs.append(endpoints.appAndProvider(request.endpoint))
-            }
-        }
-        let startedAt = clock.monotonicSeconds
-        let answers: DeliveryStateStore.ClaimAnswers
-        do {
-            answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: pairs)
-            health.answered()
-        } catch {
-            health.failed(error, during: "claim")
-            queue.restore(taken.map { var request = $0; request.due = now + 1; return request })
-            return []
-        }
-        // Backoffs another worker set: this worker's endpoint holds them too, from now on.
-        var heldNow: Set<Int> = []
-        for (position, endpoint) in pairEndpoints.enumerated() {
-            guard position < answers.backoffRemainingMs.count, let remaining = answers.backoffRemainingMs[position], remaining > 0 else { continue }
-            endpoints.noteBackoff(endpoint, until: startedAt + Double(remaining) / 1000)
-            heldNow.insert(endpoint)
-        }
+        guard let trip = roundTrip(taken, now: now) else { return [] }
+        let (answers, startedAt, heldNow) = trip
         var batches: [SendBatch] = []
         var batchOf: [ObjectIdentifier: Int] = [:]
         var again: [ClaimRequest] = []
@@ -319,6 +292,43 @@ final class ClaimStage: Sendable {
             endpoints.addInFlight(taking)
         }
         return batches
+    }
+
+    /// The claim round trip for `taken`, with the fleet's backoffs of their endpoints: the
+    /// endpoints of this worker hold those from now on (`heldNow`). Nil when Redis did not
+    /// answer: the requests are queued again, due in a second.
+    private func roundTrip(_ taken: [ClaimRequest], now: Double)
+        -> (answers: DeliveryStateStore.ClaimAnswers, startedAt: Double, heldNow: Set<Int>)? {
+        var items: [DeliveryStateStore.ClaimItem] = []
+        items.reserveCapacity(taken.count)
+        var pairEndpoints: [Int] = []
+        var pairs: [(appID: String, provider: String)] = []
+        for request in taken {
+            items.append(request.run.claimItem(request.index))
+            // Recipients of one job come together: the endpoint before is checked first.
+            if pairEndpoints.last != request.endpoint && !pairEndpoints.contains(request.endpoint) {
+                pairEndpoints.append(request.endpoint)
+                pairs.append(endpoints.appAndProvider(request.endpoint))
+            }
+        }
+        let startedAt = clock.monotonicSeconds
+        let answers: DeliveryStateStore.ClaimAnswers
+        do {
+            answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: pairs)
+            health.answered()
+        } catch {
+            health.failed(error, during: "claim")
+            queue.restore(taken.map { var request = $0; request.due = now + 1; return request })
+            return nil
+        }
+        // Backoffs another worker set: this worker's endpoint holds them too, from now on.
+        var heldNow: Set<Int> = []
+        for (position, endpoint) in pairEndpoints.enumerated() {
+            guard position < answers.backoffRemainingMs.count, let remaining = answers.backoffRemainingMs[position], remaining > 0 else { continue }
+            endpoints.noteBackoff(endpoint, until: startedAt + Double(remaining) / 1000)
+            heldNow.insert(endpoint)
+        }
+        return (answers, startedAt, heldNow)
     }
 
     /// Renews the leases of claims held for a third of the lease (a slow provider, a long wait
