@@ -75,7 +75,9 @@ let package = Package(
 
         // Development only (never linked into the production executable): the provider sandbox,
         // librdkafka's mock cluster, benchmarks, chaos drills, the demo.
-        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushHTTPServer"], swiftSettings: strict),
+        .target(name: "PushSandbox", dependencies: ["CNGHTTP2", "COpenSSL", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushHTTPServer", "PushInbox"], swiftSettings: strict),
+        // The sandbox's web inbox: the accepted notifications drawn per surface, their page and API, the tracking posts.
+        .target(name: "PushInbox", dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushHTTPServer"], swiftSettings: strict),
         .target(name: "PushKafkaMock", dependencies: ["CRdKafka", "PushKafka"], swiftSettings: strict),
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
@@ -95,7 +97,7 @@ let package = Package(
         // The development executable: sandbox, dev-broker, demo, bench, chaos.
         .executableTarget(
             name: "pushworker-dev",
-            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushDevTools", "PushChaos", "PushSandbox", "PushInbox", "PushKafkaMock", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushProcess", "CPushAllocator"],
             swiftSettings: strict
         ),
         // C, on purpose: libcurl with nothing of ours around it (the per-request floor).
@@ -117,7 +119,7 @@ let package = Package(
         .testTarget(name: "PushRedisTests", dependencies: ["PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushInbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),

@@ -4,7 +4,7 @@
 #   scripts/check_products.sh [BUILD_DIR]      (default: .build/debug)
 #
 # 1. BUILD_DIR/pushworker's symbol table (`nm`, and `nm -D` for what it imports from shared
-#    libraries) holds no symbol of the development modules — PushSandbox, PushChaos,
+#    libraries) holds no symbol of the development modules — PushSandbox, PushInbox, PushChaos,
 #    PushKafkaMock, PushDevTools (Swift mangles the module name into every symbol) — and no
 #    reference to librdkafka's mock cluster (rd_kafka_mock_*) or to nghttp2's server side
 #    (the sandbox's HTTP/2 server: nghttp2_session_server_*).
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-.build/debug}
 production=$dir/pushworker
 development=$dir/pushworker-dev
-pattern='PushSandbox|PushChaos|PushKafkaMock|PushDevTools|rd_kafka_mock_|nghttp2_session_server_'
+pattern='PushSandbox|PushInbox|PushChaos|PushKafkaMock|PushDevTools|rd_kafka_mock_|nghttp2_session_server_'
 command -v nm >/dev/null || { echo "check_products: nm is required (binutils)" >&2; exit 2; }
 for binary in "$production" "$development"; do
     [[ -x $binary ]] || { echo "check_products: no executable $binary: build both products first (swift build)" >&2; exit 2; }
@@ -37,10 +37,10 @@ if [[ -n $found ]]; then
     sed -n '1,5s/^/  /p' <<<"$found"
     status=1
 else
-    echo "ok   pushworker: $count symbols, none of PushSandbox, PushChaos, PushKafkaMock, PushDevTools, rd_kafka_mock_*, nghttp2_session_server_*"
+    echo "ok   pushworker: $count symbols, none of PushSandbox, PushInbox, PushChaos, PushKafkaMock, PushDevTools, rd_kafka_mock_*, nghttp2_session_server_*"
 fi
 development_symbols=$(symbols "$development")
-for module in PushSandbox PushChaos PushKafkaMock PushDevTools rd_kafka_mock_; do
+for module in PushSandbox PushInbox PushChaos PushKafkaMock PushDevTools rd_kafka_mock_; do
     if ! grep -q "$module" <<<"$development_symbols"; then
         echo "FAIL pushworker-dev has no $module symbol: the check's patterns no longer match what they exclude"
         status=1

@@ -1,6 +1,7 @@
 import PushCore
 import PushCrypto
 import PushEncoding
+import PushInbox
 
 /// APNs provider API emulation (`POST /3/device/<token>`), with Apple's status codes and reason strings
 /// ("Handling notification responses from APNs", developer.apple.com).

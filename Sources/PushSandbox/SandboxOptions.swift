@@ -1,4 +1,5 @@
 import PushCore
+import PushInbox
 
 /// What `pushworker-dev sandbox` runs with (validated by the command line, docs/sandbox.md).
 public struct SandboxOptions: Sendable {

@@ -1,5 +1,6 @@
 import PushCore
 import PushCrypto
+import PushInbox
 #if canImport(Glibc)
 import Glibc
 import PushEncoding

@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushHTTPServer
+import PushInbox
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import PushCore
+import PushInbox
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-@testable import PushSandbox
+@testable import PushInbox
 import PushHTTPServer
 import PushProviders
 import Testing

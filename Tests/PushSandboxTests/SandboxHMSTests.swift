@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import Testing
+@testable import PushInbox
 @testable import PushSandbox
 import PushEncoding
 

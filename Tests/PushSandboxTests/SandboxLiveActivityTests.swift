@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushCrypto
 import Testing
+@testable import PushInbox
 @testable import PushSandbox
 import PushEncoding
 import PushProviders

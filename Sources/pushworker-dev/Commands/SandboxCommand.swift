@@ -1,6 +1,7 @@
 import Foundation
 import PushRuntime
 import PushCrypto
+import PushInbox
 import PushSandbox
 #if canImport(Glibc)
 import Glibc

@@ -405,9 +405,9 @@ enum InboxDrawing {
 }
 
 /// Topic helpers shared with the APNs emulator.
-enum APNSTopic {
+package enum APNSTopic {
     /// `com.example.app.push-type.liveactivity` → `com.example.app`.
-    static func bundleID(_ topic: String) -> String {
+    package static func bundleID(_ topic: String) -> String {
         topic.hasSuffix(LiveActivity.topicSuffix) ? String(topic.dropLast(LiveActivity.topicSuffix.count)) : topic
     }
 }

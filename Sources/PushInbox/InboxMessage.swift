@@ -5,14 +5,14 @@ import PushEncoding
 /// What the inbox keeps of one accepted request (docs/sandbox.md "Inbox"): the request as the
 /// provider saw it, the `authorization` header redacted, the body as JSON text (for Web Push
 /// the decrypted plaintext).
-struct InboxRecord: Sendable {
+package struct InboxRecord: Sendable {
     /// Increasing from 1 in the order messages were accepted; the page's and `/api/press`'s id.
-    var id: Int = 0
+    var id: Int
     /// When the sandbox accepted it, milliseconds since 1970 (UTC).
-    var receivedAtMilliseconds: Int64 = 0
+    var receivedAtMilliseconds: Int64
     /// `ios`, `android` or `web`.
     var platform: String
-    var method: String = "POST"
+    var method: String
     var path: String
     /// Lower-case names, in request order; `authorization` keeps only its scheme.
     var headers: [(name: String, value: String)]
@@ -22,11 +22,23 @@ struct InboxRecord: Sendable {
     /// Web Push: the encrypted body's size in bytes.
     var encryptedBytes: Int?
 
+    package init(id: Int = 0, receivedAtMilliseconds: Int64 = 0, platform: String, method: String = "POST", path: String,
+                 headers: [(name: String, value: String)], body: [UInt8], encryptedBytes: Int? = nil) {
+        self.id = id
+        self.receivedAtMilliseconds = receivedAtMilliseconds
+        self.platform = platform
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.encryptedBytes = encryptedBytes
+    }
+
     /// Header value that replaces credentials: the scheme, then this.
     static let redacted = "<redacted>"
 
     /// `value` of an `authorization` header without its credentials (`bearer <redacted>`).
-    static func redactAuthorization(_ value: String) -> String {
+    package static func redactAuthorization(_ value: String) -> String {
         let scheme = value.prefix { $0 != " " }
         return scheme.isEmpty || scheme.count == value.count ? redacted : "\(scheme) \(redacted)"
     }

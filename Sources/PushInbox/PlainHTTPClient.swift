@@ -1,5 +1,3 @@
-// The sandbox's socket declarations (SOCK_NONBLOCK, …) come with CNGHTTP2's shim (sys/socket.h).
-import CNGHTTP2
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -218,5 +216,15 @@ final class PlainHTTPConnection {
         while buffer.count < contentLength { try fill() }
         buffer.removeFirst(contentLength)
         return (status, keepAlive)
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces (a header value).
+    fileprivate var trimmingSpaces: Substring {
+        var text = self
+        while text.first == " " { text = text.dropFirst() }
+        while text.last == " " { text = text.dropLast() }
+        return text
     }
 }

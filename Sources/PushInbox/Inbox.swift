@@ -15,19 +15,28 @@ import Synchronization
 /// every Server-Sent Events subscriber; so under load it draws at most `capacity` messages per
 /// interval (four intervals once the queue fills), whatever the request rate. Every `heartbeat` it writes a comment to the
 /// subscribers, so a page that went away is noticed and its stream released.
-final class Inbox: Sendable {
-    struct Settings: Sendable {
+package final class Inbox: Sendable {
+    package struct Settings: Sendable {
         /// Messages kept (newest); older ones are forgotten. Default: 1000.
-        var capacity = 1000
+        package var capacity: Int
         /// Seconds between two drawing rounds while messages arrive (live updates come at most
         /// this late). Default: 0.25.
-        var drawInterval: Double = 0.25
+        package var drawInterval: Double
         /// Event-stream subscribers at most (one per open page). Default: 64.
-        var maximumSubscribers = 64
+        package var maximumSubscribers: Int
         /// Seconds between keep-alive comments on the event streams. Default: 15.
-        var heartbeat: Double = 15
+        package var heartbeat: Double
         /// Verifies msgIds; nil shows them decoded but unverified.
-        var keyring: MsgIDKeyring?
+        package var keyring: MsgIDKeyring?
+
+        package init(capacity: Int = 1000, drawInterval: Double = 0.25, maximumSubscribers: Int = 64, heartbeat: Double = 15,
+                     keyring: MsgIDKeyring? = nil) {
+            self.capacity = capacity
+            self.drawInterval = drawInterval
+            self.maximumSubscribers = maximumSubscribers
+            self.heartbeat = heartbeat
+            self.keyring = keyring
+        }
     }
 
     struct Counts: Sendable, Equatable {
@@ -71,7 +80,7 @@ final class Inbox: Sendable {
     /// Unix time in milliseconds (injectable for tests).
     private let clock: @Sendable () -> Int64
 
-    init(settings: Settings = Settings(), clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    package init(settings: Settings = Settings(), clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.settings = settings
         self.clock = clock
     }
@@ -80,7 +89,7 @@ final class Inbox: Sendable {
 
     /// Queues an accepted request for drawing; `record` is only called when there is room.
     /// Cheap: called on the HTTP/2 event loops.
-    func accept(_ record: () -> InboxRecord) {
+    package func accept(_ record: () -> InboxRecord) {
         let isFull = intake.withLock { intake -> Bool in
             guard intake.pending.count >= settings.capacity else { return false }
             intake.nextID += 1
@@ -106,14 +115,14 @@ final class Inbox: Sendable {
 
     // MARK: the inbox thread
 
-    func start() {
+    package func start() {
         let thread = Thread { [self] in run() }
         thread.name = "pushworker.sandbox.inbox"
         thread.start()
     }
 
     /// Stops the thread and ends every event stream.
-    func stop() {
+    package func stop() {
         let streams = state.withLock { state -> [HTTPResponseStream] in
             state.isStopping = true
             return Array(state.subscribers.values)

@@ -9,8 +9,8 @@ import Synchronization
 /// (`capacity`, default 10,000; beyond, events are dropped and counted) and one thread posts
 /// them in order over one keep-alive HTTP/1.1 connection. An event that fails (no answer, a
 /// non-2xx status) is counted and not retried: the sandbox is a development tool.
-final class TrackingReporter: Sendable {
-    enum Event: String, Sendable {
+package final class TrackingReporter: Sendable {
+    package enum Event: String, Sendable {
         case delivered, opened, clicked
 
         /// The letter of the route (`/v1/e/<letter>/<msgId>`).
@@ -24,7 +24,7 @@ final class TrackingReporter: Sendable {
     }
 
     /// The HTTP status, or nil when the post failed before one arrived.
-    typealias Completion = @Sendable (_ status: Int?, _ error: String?) -> Void
+    package typealias Completion = @Sendable (_ status: Int?, _ error: String?) -> Void
 
     struct Counters: Sendable, Equatable {
         var posted = 0
@@ -51,20 +51,20 @@ final class TrackingReporter: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
 
-    init(url: PlainHTTPURL, capacity: Int = 10_000) {
+    package init(url: PlainHTTPURL, capacity: Int = 10_000) {
         self.url = url
         self.capacity = capacity
     }
 
     /// Starts the posting thread.
-    func start() {
+    package func start() {
         let thread = Thread { [self] in run() }
         thread.name = "pushworker.sandbox.tracking"
         thread.start()
     }
 
     /// Stops after what is queued has been posted, waiting at most `timeout` seconds.
-    func stop(timeout: Double = 5) {
+    package func stop(timeout: Double = 5) {
         state.withLock { $0.isStopping = true }
         wake.signal()
         _ = ended.wait(timeout: .now() + timeout)
@@ -72,7 +72,7 @@ final class TrackingReporter: Sendable {
 
     /// Queues one event; false (and counted as dropped) when the queue is full.
     @discardableResult
-    func report(_ event: Event, msgID: String, completion: Completion? = nil) -> Bool {
+    package func report(_ event: Event, msgID: String, completion: Completion? = nil) -> Bool {
         let queued = state.withLock { state -> Bool in
             guard !state.isStopping, state.queue.count - state.head < capacity else {
                 state.counters.dropped += 1

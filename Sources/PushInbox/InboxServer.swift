@@ -16,7 +16,7 @@ import PushEncoding
 /// | `GET /api/events` | Server-Sent Events: `message` (one drawn message), `cleared`, `press` |
 /// | `POST /api/press?id=N[&action=ID]` | posts `opened` (no action) or `clicked` to `--events-url` for message N; 202 |
 /// | `GET /healthz` | `ok` |
-final class InboxServer: Sendable {
+package final class InboxServer: Sendable {
     let inbox: Inbox
     let tracking: TrackingReporter?
     let reportsDelivered: Bool
@@ -25,7 +25,7 @@ final class InboxServer: Sendable {
     /// `limit` when none is given. Default: 200.
     static let defaultLimit = 200
 
-    init(inbox: Inbox, tracking: TrackingReporter?, reportsDelivered: Bool, sandboxOrigin: String) {
+    package init(inbox: Inbox, tracking: TrackingReporter?, reportsDelivered: Bool, sandboxOrigin: String) {
         self.inbox = inbox
         self.tracking = tracking
         self.reportsDelivered = reportsDelivered
@@ -33,9 +33,9 @@ final class InboxServer: Sendable {
     }
 
     /// Request headers the listener passes (``HTTPListener`` `headerNames`).
-    static let headerNames = ["Sec-Fetch-Site"]
+    package static let headerNames = ["Sec-Fetch-Site"]
 
-    func handle(_ request: HTTPListener.Request) -> HTTPListener.Response {
+    package func handle(_ request: HTTPListener.Request) -> HTTPListener.Response {
         // Another site's page may not empty the inbox or press for the user (CSRF): browsers say
         // where a request comes from in Sec-Fetch-Site; tools like curl send none.
         if request.method == "POST" || request.method == "DELETE", let site = request.headers["sec-fetch-site"],
