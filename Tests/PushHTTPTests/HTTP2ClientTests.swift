@@ -157,7 +157,7 @@ struct HTTP2ClientTests {
         let seconds = elapsed(since: start)
         // The bound only tells "ended by the timeout" from "hung": a loaded 2-core CI machine
         // can take seconds to schedule the answer.
-        #expect(seconds >= 0.25 && seconds < 10, "took \(seconds) s")
+        #expect(seconds >= 0.25 && seconds < 30, "took \(seconds) s")
     }
 
     @Test("without the CA file the self-signed server fails TLS verification")
