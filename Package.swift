@@ -59,10 +59,13 @@ let package = Package(
             dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator", "CPushBuildInfo"],
             swiftSettings: strict
         ),
+        // One provider request per recipient or batch: credentials → auth headers and tokens, the
+        // transport, the answer's classification, the provider metrics.
+        .target(name: "PushDelivery", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushProviders", "PushCrypto", "PushHTTP"], swiftSettings: strict),
         // What runs in production: the worker and the tracking endpoint, each on the runtime.
         .target(
             name: "PushWorker",
-            dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            dependencies: ["PushRuntime", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
             swiftSettings: strict
         ),
         .target(name: "PushEvents", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushCrypto", "PushHTTP", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
@@ -82,7 +85,7 @@ let package = Package(
         .target(name: "PushProcess", dependencies: ["CPushSpawn"], swiftSettings: strict), // child processes (posix_spawn)
         .target(
             name: "PushDevTools",
-            dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
+            dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushDelivery", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess"],
             swiftSettings: strict
         ),
         // The chaos drills (`pushworker-dev chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
@@ -91,7 +94,7 @@ let package = Package(
         // The production executable: run, events, render, send, enqueue, topics, msgid, config, inspect, version.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushDelivery", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
             swiftSettings: strict
         ),
         // The development executable: sandbox, dev-broker, demo, bench, chaos.
@@ -104,7 +107,7 @@ let package = Package(
         .executableTarget(name: "CurlFloor", dependencies: ["CCurl"]),
 
         // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
-        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker"], path: "Tests/PushTestSupport", swiftSettings: strict),
+        .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker", "PushDelivery"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
         .testTarget(name: "CPushCurlTests", dependencies: ["CPushCurl", "CCurl"], swiftSettings: strict),
         .testTarget(name: "CPushKafkaTests", dependencies: ["CPushKafka", "CRdKafka"], swiftSettings: strict),
@@ -120,7 +123,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushInbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushToolsTests", dependencies: ["PushTools", "PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 import Dispatch
 import PushRuntime
 import PushCore
+import PushDelivery
 import PushKafka
 import PushPipeline
 import PushProviders

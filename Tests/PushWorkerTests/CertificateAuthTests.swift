@@ -1,6 +1,7 @@
 import Foundation
 @testable import PushRuntime
 import PushCore
+@testable import PushDelivery
 import PushCrypto
 import PushHTTP
 import PushTestSupport

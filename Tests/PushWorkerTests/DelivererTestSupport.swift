@@ -1,6 +1,7 @@
 import Foundation
 import PushRuntime
 import PushCore
+import PushDelivery
 import PushTestSupport
 import PushWorker
 import Synchronization

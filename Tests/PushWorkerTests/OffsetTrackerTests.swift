@@ -1,6 +1,7 @@
 import PushKafka
 import Testing
 @testable import PushWorker
+@testable import PushDelivery
 
 @Suite("OffsetTracker (at-least-once commits)")
 struct OffsetTrackerTests {

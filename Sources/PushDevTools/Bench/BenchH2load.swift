@@ -1,6 +1,7 @@
 import Foundation
 import PushRuntime
 import PushCore
+import PushDelivery
 import PushKafkaMock
 import PushSandbox
 import PushWorker

@@ -1,6 +1,7 @@
 import Foundation
 import PushRuntime
 import PushCore
+import PushDelivery
 import PushPipeline
 import PushProviders
 import PushRedis

@@ -1,4 +1,5 @@
 import PushCore
+import PushDelivery
 import PushPipeline
 import Synchronization
 

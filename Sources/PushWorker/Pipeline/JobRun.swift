@@ -1,23 +1,12 @@
 import Foundation
 import PushRuntime
 import PushCore
+import PushDelivery
 import PushKafka
 import PushPipeline
 import PushProviders
 import PushRedis
 import Synchronization
-
-/// One recipient ready to send (its plan stays in its ``JobRun``). A class, immutable: send items
-/// are grouped and submitted by reference, not copied field by field.
-public final class SendItem: Sendable {
-    public let index: Int
-    public let request: ProviderRequest
-
-    public init(index: Int, request: ProviderRequest) {
-        self.index = index
-        self.request = request
-    }
-}
 
 /// What happened to one recipient in one attempt (or one claim), as the result publisher records
 /// and publishes it.

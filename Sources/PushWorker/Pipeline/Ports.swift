@@ -2,6 +2,7 @@ import Dispatch
 import PushRuntime
 import Foundation
 import PushCore
+import PushDelivery
 import PushKafka
 import PushProviders
 import PushRedis
@@ -98,3 +99,5 @@ public protocol ProviderTransport: Sendable {
     /// Stops: in-flight requests get up to `drainTimeout`, then complete as aborted.
     func shutdown(drainTimeout: Duration)
 }
+
+extension Deliverer: ProviderTransport {}

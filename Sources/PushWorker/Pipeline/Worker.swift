@@ -2,6 +2,7 @@ import CPushAllocator
 import PushRuntime
 import Foundation
 import PushCore
+import PushDelivery
 import PushEncoding
 import PushHTTP
 import PushKafka

@@ -2,6 +2,7 @@ import Foundation
 import PushRuntime
 import PushCLI
 import PushCore
+import PushDelivery
 import PushHTTP
 import Synchronization
 import PushWorker

@@ -2,6 +2,7 @@ import Dispatch
 import PushRuntime
 import Foundation
 import PushCore
+import PushDelivery
 import PushCrypto
 import PushHTTP
 import PushKafka

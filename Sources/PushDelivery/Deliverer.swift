@@ -36,7 +36,7 @@ public final class Deliverer: Sendable {
         }
     }
 
-    /// Asked right before a request is handed to the connection (``ProviderTransport``).
+    /// Asked right before a request is handed to the connection (the worker's `ProviderTransport`).
     public typealias WriteCheck = @Sendable () -> Bool
     public static let alwaysWrite: WriteCheck = { true }
 
@@ -101,7 +101,7 @@ public final class Deliverer: Sendable {
                 completion: completion)
     }
 
-    /// The worker's path (``ProviderTransport``): the completions that may send `item` again
+    /// The worker's path (its `ProviderTransport`): the completions that may send `item` again
     /// (after an expired token) keep the item, one reference, instead of a copy of its request.
     public func deliver(_ item: SendItem, credentials: AppCredentials, shouldWrite: @escaping WriteCheck, completion: @escaping Completion) {
         deliver(item, credentials: credentials, attempt: 1, shouldWrite: shouldWrite, completion: completion)
@@ -395,7 +395,9 @@ public final class Deliverer: Sendable {
     struct CredentialsErrorBox: Error {}
 }
 
-extension Deliverer: ProviderTransport {
+/// What the worker's `ProviderTransport` port needs beside `deliver` and `deliverHMSBatch`
+/// (the conformance is the worker's, in its `Ports.swift`).
+extension Deliverer {
     public func holdWakeUps() { http.holdWakeUps() }
     public func releaseWakeUps() { http.releaseWakeUps() }
     public func withdrawQueued() { gate?.runWaitingNow() }

@@ -6,7 +6,7 @@ import Synchronization
 /// `pushworker_provider_responses_total`), resolved once: a request's completion on the I/O
 /// thread then updates two series without building label arrays, formatting the status or
 /// hashing label strings.
-final class ProviderMetrics: Sendable {
+package final class ProviderMetrics: Sendable {
     let provider: String
     let requestSeconds: HistogramSeries
     private let metrics: Metrics
@@ -37,7 +37,7 @@ final class ProviderMetrics: Sendable {
         [Platform.ios, .android, .web, .huawei].map { ProviderMetrics(provider: Deliverer.providerLabel($0), metrics: metrics) }
     }
 
-    static func index(_ platform: Platform) -> Int {
+    package static func index(_ platform: Platform) -> Int {
         switch platform {
         case .ios: 0
         case .android: 1
