@@ -322,3 +322,50 @@ public final class FakeTransport: ProviderTransport {
                           latencyMs: 1, attempts: 1, certainty: .answered)
     }
 }
+
+/// A consumer group of one member, in memory: the messages and rebalances a test queues, and
+/// what the worker did with them (commits, pauses).
+public final class FakeJobSource: JobSource {
+    private struct State: Sendable {
+        var polled: [Result<KafkaMessage, KafkaError>] = []
+        var events: [KafkaRebalanceEvent] = []
+        var committed: [TopicPartition: Int64] = [:]
+        var paused: Set<TopicPartition> = []
+        var joined = false
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Queues a message for ``poll(timeout:)``.
+    public func enqueue(_ message: KafkaMessage) { state.withLock { $0.polled.append(.success(message)) } }
+    /// Queues a rebalance; an assignment also makes the member joined.
+    public func rebalance(_ event: KafkaRebalanceEvent) {
+        state.withLock {
+            $0.events.append(event)
+            if case .assigned = event { $0.joined = true }
+        }
+    }
+    public var committed: [TopicPartition: Int64] { state.withLock { $0.committed } }
+    public var paused: Set<TopicPartition> { state.withLock { $0.paused } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    public func poll(timeout: Duration) -> Result<KafkaMessage, KafkaError>? {
+        state.withLock { $0.polled.isEmpty ? nil : $0.polled.removeFirst() }
+    }
+    public func drainRebalanceEvents() -> [KafkaRebalanceEvent] {
+        state.withLock { state in
+            defer { state.events.removeAll() }
+            return state.events
+        }
+    }
+    public func pause(_ partitions: [TopicPartition]) { state.withLock { $0.paused.formUnion(partitions) } }
+    public func resume(_ partitions: [TopicPartition]) { state.withLock { $0.paused.subtract(partitions) } }
+    public func commit(_ offsets: [TopicPartition: Int64]) throws(KafkaError) {
+        state.withLock { $0.committed.merge(offsets) { max($0, $1) } }
+    }
+    public func lag(timeout: Duration) -> [TopicPartition: Int64] { [:] }
+    public var hasJoinedGroup: Bool { state.withLock { $0.joined } }
+    public func close() { state.withLock { $0.closed = true } }
+}

@@ -18,7 +18,7 @@ struct ConfigurationRefusalTests {
     /// A file that exists but is no CA bundle.
     static let notPEM: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pw-not-a-ca-\(getpid()).txt").path
-        FileManager.default.createFile(atPath: path, contents: Data("just text\n".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("just text\n".utf8))
         return path
     }()
 

@@ -81,9 +81,32 @@ final class PipelineHarness: @unchecked Sendable {
         let json = #"{"schemaVersion":1,"jobId":"\#(jobID)","appId":"\#(app)","campaignId":"\#(campaign)"\#(extra),"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi","body":"Sale"}}},"recipients":[\#(recipients)]}"#
         offset += 1
         let message = FakeMessages.message(offset: offset, value: json)
+        if let source {
+            source.enqueue(message)
+            return poll(source)
+        }
         registry.offsets.begin(message.topicPartition, offset: message.offset)
         intake.process(message)
         return registry.runs.first { $0.offset == offset }
+    }
+
+    /// When set, ``job(app:campaign:count:id:first:numbers:extra:)`` goes through this source.
+    var source: FakeJobSource?
+
+    /// Polls one message from `source` and processes it as the worker's loop does.
+    func poll(_ source: FakeJobSource) -> JobRun? {
+        guard case .success(let message)? = source.poll(timeout: .zero) else { return nil }
+        registry.offsets.begin(message.topicPartition, offset: message.offset)
+        intake.process(message)
+        return registry.runs.first { $0.offset == message.offset }
+    }
+
+    /// Commits what the offsets allow, as the worker's loop does.
+    func commit(to source: FakeJobSource) throws {
+        let next = registry.offsets.committable()
+        guard !next.isEmpty else { return }
+        try source.commit(next)
+        registry.offsets.markCommitted(next)
     }
 
     /// One loop turn's claim and dispatch.
@@ -404,5 +427,26 @@ struct PipelineStagesTests {
         #expect(h.statuses().filter { $0 == "sent" }.count == 6)
         #expect(h.statuses().filter { $0 == "duplicate" }.count == 6)
         #expect(h.registry.unfinishedMessages == 0)
+    }
+
+    @Test("through the job source: a message's offset is committed once every recipient's result is out, not before")
+    func commitsThroughTheJobSource() throws {
+        let h = try PipelineHarness()
+        let source = FakeJobSource()
+        let partition = FakeMessages.message(offset: 0).topicPartition
+        source.rebalance(.assigned([partition]))
+        #expect(source.hasJoinedGroup)
+        h.source = source
+        #expect(h.job(count: 3) != nil)
+        h.round()
+        try h.commit(to: source)
+        // The unfinished message is where the group resumes: nothing past it is committed.
+        #expect(source.committed == [partition: 1])
+        h.transport.answer(FakeTransport.ok)
+        h.flush()
+        try h.commit(to: source)
+        #expect(h.statuses() == ["sent", "sent", "sent"])
+        #expect(source.committed == [partition: 2])
+        #expect(source.poll(timeout: .zero) == nil)
     }
 }

@@ -22,6 +22,29 @@ public struct SystemClock: PipelineClock {
     public var monotonicSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
 
+/// Where jobs come from: the consumer group's messages, its rebalances and its committed
+/// offsets. Implemented by ``KafkaConsumer`` (librdkafka) and, in tests, by an in-memory fake.
+/// Used from the worker's loop thread, `lag` from a background queue.
+public protocol JobSource: AnyObject, Sendable {
+    /// The next message or consumer error, nil when none came within `timeout`. Rebalances are
+    /// served inside the call and reported by ``drainRebalanceEvents()``.
+    func poll(timeout: Duration) -> Result<KafkaMessage, KafkaError>?
+    /// The assignments, revocations and losses served since the last call, in order.
+    func drainRebalanceEvents() -> [KafkaRebalanceEvent]
+    func pause(_ partitions: [TopicPartition])
+    func resume(_ partitions: [TopicPartition])
+    /// Commits, per partition, the offset of the next message to read.
+    func commit(_ offsets: [TopicPartition: Int64]) throws(KafkaError)
+    /// Messages behind the end of each assigned partition.
+    func lag(timeout: Duration) -> [TopicPartition: Int64]
+    /// True once the group assigned this member its partitions (readiness).
+    var hasJoinedGroup: Bool { get }
+    /// Leaves the group; idempotent.
+    func close()
+}
+
+extension KafkaConsumer: JobSource {}
+
 /// The fleet's shared delivery state (docs/redis.md): claims with leases on Redis's clock, sent
 /// markers, unanswered attempts, dead tokens, provider backoffs, token buckets. Implemented by
 /// ``DeliveryStateStore`` (Redis, standalone or Cluster) and, in tests, by an in-memory fake.

@@ -33,7 +33,7 @@ public final class Worker: Sendable {
     let logger: Logger
     let metrics: Metrics
     let clock: any PipelineClock
-    let consumer: KafkaConsumer
+    let consumer: any JobSource
     let kafkaProducer: KafkaProducer
     let state: DeliveryStateStore
     let http: HTTP2Client
@@ -319,7 +319,7 @@ public final class Worker: Sendable {
     private func reportLag() {
         guard !lagQuerying.exchange(true, ordering: .acquiringAndReleasing) else { return }
         lagQueue.async { [self] in
-            for (partition, lag) in consumer.lag() {
+            for (partition, lag) in consumer.lag(timeout: .seconds(5)) {
                 metrics.set("pushworker_kafka_consumer_lag", [("topic", partition.topic), ("partition", "\(partition.partition)")], Double(lag))
             }
             lagQuerying.store(false, ordering: .releasing)
