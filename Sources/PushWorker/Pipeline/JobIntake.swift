@@ -85,6 +85,7 @@ final class JobIntake: Sendable {
                 if appCredentials == nil || run.keys[index] == nil {
                     outcomes.add(run, index, .final(run.result(index, .rejected, reason: "no_credentials", atMs: nowMs)), holdsSlot: false)
                 } else if let key = run.keys[index], let first = firstListing[key.fingerprint], run.plans[first].msgID == run.plans[index].msgID {
+                    run.dropRequest(index)
                     outcomes.add(run, index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)), holdsSlot: false)
                 } else {
                     if let key = run.keys[index], firstListing[key.fingerprint] == nil { firstListing[key.fingerprint] = index }
