@@ -125,6 +125,16 @@ def check_links() -> None:
                 ok = anchor in anchors(resolved.read_text())
                 why = f"no heading #{anchor} in {resolved.relative_to(ROOT)}"
             check(f"{name}: link {target}", ok, why)
+        # Prose references in the form docs/FILE.md "Heading" name (a part of) a heading that exists.
+        for file_part, heading in re.findall(r"(docs/[\w./-]+\.md) \"([^\"]+)\"", text):
+            resolved = ROOT / file_part
+            titles = set()
+            if resolved.exists():
+                titles = {re.sub(r"^#{1,6} ", "", line).strip().replace("`", "")
+                          for line in re.sub(r"```.*?```", "", resolved.read_text(), flags=re.DOTALL).splitlines()
+                          if re.match(r"^#{1,6} ", line)}
+            check(f"{name}: {file_part} \"{heading}\"", any(heading.replace("`", "") in title for title in titles),
+                  f"no heading \"{heading}\" in {file_part}")
 
 
 def main() -> int:
