@@ -109,7 +109,7 @@ let package = Package(
         // Test fixtures and the fakes of the pipeline's ports (delivery state, message sink, provider transport, clock).
         .target(name: "PushTestSupport", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushProcess", "PushRedis", "PushProviders", "PushPipeline", "PushWorker", "PushDelivery"], path: "Tests/PushTestSupport", swiftSettings: strict),
         .testTarget(name: "CPushCryptoTests", dependencies: ["CPushCrypto", "COpenSSL"], swiftSettings: strict),
-        .testTarget(name: "CPushCurlTests", dependencies: ["CPushCurl", "CCurl"], swiftSettings: strict),
+        .testTarget(name: "CPushCurlTests", dependencies: ["CPushCurl", "CCurl", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "CPushKafkaTests", dependencies: ["CPushKafka", "CRdKafka"], swiftSettings: strict),
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import CCurl
 import CPushCurl
+import PushTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,38 +10,6 @@ import Glibc
 /// loop driving one real transfer to a loopback server this test plays by hand.
 @Suite("CPushCurl: request storage and the event loop")
 struct CurlEventsTests {
-    /// A listening TCP socket on 127.0.0.1 and a free port.
-    final class Listener {
-        let fd: Int32
-        let port: UInt16
-
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            guard fd >= 0, bound == 0, listen(fd, 4) == 0 else {
-                if fd >= 0 { close(fd) }
-                throw ListenerError()
-            }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            self.fd = fd
-            port = UInt16(bigEndian: address.sin_port)
-        }
-
-        /// The next connection, or -1 when none is waiting.
-        func accepted() -> Int32 { accept(fd, nil, nil) }
-
-        deinit { close(fd) }
-    }
-
     struct ListenerError: Error {}
 
     /// A multi handle with its event loop, cleaned up in the order the loop requires.
@@ -106,7 +75,7 @@ struct CurlEventsTests {
     @Test("a transfer runs on the loop: libcurl's 0 ms timer, the connection corked and flushed each turn, forgotten when closed",
           arguments: [true, false])
     func transfer(cork: Bool) throws {
-        let listener = try Listener()
+        let listener = try LoopbackListener()
         let loop = try Loop(cork: cork)
         let easy = try #require(curl_easy_init())
         let url = "http://127.0.0.1:\(listener.port)/"
@@ -121,7 +90,7 @@ struct CurlEventsTests {
         let deadline = pw_curl_events_now_ms() + 10_000
         while connection < 0 && pw_curl_events_now_ms() < deadline {
             loop.turn(20)
-            connection = listener.accepted()
+            connection = listener.accept()
         }
         #expect(connection >= 0, "libcurl connected")
         defer { if connection >= 0 { close(connection) } }
