@@ -22,14 +22,21 @@ public final class DeliveryStateStore: Sendable {
     public let keysMustShareSlot: Bool
     /// The bucket keys of the campaigns in use, built once for claims and records.
     let keyCache = DedupKeyCache()
+    /// The campaign guardrail (docs/campaigns.md), applied as results are counted.
+    public let guardSettings: CampaignGuard
+    /// How long a campaign control and a campaign's counts live after their last change.
+    public let controlTTLMs: Int64
 
     /// A backoff key expires this long after the backoff ends; readers subtract it from the key's
     /// time to live to learn what is left.
     public static let backoffGraceMs: Int64 = 60_000
 
     /// `keysMustShareSlot` defaults to whether `client` is a ``RedisClusterClient``.
-    public init(client: any RedisPipelining, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool? = nil) {
+    public init(client: any RedisPipelining, invalidTTL: Duration = .seconds(90 * 86400), keysMustShareSlot: Bool? = nil,
+                guardSettings: CampaignGuard = CampaignGuard(), controlTTLMs: Int64 = DeliveryStateStore.defaultControlTTLMs) {
         self.client = client
+        self.guardSettings = guardSettings
+        self.controlTTLMs = max(1000, controlTTLMs)
         self.invalidTTL = invalidTTL
         self.invalidTTLMs = max(1, Self.milliseconds(invalidTTL))
         self.keysMustShareSlot = keysMustShareSlot ?? (client is RedisClusterClient)
@@ -63,9 +70,12 @@ public final class DeliveryStateStore: Sendable {
         /// The backoffs asked for with the claim, in order: how long each still runs (ms, judged
         /// by Redis's clock), nil when there is none.
         public var backoffRemainingMs: [Int64?]
+        /// The campaign controls asked for with the claim, in order.
+        public var controls: [CampaignControl]
 
-        public init(replies: [ClaimReply], invalidSinceMs: [Int64?], backoffRemainingMs: [Int64?]) {
+        public init(replies: [ClaimReply], invalidSinceMs: [Int64?], backoffRemainingMs: [Int64?], controls: [CampaignControl] = []) {
             self.replies = replies; self.invalidSinceMs = invalidSinceMs; self.backoffRemainingMs = backoffRemainingMs
+            self.controls = controls
         }
     }
 
@@ -84,20 +94,34 @@ public final class DeliveryStateStore: Sendable {
     /// claim is (re)written for `owner` until now + `leaseMs` ⇒ ``ClaimReply/claimed``, or
     /// ``ClaimReply/claimedResend`` when an earlier attempt's outcome is unknown (this send is the
     /// resend), or ``ClaimReply/alreadyOurs`` when `owner` held it (a renewal).
+    ///
+    /// `controls` names campaigns whose controls (docs/campaigns.md) are read in the same round
+    /// trip (``ClaimAnswers/controls``). On a standalone Redis the claim script also reads them
+    /// itself: an item not sent yet whose campaign is paused or cancelled answers
+    /// ``ClaimReply/paused`` or ``ClaimReply/cancelled`` and is not claimed. A Cluster keeps a
+    /// campaign's control in another slot than its buckets, so there the caller applies the
+    /// controls it read (and releases what the round claimed for a paused campaign).
     public func claim(_ items: [ClaimItem], nowMs: Int64? = nil, leaseMs: Int64, unansweredLimit: Int = 2,
-                      backoffs: [(appID: String, provider: String)] = []) throws(RedisError) -> ClaimAnswers {
-        if items.isEmpty && backoffs.isEmpty { return ClaimAnswers(replies: [], invalidSinceMs: [], backoffRemainingMs: []) }
+                      backoffs: [(appID: String, provider: String)] = [],
+                      controls: [(appID: String, campaignID: String)] = []) throws(RedisError) -> ClaimAnswers {
+        if items.isEmpty && backoffs.isEmpty && controls.isEmpty {
+            return ClaimAnswers(replies: [], invalidSinceMs: [], backoffRemainingMs: [])
+        }
         var commands: [[RedisArgument]] = []
         let groups = self.groups(items.count) { (items[$0].appID, items[$0].campaignID, items[$0].key.bucket) }
+        let controlKeys: [RedisArgument] = keysMustShareSlot ? []
+            : controls.map { .string(RedisKeys.campaignControl(appID: $0.appID, campaignID: $0.campaignID)) }
         for group in groups {
             commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: unansweredLimit,
-                                              keyCache: keyCache))
+                                              controlKeys: controlKeys, keyCache: keyCache))
         }
         let invalidStart = commands.count
         let invalidCommands = Self.mgetCommands(Self.invalidTokenKeys(items.lazy.map { ($0.appID, $0.platform, $0.tokenHash) }))
         commands += invalidCommands
         let backoffStart = commands.count
         commands += Self.backoffQueries(backoffs)
+        let controlStart = commands.count
+        for control in controls { commands.append(Self.controlRead(appID: control.appID, campaignID: control.campaignID)) }
         let replies = try execute(commands)
         try Self.expectCount(replies, commands.count)
 
@@ -126,8 +150,14 @@ public final class DeliveryStateStore: Sendable {
             }
         }
         try Self.expectCount(invalid, items.count)
-        let backoffRemaining = try Self.backoffResults(Array(replies[backoffStart...]))
-        return ClaimAnswers(replies: answers, invalidSinceMs: invalid, backoffRemainingMs: backoffRemaining)
+        let backoffRemaining = try Self.backoffResults(Array(replies[backoffStart..<controlStart]))
+        var controlAnswers: [CampaignControl] = []
+        controlAnswers.reserveCapacity(controls.count)
+        for reply in replies[controlStart...] {
+            try Self.throwIfError(reply)
+            controlAnswers.append(try Self.control(from: reply))
+        }
+        return ClaimAnswers(replies: answers, invalidSinceMs: invalid, backoffRemainingMs: backoffRemaining, controls: controlAnswers)
     }
 
     /// One outcome to record.
@@ -158,11 +188,19 @@ public final class DeliveryStateStore: Sendable {
     /// unanswered one counts one more unknown attempt and loses its claim; a release only removes
     /// the owner's claim. Invalid tokens keep the larger `invalidSince` (TTL `invalidTTL`,
     /// refreshed).
+    ///
+    /// `counts` adds final results to their campaigns' counts (docs/campaigns.md) in the same
+    /// round trip and applies the guardrail; the answer lists the campaigns the guardrail paused
+    /// now or that were paused or cancelled already, as (app, campaign, state).
+    @discardableResult
     public func record(
         _ entries: [RecordEntry],
-        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
-    ) throws(RedisError) {
+        invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = [],
+        counts: [CampaignCount] = []
+    ) throws(RedisError) -> [(appID: String, campaignID: String, state: CampaignState)] {
         var commands: [[RedisArgument]] = []
+        let counted = counts.filter { $0.counts.contains { $0.count > 0 } }
+        commands += Self.countCommands(counted, guardSettings: guardSettings, ttlMs: controlTTLMs)
         for group in self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
             commands.append(Self.recordCommand(entries, group, keyCache: keyCache))
         }
@@ -170,8 +208,16 @@ public final class DeliveryStateStore: Sendable {
         for (entry, key) in zip(invalid, invalidKeys) {
             commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
         }
-        if commands.isEmpty { return }
-        try Self.checkNoErrors(execute(commands))
+        if commands.isEmpty { return [] }
+        let replies = try execute(commands)
+        try Self.checkNoErrors(replies)
+        var steered: [(appID: String, campaignID: String, state: CampaignState)] = []
+        for (campaign, reply) in zip(counted, replies) {
+            if let text = reply.text, let state = CampaignState(rawValue: text), state != .active {
+                steered.append((campaign.appID, campaign.campaignID, state))
+            }
+        }
+        return steered
     }
 
     /// Items per script call on a standalone Redis: bounds the time Redis spends in one script.
@@ -206,21 +252,22 @@ public final class DeliveryStateStore: Sendable {
         var bucket: Int
     }
 
-    /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group; ARGV: now (-1:
-    /// Redis's clock), lease, unanswered limit, then per item: bucket position (1-based), member,
-    /// owner.
+    /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group, then the control
+    /// keys; ARGV: now (-1: Redis's clock), lease, unanswered limit, number of control keys,
+    /// then per item: bucket position (1-based), member, owner.
     private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64?, leaseMs: Int64, unansweredLimit: Int,
-                                     keyCache: DedupKeyCache) -> [RedisArgument] {
+                                     controlKeys: [RedisArgument], keyCache: DedupKeyCache) -> [RedisArgument] {
         var keys = ScriptKeys(cache: keyCache)
-        var arguments: [RedisArgument] = [.int(nowMs.map { max(0, $0) } ?? -1), .int(leaseMs), .int(Int64(max(1, unansweredLimit)))]
-        arguments.reserveCapacity(3 + 3 * group.count)
+        var arguments: [RedisArgument] = [.int(nowMs.map { max(0, $0) } ?? -1), .int(leaseMs), .int(Int64(max(1, unansweredLimit))),
+                                          .int(Int64(controlKeys.count))]
+        arguments.reserveCapacity(4 + 3 * group.count)
         for index in group {
             let item = items[index]
             arguments.append(.int(Int64(keys.position(app: item.appID, campaign: item.campaignID, key: item.key))))
             arguments.append(.int(item.key.memberValue))
             arguments.append(.string(item.owner))
         }
-        return claimScript.invocation(keyArguments: keys.keys, arguments: arguments)
+        return claimScript.invocation(keyArguments: keys.keys + controlKeys, arguments: arguments)
     }
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
@@ -488,7 +535,7 @@ public final class DeliveryStateStore: Sendable {
     }
 
     /// Runs a pipeline; commands that met `NOSCRIPT` are re-sent with `EVAL` in a second round trip.
-    private func execute(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
+    func execute(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
         var replies = try client.pipeline(commands)
         let missing = Self.missingScripts(replies)
         if missing.isEmpty { return replies }
@@ -538,26 +585,47 @@ public final class DeliveryStateStore: Sendable {
     // MARK: - Scripts
 
     /// Every script the store runs (preloaded, and known to the `NOSCRIPT` fallback).
-    static let scripts = [claimScript, recordScript, keepMax, backoffScript, tokenBucket]
+    static let scripts = [claimScript, recordScript, keepMax, backoffScript, tokenBucket, controlScript, countScript]
 
     /// The claim (docs/redis.md "Claims"). KEYS: per bucket its sent set (an intset of members)
     /// and its claims hash (member → `owner:leaseEndMs`; `u<member>` → count of attempts whose
-    /// outcome is unknown, and the flag field `u` once the hash holds any). ARGV: now ms (-1:
-    /// Redis's `TIME`), lease ms, unanswered limit, then per item: bucket position, member,
-    /// owner. Replies one code per item (``ClaimReply``). The claims hash lives at least two
-    /// leases past its last claim, so a dead worker's claims vanish.
+    /// outcome is unknown, and the flag field `u` once the hash holds any), then the campaign
+    /// control hashes to honour. ARGV: now ms (-1: Redis's `TIME`), lease ms, unanswered limit,
+    /// the number of control keys, then per item: bucket position, member, owner. Replies one
+    /// code per item (``ClaimReply``): an item not sent whose campaign's control (named by its
+    /// bucket key's app and campaign) is paused or cancelled answers 6 or 7, nothing changed.
+    /// The claims hash lives at least two leases past its last claim, so a dead worker's claims
+    /// vanish.
     static let claimScript = RedisScript("""
-        local now, lease, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+        local now, lease, limit, nctl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
         if now < 0 then
           local t = redis.call('TIME')
           now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         end
         local out, touched, marked = {}, {}, {}
-        for i = 4, #ARGV, 3 do
+        local ctl, ctlOf = {}, {}
+        for j = #KEYS - nctl + 1, #KEYS do ctl[KEYS[j]] = false end
+        for i = 5, #ARGV, 3 do
           local b, m, owner = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
           local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
+          local halt = 0
+          if nctl > 0 then
+            halt = ctlOf[b]
+            if halt == nil then
+              halt = 0
+              local app, campaign = string.match(sent, '^pw:{([^:]*):([^:]*):')
+              local name = app and ('pw:{' .. app .. '}:ctl:' .. campaign)
+              if name and ctl[name] ~= nil then
+                if ctl[name] == false then ctl[name] = redis.call('HGET', name, 's') or '' end
+                if ctl[name] == 'paused' then halt = 6 elseif ctl[name] == 'cancelled' then halt = 7 end
+              end
+              ctlOf[b] = halt
+            end
+          end
           if redis.call('SISMEMBER', sent, m) == 1 then
             out[#out + 1] = 1
+          elseif halt > 0 then
+            out[#out + 1] = halt
           else
             local code = 0
             local held = redis.call('HGET', claims, m)

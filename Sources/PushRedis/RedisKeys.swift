@@ -20,6 +20,9 @@ import PushCore
 /// | `pw:{app}:tb:<provider>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:tb:cmp:<campaignId>` | hash `t`, `ts` | time to refill + 1 s |
 /// | `pw:{app}:backoff:<provider>` | deadline ms | until deadline + 60 s |
+/// | `pw:{app}:ctl:<campaignId>` | hash: campaign control `s` state, `r` reason, `t` throttle, `d` sendBy ms, `at`, `g` | control TTL (7 d), refreshed on change |
+/// | `pw:{app}:cc:<campaignId>` | hash status → count of final results | control TTL, refreshed on count |
+/// | `pw:{app}:cr:<campaignId>` | hash minute → `sent` count | 3 min after the last count |
 /// | `pw:{app}:ev:cmp:<campaignId>` | hash event type → count | event counter TTL (90 d) |
 /// | `pw:{app}:ev:cmp:<campaignId>:v:<variant>` | hash event type → count | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:<type>` | HyperLogLog of msgIds | event counter TTL |
@@ -110,6 +113,21 @@ public enum RedisKeys {
     /// The fleet-wide token bucket of one campaign (`throttlePerMinute`).
     public static func campaignBucket(appID: String, campaignID: String) -> String {
         "\(prefix(appID))tb:cmp:\(escape(campaignID))"
+    }
+
+    /// A campaign's control (docs/campaigns.md): state, reason, throttle, deadline.
+    public static func campaignControl(appID: String, campaignID: String) -> String {
+        "\(prefix(appID))ctl:\(escape(campaignID))"
+    }
+
+    /// A campaign's final results counted by status (the status command, the guardrail).
+    public static func campaignCounts(appID: String, campaignID: String) -> String {
+        "\(prefix(appID))cc:\(escape(campaignID))"
+    }
+
+    /// A campaign's `sent` results per minute (Unix minute → count): its current rate.
+    public static func campaignRate(appID: String, campaignID: String) -> String {
+        "\(prefix(appID))cr:\(escape(campaignID))"
     }
 
     /// The fleet-wide backoff deadline of an app at one provider (after a 429 naming no device).

@@ -20,6 +20,10 @@ struct ClaimDecisionTests {
         (.claimedResend, 1_000, nil, .knownInvalid(invalidSinceMs: 1_000)),
         (.unansweredFinal, nil, nil, .unanswered),         // no resend left: never sent again
         (.unansweredFinal, 1_000, nil, .unanswered),
+        (.paused, nil, nil, .paused),                      // campaign paused: parked, nothing claimed
+        (.paused, 1_000, nil, .paused),
+        (.cancelled, nil, nil, .cancelled),                // campaign cancelled: final `cancelled`
+        (.cancelled, 1_000, nil, .cancelled),
     ])
     func verdicts(reply: ClaimReply, invalidSince: Int64?, tokenUpdatedAt: Int64?, expected: ClaimVerdict) {
         #expect(ClaimDecision.verdict(reply, invalidSinceMs: invalidSince, tokenUpdatedAtMs: tokenUpdatedAt) == expected)
@@ -27,7 +31,7 @@ struct ClaimDecisionTests {
 
     @Test("script reply codes are the documented ones")
     func replyCodes() {
-        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
+        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6, 7])
     }
 }
 

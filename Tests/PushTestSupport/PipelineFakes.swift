@@ -43,11 +43,19 @@ public final class FakeDeliveryState: DeliveryStatePort {
         /// Tokens left per bucket key (absent: unlimited).
         var tokens: [String: Int] = [:]
         var unanswered: [UInt64: Int] = [:]
+        /// Campaign controls and final-result counts, by `app|campaign`.
+        var controls: [String: CampaignControl] = [:]
+        var counts: [String: [DeliveryStatus: Int]] = [:]
     }
     private let state = Mutex(State())
+    /// The guardrail applied as results are counted.
+    public let guardSettings: CampaignGuard
     private let reachable = Atomic<Bool>(true)
 
-    public init(clock: ManualClock) { self.clock = clock }
+    public init(clock: ManualClock, guardSettings: CampaignGuard = CampaignGuard()) {
+        self.clock = clock
+        self.guardSettings = guardSettings
+    }
 
     public var isAvailable: Bool {
         get { reachable.load(ordering: .relaxed) }
@@ -59,29 +67,58 @@ public final class FakeDeliveryState: DeliveryStatePort {
     }
 
     public func claim(_ items: [DeliveryStateStore.ClaimItem], leaseMs: Int64, unansweredLimit: Int,
-                      backoffs: [(appID: String, provider: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers {
+                      backoffs: [(appID: String, provider: String)],
+                      controls: [(appID: String, campaignID: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers {
         guard isAvailable else { throw RedisError("unreachable", isConnectionError: true) }
         let nowMs = Int64(clock.wallSeconds * 1000)
         let now = clock.wallSeconds
+        let honoured = Set(controls.map { "\($0.appID)|\($0.campaignID)" })
         return state.withLock { state in
             state.claimCalls += 1
-            let replies = items.map {
-                state.claims.claim(key($0.appID, $0.campaignID, $0.key), owner: $0.owner, nowMs: nowMs, leaseMs: leaseMs,
-                                   unansweredLimit: unansweredLimit)
+            // As a standalone Redis's claim script: a paused or cancelled campaign's unsent items are not claimed.
+            let replies = items.map { item -> ClaimReply in
+                let name = "\(item.appID)|\(item.campaignID)"
+                if honoured.contains(name), let control = state.controls[name], control.state != .active,
+                   !state.claims.isSent(key(item.appID, item.campaignID, item.key)) {
+                    return control.state == .paused ? .paused : .cancelled
+                }
+                return state.claims.claim(key(item.appID, item.campaignID, item.key), owner: item.owner, nowMs: nowMs, leaseMs: leaseMs,
+                                          unansweredLimit: unansweredLimit)
             }
+            let controlAnswers = controls.map { state.controls["\($0.appID)|\($0.campaignID)"] ?? .none }
             let invalid = items.map { state.invalid["\($0.appID)|\($0.platform)|\($0.tokenHash)"] }
             let remaining = backoffs.map { pair -> Int64? in
                 guard let until = state.backoffs["\(pair.appID)|\(pair.provider)"], until > now else { return nil }
                 return Int64(((until - now) * 1000).rounded(.up))
             }
-            return DeliveryStateStore.ClaimAnswers(replies: replies, invalidSinceMs: invalid, backoffRemainingMs: remaining)
+            return DeliveryStateStore.ClaimAnswers(replies: replies, invalidSinceMs: invalid, backoffRemainingMs: remaining,
+                                                   controls: controlAnswers)
         }
     }
 
-    public func record(_ entries: [DeliveryStateStore.RecordEntry],
-                       invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]) throws(RedisError) {
+    public func controls(_ campaigns: [(appID: String, campaignID: String)]) throws(RedisError) -> [CampaignControl] {
         guard isAvailable else { throw RedisError("unreachable", isConnectionError: true) }
-        state.withLock { state in
+        return state.withLock { state in campaigns.map { state.controls["\($0.appID)|\($0.campaignID)"] ?? .none } }
+    }
+
+    public func record(_ entries: [DeliveryStateStore.RecordEntry],
+                       invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)],
+                       counts: [DeliveryStateStore.CampaignCount]) throws(RedisError) -> [(appID: String, campaignID: String, state: CampaignState)] {
+        guard isAvailable else { throw RedisError("unreachable", isConnectionError: true) }
+        let guardSettings = self.guardSettings
+        return state.withLock { state in
+            var steered: [(appID: String, campaignID: String, state: CampaignState)] = []
+            for campaign in counts where campaign.counts.contains(where: { $0.count > 0 }) {
+                let name = "\(campaign.appID)|\(campaign.campaignID)"
+                for (status, count) in campaign.counts { state.counts[name, default: [:]][status, default: 0] += count }
+                var control = state.controls[name] ?? .none
+                if control.state == .active, !control.guardReleased, guardSettings.trips(counts: state.counts[name] ?? [:]) {
+                    control.state = .paused
+                    control.reason = CampaignStatus.guardReasonPrefix + " too many invalid_token or rejected results"
+                    state.controls[name] = control
+                }
+                if control.state != .active { steered.append((campaign.appID, campaign.campaignID, control.state)) }
+            }
             for entry in entries {
                 let outcome: InMemoryClaims.Recorded = entry.sentRetentionMs != nil ? .sent
                     : entry.unansweredRetentionMs != nil ? .unanswered : .released
@@ -93,7 +130,23 @@ public final class FakeDeliveryState: DeliveryStatePort {
                 let name = "\(token.appID)|\(token.platform)|\(token.tokenHash)"
                 state.invalid[name] = max(state.invalid[name] ?? 0, token.invalidSinceMs)
             }
+            return steered
         }
+    }
+
+    /// Sets a campaign's control, as `pushworker campaign` would.
+    public func setControl(app: String, campaign: String, _ control: CampaignControl) {
+        state.withLock { $0.controls["\(app)|\(campaign)"] = control }
+    }
+
+    /// A campaign's control as stored.
+    public func control(app: String, campaign: String) -> CampaignControl {
+        state.withLock { $0.controls["\(app)|\(campaign)"] ?? .none }
+    }
+
+    /// Final results counted for a campaign.
+    public func counts(app: String, campaign: String) -> [DeliveryStatus: Int] {
+        state.withLock { $0.counts["\(app)|\(campaign)"] ?? [:] }
     }
 
     public func acquire(count: Int, from buckets: [DeliveryStateStore.Bucket]) throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {

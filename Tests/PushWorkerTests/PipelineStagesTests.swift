@@ -28,13 +28,14 @@ final class PipelineHarness: @unchecked Sendable {
     let claims: ClaimStage
     let dispatcher: DispatchStage
     let intake: JobIntake
+    let controls: CampaignControls
     let maxInFlight: Int
     private var offset: Int64 = 0
 
     static let keys = "k1:" + Base64URL.encode(Array(repeating: 7, count: 32))
 
     init(policy: UnansweredPolicy = .replace, maxInFlight: Int = 100, perApp: Int = 50, holdMaxSeconds: Double = 30, leaseMs: Int64 = 30_000,
-         requestTimeoutSeconds: Double = 10, maxAttempts: Int = 5, queuesWrites: Bool = false,
+         requestTimeoutSeconds: Double = 10, maxAttempts: Int = 5, queuesWrites: Bool = false, pauseRecheckSeconds: Double = 10,
          state sharedState: FakeDeliveryState? = nil, clock sharedClock: ManualClock? = nil) throws {
         clock = sharedClock ?? ManualClock()
         state = sharedState ?? FakeDeliveryState(clock: clock)
@@ -46,13 +47,15 @@ final class PipelineHarness: @unchecked Sendable {
         registry = JobRegistry(room: room)
         slots = InFlightSlots(limit: maxInFlight, room: room)
         health = RedisHealth(metrics: metrics, logger: logger)
+        controls = CampaignControls(state: state, metrics: metrics, logger: logger)
         publisher = ResultPublisher(sink: sink, state: state, topics: .init(results: "results", tokens: "tokens", retry: "retry", dlq: "dlq"),
                                     metrics: metrics, logger: logger, clock: clock, health: health, slots: slots, endpoints: endpoints,
                                     registry: registry, claimQueue: queue, queue: DispatchQueue(label: "test.finisher"), delay: .seconds(3600))
         claims = ClaimStage(settings: .init(leaseMs: leaseMs, unansweredLimit: policy.claimLimit,
-                                            admission: Admission(maxInFlightPerEndpoint: perApp, holdMaxSeconds: holdMaxSeconds)),
+                                            admission: Admission(maxInFlightPerEndpoint: perApp, holdMaxSeconds: holdMaxSeconds),
+                                            pauseRecheckSeconds: pauseRecheckSeconds),
                             state: state, clock: clock, queue: queue, endpoints: endpoints, slots: slots, registry: registry,
-                            outcomes: publisher, health: health, metrics: metrics, logger: logger)
+                            outcomes: publisher, health: health, controls: controls, metrics: metrics, logger: logger)
         dispatcher = DispatchStage(settings: .init(leaseSeconds: Double(leaseMs) / 1000, requestTimeoutSeconds: requestTimeoutSeconds,
                                                    rule: AttemptRule(policy: policy, retryPolicy: RetryPolicy(maxAttempts: maxAttempts))),
                                    transport: transport, clock: clock, endpoints: endpoints, outcomes: publisher, state: state, health: health,
@@ -66,7 +69,7 @@ final class PipelineHarness: @unchecked Sendable {
         let publisher = self.publisher
         intake = JobIntake(settings: .init(dedupMaxSeconds: 86_400), planner: planner, credentials: { credentials[$0] }, clock: clock,
                            registry: registry, queue: queue, endpoints: endpoints, outcomes: publisher,
-                           deadLetter: { publisher.deadLetter($0, reason: $1) }, metrics: metrics, logger: logger)
+                           deadLetter: { publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics, logger: logger)
     }
 
     /// A job of `count` iOS recipients of `app`, processed as a polled message.

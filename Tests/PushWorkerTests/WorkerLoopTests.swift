@@ -37,6 +37,7 @@ struct WorkerLoopTests {
             case .pingRedis: "ping"
             case .trimHeap: "trim"
             case .renewLeases: "renew"
+            case .refreshControls: "controls"
             case .beginDrain(let deadline): "drain until \(Int(deadline))"
             case .finish: "finish"
             }

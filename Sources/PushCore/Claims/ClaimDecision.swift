@@ -15,6 +15,10 @@ public enum ClaimReply: Int, Sendable, Equatable, CaseIterable {
     /// Claimed by this processing; an earlier attempt's outcome is unknown, so this send is the
     /// one resend allowed (with the same replace key).
     case claimedResend = 5
+    /// Its campaign is paused (docs/campaigns.md): not claimed, nothing changed; park it.
+    case paused = 6
+    /// Its campaign is cancelled: not claimed, nothing changed; final result `cancelled`.
+    case cancelled = 7
 }
 
 /// What to do with one recipient after a claim round trip.
@@ -35,6 +39,10 @@ public enum ClaimVerdict: Sendable, Equatable {
     /// Attempts whose outcome is unknown used up what the policy allows: result `failed`, reason
     /// `unanswered`, nothing sent (and nothing claimed).
     case unanswered
+    /// Its campaign is paused: not sent, not claimed; parked until the campaign may send again.
+    case paused
+    /// Its campaign is cancelled: result `cancelled`, nothing sent (and nothing claimed).
+    case cancelled
 }
 
 /// The pure rule behind one recipient's verdict (table-tested: ClaimDecisionTests).
@@ -50,6 +58,8 @@ public enum ClaimDecision {
         case .alreadySent: return .duplicate
         case .claimedElsewhere: return .wait
         case .unansweredFinal: return .unanswered
+        case .paused: return .paused
+        case .cancelled: return .cancelled
         case .claimed, .alreadyOurs, .claimedResend:
             if let invalidSinceMs, tokenUpdatedAtMs.map({ invalidSinceMs >= $0 }) ?? true {
                 return .knownInvalid(invalidSinceMs: invalidSinceMs)

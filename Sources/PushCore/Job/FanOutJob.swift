@@ -22,7 +22,8 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var ttlSeconds: Int?
     /// ≤ 64 bytes (APNs `apns-collapse-id` limit).
     public internal(set) var collapseID: String?
-    /// Campaign pace held by the fleet-wide Redis throttle (docs/reference/redis.md).
+    /// Campaign pace held by the fleet-wide Redis throttle (docs/reference/redis.md); a campaign
+    /// control's throttle wins over it (docs/campaigns.md).
     public internal(set) var throttlePerMinute: Int?
     public internal(set) var content: JobContent
     /// Flat string map, in document order; keys + values ≤ 2048 bytes.
@@ -35,6 +36,9 @@ public struct FanOutJob: Sendable, Equatable {
     public internal(set) var attempt: Int
     /// Retry jobs: not to be attempted before this instant.
     public internal(set) var notBefore: Date?
+    /// The campaign's deadline: a recipient not sent by then is `expired` (reason
+    /// `send_by_passed`); a campaign control's deadline wins over it (docs/campaigns.md).
+    public internal(set) var sendBy: Date? = nil
     /// The document as received with `recipients` an empty array in its place: what
     /// ``encoded(recipients:attempt:notBefore:)`` writes back around the recipients. The
     /// recipients' own JSON stays with each ``Recipient`` (``Recipient/source``), as bytes of the

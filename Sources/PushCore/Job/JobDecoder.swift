@@ -86,6 +86,7 @@ public enum JobDecoder {
         let throttlePerMinute = root.int(.throttlePerMinute, in: 1...Int(Int32.max))
         let attempt = root.int(.attempt, in: 0...10_000) ?? 0
         let notBefore = root.date(.notBefore)
+        let sendBy = root.date(.sendBy)
 
         let contentMembers = root.required(.content) { root.object($0, ContentField.self) }
         let content = contentMembers.map(decodeContent)
@@ -139,6 +140,7 @@ public enum JobDecoder {
                          ios: ios, android: android, web: web, recipients: recipients, attempt: attempt,
                          notBefore: notBefore, head: .object(head))
         job.audience = audience
+        job.sendBy = sendBy
         return job
     }
 

@@ -69,6 +69,8 @@ public indirect enum JobFieldShape: Sendable {
 public enum JobField: String, JobFieldTable {
     case schemaVersion, jobId, appId, campaignId, variant, createdAt, expiresAt, priority, ttlSeconds, collapseId
     case throttlePerMinute, content, data, ios, android, web, recipients
+    /// The campaign's deadline (docs/campaigns.md).
+    case sendBy
     /// Retry jobs (docs/reference/job.md).
     case attempt, notBefore
     /// An FCM topic or condition instead of `recipients` (docs/reference/job.md).
@@ -79,7 +81,7 @@ public enum JobField: String, JobFieldTable {
         "id": .jobId, "app": .appId, "application": .appId, "campaign": .campaignId, "schema": .schemaVersion,
         "version": .schemaVersion, "ttl": .ttlSeconds, "timeToLive": .ttlSeconds, "expiry": .expiresAt, "expires": .expiresAt,
         "expiration": .expiresAt, "expireAt": .expiresAt, "validUntil": .expiresAt, "collapseKey": .collapseId, "collapse": .collapseId,
-        "throttle": .throttlePerMinute, "rateLimit": .throttlePerMinute, "message": .content, "notification": .content,
+        "throttle": .throttlePerMinute, "rateLimit": .throttlePerMinute, "deadline": .sendBy, "sendBefore": .sendBy, "message": .content, "notification": .content,
         "contents": .content, "payload": .data, "customData": .data, "additionalData": .data, "extra": .data,
         "apns": .ios, "apple": .ios, "fcm": .android, "gcm": .android, "webpush": .web, "browser": .web,
         "to": .recipients, "targets": .recipients, "devices": .recipients, "users": .recipients, "subscribers": .recipients,

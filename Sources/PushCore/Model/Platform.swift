@@ -23,6 +23,8 @@ public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable, Codable {
     case expired
     /// Already sent according to Redis.
     case duplicate
+    /// Nothing sent: its campaign was cancelled (docs/campaigns.md).
+    case cancelled
 }
 
 /// Why a recipient is `expired` (its result's `reason`; docs/reference/records.md).
@@ -32,4 +34,7 @@ public enum ExpiryReason: String, Sendable, CaseIterable {
     /// The recipient waited for its app × provider (a backoff, an open breaker) past the job's
     /// `expiresAt`, `createdAt` + `ttlSeconds` or the de-duplication retention.
     case whileHeld = "expired_while_held"
+    /// The campaign's deadline (`sendBy`, the job's or the campaign control's) passed before it
+    /// was sent.
+    case sendByPassed = "send_by_passed"
 }

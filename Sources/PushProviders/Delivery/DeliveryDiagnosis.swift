@@ -14,6 +14,8 @@ public enum DeliveryDiagnosis {
             return "the job's expiresAt had passed when it was planned: nothing was sent; give a later expiresAt (the CLI accepts \"+4h\")"
         case .whileHeld?:
             return "the recipient waited for its app × provider (a backoff, an open circuit breaker) past the job's expiresAt, createdAt + ttlSeconds or the de-duplication retention: nothing was sent"
+        case .sendByPassed?:
+            return "the campaign's sendBy deadline (the job's, or one set by `pushworker campaign deadline`) passed before it was sent: nothing was sent"
         case nil:
             return nil
         }
@@ -21,6 +23,7 @@ public enum DeliveryDiagnosis {
 
     public static func hint(platform: Platform, status: DeliveryStatus, reason: String?, httpStatus: Int?, detail: String?) -> String? {
         if status == .expired { return expiryHint(reason) }
+        if status == .cancelled { return "its campaign was cancelled (`pushworker campaign status` shows who and why): nothing was sent" }
         guard status != .sent, status != .duplicate, status != .invalidToken else { return nil }
         let detailText = detail ?? ""
         let lowered = detailText.lowercased()

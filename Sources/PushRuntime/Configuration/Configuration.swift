@@ -66,6 +66,12 @@ public struct Configuration: Sendable {
     /// A recipient held by its endpoint (provider backoff, open breaker, throttle) longer than
     /// this goes to the retry topic instead of waiting in memory. Default 30 s.
     public var holdMaxSeconds: Int = 30
+    /// The campaign guardrail (docs/campaigns.md): the share of `invalid_token` + `rejected`
+    /// results above which a campaign pauses itself, and the results counted first.
+    public var guardInvalidShare: Double = 0.5
+    public var guardMinSends: Int = 200
+    /// How long a paused campaign's recipients wait on the retry topic before another look.
+    public var pauseRecheckSeconds: Int = 10
     /// A retry message due further ahead than this goes to the dead-letter topic. Default 3600 s.
     public var retryMaxDelaySeconds: Int = 3600
     public var logLevel = LogLevel.info
@@ -146,7 +152,8 @@ public struct Configuration: Sendable {
             "PUSHWORKER_SATURATION_PAUSE_MS=\(saturationPauseMs)",
             "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_DRAIN_SECONDS=\(Int(shutdownGraceSeconds))",
             "PUSHWORKER_RESEND_UNANSWERED=\(resendUnanswered)", "PUSHWORKER_MAX_IN_FLIGHT_PER_APP=\(maxInFlightPerApp)",
-            "PUSHWORKER_HOLD_MAX_SECONDS=\(holdMaxSeconds)", "PUSHWORKER_RETRY_MAX_DELAY_SECONDS=\(retryMaxDelaySeconds)",
+            "PUSHWORKER_HOLD_MAX_SECONDS=\(holdMaxSeconds)", "PUSHWORKER_GUARD_INVALID_SHARE=\(guardInvalidShare)",
+            "PUSHWORKER_GUARD_MIN_SENDS=\(guardMinSends)", "PUSHWORKER_PAUSE_RECHECK_SECONDS=\(pauseRecheckSeconds)", "PUSHWORKER_RETRY_MAX_DELAY_SECONDS=\(retryMaxDelaySeconds)",
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
             "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",

@@ -100,6 +100,18 @@ extension Configuration {
         Variable("PUSHWORKER_HOLD_MAX_SECONDS", "30",
                  "a recipient held by a provider backoff, open breaker or throttle longer than this goes to the retry topic",
                  .integer(\.holdMaxSeconds, 0...3600)),
+        Variable("PUSHWORKER_GUARD_INVALID_SHARE", "0.5",
+                 "a campaign whose invalid_token + rejected results pass this share of its results pauses itself (1 turns the guardrail off)",
+                 .custom { reader, configuration in
+                     guard let text = reader.string("PUSHWORKER_GUARD_INVALID_SHARE") else { return }
+                     if let share = Double(text), share >= 0, share <= 1 { configuration.guardInvalidShare = share }
+                     else { reader.problems.append("PUSHWORKER_GUARD_INVALID_SHARE must be a number from 0 to 1, got '\(text)'") }
+                 }),
+        Variable("PUSHWORKER_GUARD_MIN_SENDS", "200", "results a campaign has before the guardrail judges it (0 turns it off)",
+                 .integer(\.guardMinSends, 0...100_000_000)),
+        Variable("PUSHWORKER_PAUSE_RECHECK_SECONDS", "10",
+                 "a paused campaign's recipients wait on the retry topic this long before they are looked at again",
+                 .integer(\.pauseRecheckSeconds, 1...3600)),
         Variable("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", "3600",
                  "a retry message due further ahead than this goes to the dead-letter topic (not_before_too_far)",
                  .integer(\.retryMaxDelaySeconds, 1...31_536_000)),

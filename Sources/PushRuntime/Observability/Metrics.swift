@@ -64,6 +64,8 @@ public final class Metrics: Sendable {
         "pushworker_unanswered_total": ("counter", "Requests written and never answered, by what followed: resend (once, same replace key), left (drain: for the job's next processing), failed (final, reason unanswered).", ["action"]),
         "pushworker_parked_total": ("counter", "Recipients sent to the retry topic instead of waiting in memory for a held endpoint (provider backoff, open breaker, throttle).", []),
         "pushworker_throttle_waits_total": ("counter", "Recipients that found their fleet-wide token bucket (app rate, campaign throttle) empty and waited.", []),
+        "pushworker_campaign_controls": ("gauge", "Campaigns with work on this worker, by their control's state.", ["state"]),
+        "pushworker_campaign_steered_total": ("counter", "Recipients a campaign control stopped: parked while paused, cancelled, or expired past sendBy.", ["action"]),
         "pushworker_breaker_open": ("gauge", "1 while the circuit breaker of an app × provider endpoint is open or half-open (apps come from the credentials folder: a bounded set).", ["app", "provider"]),
         "pushworker_unfinished_recipients": ("gauge", "Recipients of jobs begun and not finished (not every result acknowledged by Kafka yet).", []),
         "pushworker_claims_queued": ("gauge", "Recipients of accepted jobs waiting for their claim.", []),

@@ -34,6 +34,8 @@ extension Metrics {
                 ("pushworker_unanswered_total", ["resend", "left", "failed"].map { [("action", $0)] }),
                 ("pushworker_parked_total", [[]]),
                 ("pushworker_throttle_waits_total", [[]]),
+                ("pushworker_campaign_controls", ["active", "paused", "cancelled"].map { [("state", $0)] }),
+                ("pushworker_campaign_steered_total", ["parked", "cancelled", "expired"].map { [("action", $0)] }),
                 ("pushworker_redis_record_skipped_total", [[]]),
                 ("pushworker_apns_certificate_held_total", [[]]),
                 ("pushworker_hms_batches_total", [[]]),

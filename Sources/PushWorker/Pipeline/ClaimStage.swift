@@ -39,6 +39,9 @@ final class ClaimStage: Sendable {
         var leaseMs: Int64
         var unansweredLimit: Int
         var admission: Admission
+        /// How long a paused campaign's recipients stay parked before they are looked at again
+        /// (`PUSHWORKER_PAUSE_RECHECK_SECONDS`).
+        var pauseRecheckSeconds: Double = 10
     }
 
     let settings: Settings
@@ -50,14 +53,16 @@ final class ClaimStage: Sendable {
     let registry: JobRegistry
     let outcomes: any OutcomeSink
     let health: RedisHealth
+    let controls: CampaignControls
     let metrics: Metrics
     let logger: Logger
 
     init(settings: Settings, state: any DeliveryStatePort, clock: any PipelineClock, queue: ClaimQueue, endpoints: EndpointTable,
-         slots: InFlightSlots, registry: JobRegistry, outcomes: any OutcomeSink, health: RedisHealth, metrics: Metrics, logger: Logger) {
+         slots: InFlightSlots, registry: JobRegistry, outcomes: any OutcomeSink, health: RedisHealth, controls: CampaignControls,
+         metrics: Metrics, logger: Logger) {
         self.settings = settings; self.state = state; self.clock = clock; self.queue = queue; self.endpoints = endpoints
-        self.slots = slots; self.registry = registry; self.outcomes = outcomes; self.health = health; self.metrics = metrics
-        self.logger = logger
+        self.slots = slots; self.registry = registry; self.outcomes = outcomes; self.health = health; self.controls = controls
+        self.metrics = metrics; self.logger = logger
     }
 
     var leaseSeconds: Double { Double(settings.leaseMs) / 1000 }
@@ -108,20 +113,84 @@ final class ClaimStage: Sendable {
         }
         for endpoint in probes { endpoints.probeSent(endpoint, now: now) }
         var kept: [ClaimRequest] = []
-        let taken = takeTokens(selected.taken, now: now, kept: &kept)
+        let steered = steer(selected.taken, now: now, kept: &kept)
+        let taken = takeTokens(steered, now: now, kept: &kept)
         queue.restore(kept)
         guard !taken.isEmpty else { return [] }
         return claim(taken, now: now)
     }
 
+    /// Applies the campaign controls (docs/campaigns.md) to the taken recipients before they
+    /// take tokens or claims: a campaign this worker has not read yet is read first (one round
+    /// trip for all such campaigns); a paused campaign's recipients are parked, a cancelled one's
+    /// end `cancelled`, and those past the deadline (`sendBy`) end `expired`. Answers the rest.
+    private func steer(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest]) -> [ClaimRequest] {
+        var unknown: [CampaignCell] = []
+        var last: ObjectIdentifier?
+        for request in taken where ObjectIdentifier(request.run.campaign) != last {
+            last = ObjectIdentifier(request.run.campaign)
+            if !request.run.campaign.isKnown && !unknown.contains(where: { $0 === request.run.campaign }) { unknown.append(request.run.campaign) }
+        }
+        if !unknown.isEmpty && !controls.read(unknown) {
+            // Not known: nothing of those campaigns is claimed until it is (Redis answers the claim
+            // too, so this waits with it).
+            for request in taken {
+                var again = request
+                again.due = now + 1
+                kept.append(again)
+            }
+            return []
+        }
+        let wallNow = clock.wallSeconds
+        var admitted: [ClaimRequest] = []
+        admitted.reserveCapacity(taken.count)
+        for request in taken {
+            let run = request.run
+            switch run.campaign.state {
+            case .active:
+                if let sendBy = run.sendBy, wallNow >= sendBy { expireForDeadline(request, wallNow: wallNow) } else { admitted.append(request) }
+            case .paused: parkPaused(request, now: now)
+            case .cancelled: cancel(request, wallNow: wallNow)
+            }
+        }
+        return admitted
+    }
+
+    /// A paused campaign's recipient goes to the retry topic, looked at again after the recheck
+    /// period (it holds no slot and no memory meanwhile).
+    private func parkPaused(_ request: ClaimRequest, now: Double) {
+        metrics.increment("pushworker_campaign_steered_total", [("action", "parked")])
+        park(request, until: now + settings.pauseRecheckSeconds, now: now)
+    }
+
+    /// A cancelled campaign's recipient: final result `cancelled`, nothing sent.
+    private func cancel(_ request: ClaimRequest, wallNow: Double) {
+        let run = request.run, index = request.index
+        run.dropRequest(index)
+        metrics.increment("pushworker_campaign_steered_total", [("action", "cancelled")])
+        outcomes.add(run, index, .final(run.result(index, .cancelled, reason: nil, atMs: Int64(wallNow * 1000), attempts: run.attemptsBefore(index))),
+                     holdsSlot: false)
+    }
+
+    /// A recipient past its campaign's deadline: final result `expired`, reason `send_by_passed`.
+    private func expireForDeadline(_ request: ClaimRequest, wallNow: Double) {
+        let run = request.run, index = request.index
+        run.dropRequest(index)
+        metrics.increment("pushworker_campaign_steered_total", [("action", "expired")])
+        outcomes.add(run, index, .final(run.result(index, .expired, reason: ExpiryReason.sendByPassed.rawValue, atMs: Int64(wallNow * 1000),
+                                                   attempts: run.attemptsBefore(index))), holdsSlot: false)
+    }
+
     /// A held recipient goes to the retry topic, due when its hold ends; if that is past its
-    /// job's horizon, it is `expired` instead.
+    /// job's horizon (or the campaign's deadline), it is `expired` instead.
     private func park(_ request: ClaimRequest, until: Double, now: Double) {
         let run = request.run, index = request.index
         let wait = max(0, until - now)
         let wallNow = clock.wallSeconds
         metrics.increment("pushworker_parked_total")
-        if wallNow + wait > run.horizon {
+        if let sendBy = run.sendBy, wallNow + wait > sendBy, sendBy < run.horizon {
+            expireForDeadline(request, wallNow: wallNow)
+        } else if wallNow + wait > run.horizon {
             let result = run.result(index, .expired, reason: ExpiryReason.whileHeld.rawValue, atMs: Int64(wallNow * 1000),
                                     attempts: run.attemptsBefore(index))
             outcomes.add(run, index, .final(result), holdsSlot: false)
@@ -201,7 +270,7 @@ final class ClaimStage: Sendable {
             buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.providerBucket(appID: run.job.appID, provider: Deliverer.providerLabel(platform)),
                                                      ratePerSecond: rate, burst: max(1, rate)))
         }
-        if let perMinute = run.job.throttlePerMinute, perMinute > 0 {
+        if let perMinute = run.campaign.control.effectiveThrottle(job: run.job.throttlePerMinute), perMinute > 0 {
             let rate = Double(perMinute) / 60
             buckets.append(DeliveryStateStore.Bucket(key: RedisKeys.campaignBucket(appID: run.job.appID, campaignID: run.job.campaignID),
                                                      ratePerSecond: rate, burst: max(1, rate)))
@@ -226,6 +295,12 @@ final class ClaimStage: Sendable {
                                                 tokenUpdatedAtMs: run.plans[index].recipient.tokenUpdatedAt.map { Int64($0.timeIntervalSince1970 * 1000) })
             switch verdict {
             case .send, .resend:
+                if !run.campaign.allowsSending {
+                    // A Cluster's claim cannot read the control itself: the control read with it says stop.
+                    if let entry = run.recordEntry(index, .released) { releases.append(entry) }
+                    if run.campaign.state == .paused { parkPaused(request, now: now) } else { cancel(request, wallNow: Double(nowMs) / 1000) }
+                    continue
+                }
                 if heldNow.contains(request.endpoint) {
                     // Claimed before the fleet's backoff was known: given back, queued again.
                     if let entry = run.recordEntry(index, .released) { releases.append(entry) }
@@ -277,6 +352,12 @@ final class ClaimStage: Sendable {
                 let result = run.result(index, .failed, reason: "unanswered", atMs: nowMs, attempts: run.attemptsBefore(index))
                 outcomes.add(run, index, .final(result), holdsSlot: false)
                 counts.unanswered += 1
+            case .paused:
+                run.campaign.update(state: .paused)
+                parkPaused(request, now: now)
+            case .cancelled:
+                run.campaign.update(state: .cancelled)
+                cancel(request, wallNow: Double(nowMs) / 1000)
             }
         }
         if !releases.isEmpty {
@@ -304,8 +385,12 @@ final class ClaimStage: Sendable {
         items.reserveCapacity(taken.count)
         var pairEndpoints: [Int] = []
         var pairs: [(appID: String, provider: String)] = []
+        var campaigns: [CampaignCell] = []
         for request in taken {
             items.append(request.run.claimItem(request.index))
+            if campaigns.last !== request.run.campaign && !campaigns.contains(where: { $0 === request.run.campaign }) {
+                campaigns.append(request.run.campaign)
+            }
             // Recipients of one job come together: the endpoint before is checked first.
             if pairEndpoints.last != request.endpoint && !pairEndpoints.contains(request.endpoint) {
                 pairEndpoints.append(request.endpoint)
@@ -315,13 +400,15 @@ final class ClaimStage: Sendable {
         let startedAt = clock.monotonicSeconds
         let answers: DeliveryStateStore.ClaimAnswers
         do {
-            answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: pairs)
+            answers = try state.claim(items, leaseMs: settings.leaseMs, unansweredLimit: settings.unansweredLimit, backoffs: pairs,
+                                      controls: campaigns.map { ($0.appID, $0.campaignID) })
             health.answered()
         } catch {
             health.failed(error, during: "claim")
             queue.restore(taken.map { var request = $0; request.due = now + 1; return request })
             return nil
         }
+        for (cell, control) in zip(campaigns, answers.controls) { controls.apply(control, to: cell) }
         // Backoffs another worker set: this worker's endpoint holds them too, from now on.
         var heldNow: Set<Int> = []
         for (position, endpoint) in pairEndpoints.enumerated() {
@@ -358,7 +445,7 @@ final class ClaimStage: Sendable {
                 case .claimed, .alreadyOurs, .claimedResend:
                     // Recorded meanwhile: the renewal wrote a claim nobody holds; give it back.
                     if !run.renewed(index, at: now), let entry = run.recordEntry(index, .released) { stale.append(entry) }
-                case .alreadySent, .claimedElsewhere, .unansweredFinal:
+                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled:
                     run.noteLost(index)
                     lost += 1
                 }

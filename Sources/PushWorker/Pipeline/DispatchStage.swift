@@ -86,9 +86,10 @@ final class DispatchStage: Sendable {
         }
     }
 
-    /// The write check: not draining, the claim held, not lost, and its lease outlasting the request.
+    /// The write check: not draining, the campaign neither paused nor cancelled, the claim held,
+    /// not lost, and its lease outlasting the request.
     private func mayWrite(_ run: JobRun, _ index: Int, _ claimedAt: Double) -> Bool {
-        !isDraining && run.mayWrite(index, claimedAt: claimedAt, now: clock.monotonicSeconds, leaseSeconds: settings.leaseSeconds,
+        !isDraining && run.campaign.allowsSending && run.mayWrite(index, claimedAt: claimedAt, now: clock.monotonicSeconds, leaseSeconds: settings.leaseSeconds,
                                     requestTimeoutSeconds: settings.requestTimeoutSeconds)
     }
 

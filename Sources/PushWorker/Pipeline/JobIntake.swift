@@ -23,15 +23,16 @@ final class JobIntake: Sendable {
     let endpoints: EndpointTable
     let outcomes: any OutcomeSink
     let deadLetter: @Sendable (KafkaMessage, String) -> Void
+    let controls: CampaignControls
     let metrics: Metrics
     let logger: Logger
 
     init(settings: Settings, planner: JobPlanner, credentials: @escaping @Sendable (String) -> AppCredentials?, clock: any PipelineClock,
          registry: JobRegistry, queue: ClaimQueue, endpoints: EndpointTable, outcomes: any OutcomeSink,
-         deadLetter: @escaping @Sendable (KafkaMessage, String) -> Void, metrics: Metrics, logger: Logger) {
+         deadLetter: @escaping @Sendable (KafkaMessage, String) -> Void, controls: CampaignControls, metrics: Metrics, logger: Logger) {
         self.settings = settings; self.planner = planner; self.credentials = credentials; self.clock = clock
         self.registry = registry; self.queue = queue; self.endpoints = endpoints; self.outcomes = outcomes
-        self.deadLetter = deadLetter; self.metrics = metrics; self.logger = logger
+        self.deadLetter = deadLetter; self.controls = controls; self.metrics = metrics; self.logger = logger
     }
 
     /// Starts work on one message. Returns the job's recipient count (0 for a dead letter).
@@ -65,7 +66,8 @@ final class JobIntake: Sendable {
         // The run keeps the job without its recipient list: each plan holds its recipient.
         let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: message.topicPartition, offset: message.offset,
                          generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts, plan: plan,
-                         owner: registry.nextOwner(), retentionMs: retention, startedAt: now, endpoints: endpoints.ids(appID: job.appID))
+                         owner: registry.nextOwner(), retentionMs: retention, startedAt: now, endpoints: endpoints.ids(appID: job.appID),
+                         campaign: controls.cell(appID: job.appID, campaignID: job.campaignID))
         registry.add(run)
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
         logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",

@@ -60,6 +60,8 @@ final class JobRun: Sendable {
     /// `expired`: the job's `expiresAt`, else its `createdAt` (or first sight) + `ttlSeconds`, else
     /// + the de-duplication retention (past it a send could no longer be de-duplicated).
     let horizon: Double
+    /// The campaign's control as this worker knows it (shared by the campaign's processings).
+    let campaign: CampaignCell
     /// The endpoint id (``EndpointTable``) of each platform, by ``ProviderMetrics/index(_:)``.
     let endpoints: [Int]
 
@@ -156,8 +158,10 @@ final class JobRun: Sendable {
     }
 
     init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
-         parts: consuming Parts, plan: JobPlan?, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int]) {
+         parts: consuming Parts, plan: JobPlan?, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int],
+         campaign: CampaignCell? = nil) {
         self.job = job
+        self.campaign = campaign ?? CampaignCell(appID: job.appID, campaignID: job.campaignID)
         self.credentials = credentials
         self.partition = partition
         self.offset = offset
@@ -177,10 +181,17 @@ final class JobRun: Sendable {
     }
 
     static func horizon(job: FanOutJob, seenAt: Double, retentionMs: Int64) -> Double {
-        if let expiresAt = job.expiresAt { return expiresAt.timeIntervalSince1970 }
+        let sendBy = job.sendBy?.timeIntervalSince1970 ?? .infinity
+        if let expiresAt = job.expiresAt { return min(sendBy, expiresAt.timeIntervalSince1970) }
         let created = job.createdAt?.timeIntervalSince1970 ?? seenAt
-        if let ttl = job.ttlSeconds { return created + Double(ttl) }
-        return created + Double(retentionMs) / 1000
+        if let ttl = job.ttlSeconds { return min(sendBy, created + Double(ttl)) }
+        return min(sendBy, created + Double(retentionMs) / 1000)
+    }
+
+    /// The deadline that applies now (Unix seconds): the campaign control's `sendBy`, else the job's.
+    var sendBy: Double? {
+        if let control = campaign.control.sendByMs { return Double(control) / 1000 }
+        return job.sendBy?.timeIntervalSince1970
     }
 
     var recipientCount: Int { plans.count }

@@ -50,10 +50,18 @@ extension KafkaConsumer: JobSource {}
 /// ``DeliveryStateStore`` (Redis, standalone or Cluster) and, in tests, by an in-memory fake.
 /// Blocking calls: never on the cooperative pool.
 public protocol DeliveryStatePort: AnyObject, Sendable {
+    /// Claims, with the controls of `controls`' campaigns read in the same round trip
+    /// (``DeliveryStateStore/claim(_:nowMs:leaseMs:unansweredLimit:backoffs:controls:)``).
     func claim(_ items: [DeliveryStateStore.ClaimItem], leaseMs: Int64, unansweredLimit: Int,
-               backoffs: [(appID: String, provider: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers
+               backoffs: [(appID: String, provider: String)],
+               controls: [(appID: String, campaignID: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers
+    /// Records outcomes and counts final results per campaign (the guardrail); answers the
+    /// counted campaigns that are paused or cancelled.
     func record(_ entries: [DeliveryStateStore.RecordEntry],
-                invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]) throws(RedisError)
+                invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)],
+                counts: [DeliveryStateStore.CampaignCount]) throws(RedisError) -> [(appID: String, campaignID: String, state: CampaignState)]
+    /// The campaigns' controls, in order, in one round trip.
+    func controls(_ campaigns: [(appID: String, campaignID: String)]) throws(RedisError) -> [CampaignControl]
     func acquire(count: Int, from buckets: [DeliveryStateStore.Bucket]) throws(RedisError) -> (granted: Int, retryAfterMs: Int64)
     @discardableResult
     func setBackoff(appID: String, provider: String, milliseconds: Int64) throws(RedisError) -> Int64
@@ -63,10 +71,25 @@ public protocol DeliveryStatePort: AnyObject, Sendable {
     func prepare() throws(RedisError)
 }
 
+extension DeliveryStatePort {
+    /// A claim that reads no campaign control (lease renewals, re-records).
+    func claim(_ items: [DeliveryStateStore.ClaimItem], leaseMs: Int64, unansweredLimit: Int,
+               backoffs: [(appID: String, provider: String)]) throws(RedisError) -> DeliveryStateStore.ClaimAnswers {
+        try claim(items, leaseMs: leaseMs, unansweredLimit: unansweredLimit, backoffs: backoffs, controls: [])
+    }
+
+    /// A record that counts no result (releases, re-records).
+    func record(_ entries: [DeliveryStateStore.RecordEntry],
+                invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)]) throws(RedisError) {
+        _ = try record(entries, invalid: invalid, counts: [])
+    }
+}
+
 extension DeliveryStateStore: DeliveryStatePort {
     public func claim(_ items: [ClaimItem], leaseMs: Int64, unansweredLimit: Int,
-                      backoffs: [(appID: String, provider: String)]) throws(RedisError) -> ClaimAnswers {
-        try claim(items, nowMs: nil, leaseMs: leaseMs, unansweredLimit: unansweredLimit, backoffs: backoffs)
+                      backoffs: [(appID: String, provider: String)],
+                      controls: [(appID: String, campaignID: String)]) throws(RedisError) -> ClaimAnswers {
+        try claim(items, nowMs: nil, leaseMs: leaseMs, unansweredLimit: unansweredLimit, backoffs: backoffs, controls: controls)
     }
 
     public func acquire(count: Int, from buckets: [Bucket]) throws(RedisError) -> (granted: Int, retryAfterMs: Int64) {

@@ -129,6 +129,7 @@ final class ResultPublisher: Sendable {
     func record(_ entries: [Entry]) {
         var records: [DeliveryStateStore.RecordEntry] = []
         var invalid: [(appID: String, platform: String, tokenHash: String, invalidSinceMs: Int64)] = []
+        var campaignCounts = CampaignTally()
         records.reserveCapacity(entries.count)
         // Read in place: a copy of an entry retains every string of its result.
         for position in entries.indices {
@@ -136,7 +137,8 @@ final class ResultPublisher: Sendable {
             let held = run.noteClaimReleased(index)
             let kind: JobRun.RecordKind?
             switch entries[position].outcome {
-            case .final(_, let token, let isSent, let countsUnanswered):
+            case .final(let result, let token, let isSent, let countsUnanswered):
+                campaignCounts.count(run.campaign, result.status)
                 kind = isSent ? .sent : countsUnanswered ? .unanswered : held ? .released : nil
                 if isSent { run.noteSent(index) }
                 if let token { invalid.append((token.appID, token.platform, token.tokenHash, token.invalidSinceMs)) }
@@ -148,10 +150,11 @@ final class ResultPublisher: Sendable {
             if let kind, let record = run.recordEntry(index, kind) { records.append(record) }
         }
         var recorded = false
-        if !records.isEmpty || !invalid.isEmpty {
+        if !records.isEmpty || !invalid.isEmpty || !campaignCounts.isEmpty {
             if health.isHealthy {
                 do {
-                    try state.record(records, invalid: invalid)
+                    let steered = try state.record(records, invalid: invalid, counts: campaignCounts.counts)
+                    campaignCounts.noteSteered(steered, logger: logger)
                     recorded = true
                 } catch {
                     health.failed(error, during: "record")
@@ -336,7 +339,7 @@ final class ResultPublisher: Sendable {
             for (position, reply) in answers.replies.enumerated() {
                 switch reply {
                 case .claimed, .alreadyOurs, .claimedResend: owners[position].run.noteClaimed(owners[position].index, at: startedAt)
-                case .alreadySent, .claimedElsewhere, .unansweredFinal:
+                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled:
                     owners[position].run.noteLost(owners[position].index)
                     lost += 1
                 }
@@ -420,5 +423,60 @@ extension ResultTally {
         var tally = ResultTally()
         tally.count(result)
         tally.flush(into: metrics)
+    }
+}
+
+/// A flush's final results counted per campaign (docs/campaigns.md: the status counts and the
+/// guardrail), recorded with the flush's outcomes in one round trip.
+struct CampaignTally {
+    private var cells: [CampaignCell] = []
+    private var tallies: [[Int]] = []
+
+    var isEmpty: Bool { cells.isEmpty }
+
+    mutating func count(_ cell: CampaignCell, _ status: DeliveryStatus) {
+        let slot = Self.slot(status)
+        // Results of one processing come together: the last campaign is checked first.
+        if let last = cells.indices.last, cells[last] === cell {
+            tallies[last][slot] += 1
+            return
+        }
+        if let found = cells.firstIndex(where: { $0 === cell }) {
+            tallies[found][slot] += 1
+            return
+        }
+        cells.append(cell)
+        var tally = [Int](repeating: 0, count: DeliveryStatus.allCases.count)
+        tally[slot] = 1
+        tallies.append(tally)
+    }
+
+    var counts: [DeliveryStateStore.CampaignCount] {
+        zip(cells, tallies).map { cell, tally in
+            DeliveryStateStore.CampaignCount(appID: cell.appID, campaignID: cell.campaignID,
+                                             counts: zip(DeliveryStatus.allCases, tally).filter { $0.1 > 0 }.map { ($0.0, $0.1) })
+        }
+    }
+
+    /// The campaigns the count found paused or cancelled (the guardrail may just have paused
+    /// one): this worker stops writing their requests at once.
+    func noteSteered(_ steered: [(appID: String, campaignID: String, state: CampaignState)], logger: Logger) {
+        for (appID, campaignID, state) in steered {
+            guard let cell = cells.first(where: { $0.appID == appID && $0.campaignID == campaignID }), cell.state != state else { continue }
+            cell.update(state: state)
+            logger.warning("campaign \(state.rawValue) (found while counting its results)", ["app.id": appID, "campaign.id": campaignID])
+        }
+    }
+
+    private static func slot(_ status: DeliveryStatus) -> Int {
+        switch status {
+        case .sent: 0
+        case .invalidToken: 1
+        case .rejected: 2
+        case .failed: 3
+        case .expired: 4
+        case .duplicate: 5
+        case .cancelled: 6
+        }
     }
 }

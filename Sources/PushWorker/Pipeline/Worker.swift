@@ -81,7 +81,10 @@ public final class Worker: Sendable {
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
-        state = DeliveryStateStore(client: try configuration.redisClient()) // redis:// or redis+cluster://
+        // redis:// or redis+cluster://
+        state = DeliveryStateStore(client: try configuration.redisClient(),
+                                   guardSettings: CampaignGuard(invalidShare: configuration.guardInvalidShare, minSends: configuration.guardMinSends))
+        let controls = CampaignControls(state: state, metrics: metrics, logger: logger)
         let producerProperties = configuration.kafkaProperties(for: .producer, defaults: Configuration.workerProducerDefaults)
         kafkaProducer = try KafkaProducer(properties: producerProperties)
         let producer = ReliableProducer(producer: kafkaProducer, dlqTopic: configuration.topicDLQ, metrics: metrics, logger: logger,
@@ -112,9 +115,10 @@ public final class Worker: Sendable {
         claims = ClaimStage(
             settings: .init(leaseMs: leaseMs, unansweredLimit: policy.claimLimit,
                             admission: Admission(maxInFlightPerEndpoint: configuration.maxInFlightPerApp,
-                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds))),
+                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds)),
+                            pauseRecheckSeconds: Double(configuration.pauseRecheckSeconds)),
             state: state, clock: clock, queue: claimQueue, endpoints: endpoints, slots: slots, registry: registry, outcomes: publisher,
-            health: health, metrics: metrics, logger: logger)
+            health: health, controls: controls, metrics: metrics, logger: logger)
         dispatcher = DispatchStage(
             settings: .init(leaseSeconds: Double(leaseMs) / 1000, requestTimeoutSeconds: Double(configuration.requestTimeoutMs) / 1000,
                             rule: AttemptRule(policy: policy, retryPolicy: RetryPolicy(maxAttempts: configuration.maxAttempts))),
@@ -124,7 +128,8 @@ public final class Worker: Sendable {
         intake = JobIntake(
             settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds), planner: planner,
             credentials: { store.credentials(for: $0) }, clock: clock, registry: registry, queue: claimQueue, endpoints: endpoints,
-            outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, metrics: metrics, logger: logger)
+            outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics,
+            logger: logger)
         health.onBack { [publisher] in
             finisher.async { publisher.reRecord(leaseMs: leaseMs, unansweredLimit: policy.claimLimit) }
         }
@@ -214,6 +219,7 @@ public final class Worker: Sendable {
                 case .pingRedis: pingRedis()
                 case .trimHeap: trimHeap()
                 case .renewLeases: claims.renewLeases()
+                case .refreshControls: claims.controls.refresh(active: registry.runs.map(\.campaign))
                 case .beginDrain:
                     logger.info("stopping: no new claims; waiting for the answers in flight",
                                 ["in_flight": "\(slots.current)", "pending.jobs": "\(registry.offsets.pendingCount)"])

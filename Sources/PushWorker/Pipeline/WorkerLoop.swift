@@ -30,6 +30,8 @@ struct WorkerLoop {
         var heapTrimIntervalSeconds = 2.0
         /// How often claims in flight are renewed (a third of the lease).
         var leaseRenewalSeconds = 10.0
+        /// How often the controls of campaigns with work here are read again (docs/campaigns.md).
+        var controlRefreshSeconds = 1.0
         var pollTimeoutMs = 50
         var roomWaitMs = 20
         /// Room worth a claim: below it (and with something in flight) the loop waits for more
@@ -107,6 +109,8 @@ struct WorkerLoop {
         case pingRedis
         case trimHeap
         case renewLeases
+        /// Read again the controls of the campaigns with work here.
+        case refreshControls
         /// Stop claiming for good; draining until `deadline`.
         case beginDrain(deadline: Double)
         /// End the drain: what is still unanswered is aborted, outcomes recorded, commit, close.
@@ -122,6 +126,7 @@ struct WorkerLoop {
     private var lastPing = -Double.infinity
     private var lastTrim = -Double.infinity
     private var lastRenewal: Double?
+    private var lastControlRefresh: Double?
     /// Recipients of the last job processed: sizes the next poll. Starts pessimistic.
     private var lastJobRecipients: Int
 
@@ -273,6 +278,15 @@ struct WorkerLoop {
         // at once, so RSS falls to its idle level after a burst.
         let idle = reading.inFlight == 0 && reading.unclaimed == 0 && reading.unfinishedMessages == 0
         if idle && now - lastTrim >= settings.heapTrimIntervalSeconds { lastTrim = now; actions.append(.trimHeap) }
+        let busy = reading.inFlight > 0 || reading.unclaimed > 0 || reading.unfinishedMessages > 0
+        // A campaign's control is read with its first claim; this keeps it fresh while its work lasts.
+        if !busy {
+            lastControlRefresh = nil
+        } else if let last = lastControlRefresh {
+            if now - last >= settings.controlRefreshSeconds { lastControlRefresh = now; actions.append(.refreshControls) }
+        } else {
+            lastControlRefresh = now
+        }
         if let last = lastRenewal {
             if now - last >= settings.leaseRenewalSeconds { lastRenewal = now; actions.append(.renewLeases) }
         } else {
