@@ -159,6 +159,7 @@ final class ClaimStage: Sendable {
     /// A paused campaign's recipient goes to the retry topic, looked at again after the recheck
     /// period (it holds no slot and no memory meanwhile).
     private func parkPaused(_ request: ClaimRequest, now: Double) {
+        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "parked")])
         park(request, until: now + settings.pauseRecheckSeconds, now: now)
     }
@@ -167,6 +168,7 @@ final class ClaimStage: Sendable {
     private func cancel(_ request: ClaimRequest, wallNow: Double) {
         let run = request.run, index = request.index
         run.dropRequest(index)
+        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "cancelled")])
         outcomes.add(run, index, .final(run.result(index, .cancelled, reason: nil, atMs: Int64(wallNow * 1000), attempts: run.attemptsBefore(index))),
                      holdsSlot: false)
@@ -176,9 +178,16 @@ final class ClaimStage: Sendable {
     private func expireForDeadline(_ request: ClaimRequest, wallNow: Double) {
         let run = request.run, index = request.index
         run.dropRequest(index)
+        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "expired")])
         outcomes.add(run, index, .final(run.result(index, .expired, reason: ExpiryReason.sendByPassed.rawValue, atMs: Int64(wallNow * 1000),
                                                    attempts: run.attemptsBefore(index))), holdsSlot: false)
+    }
+
+    /// Recipients left the queue without taking a slot (a campaign control stopped them): the
+    /// per-endpoint cap may have kept others back this round, so the next round looks again.
+    private func forgetLastRound() {
+        last.withLock { $0.queueVersion = .max }
     }
 
     /// A held recipient goes to the retry topic, due when its hold ends; if that is past its
