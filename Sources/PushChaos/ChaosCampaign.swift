@@ -20,7 +20,8 @@ struct ChaosCampaign {
     /// `app` and `collapseID` (nil: none, so each recipient's replace key is derived from its
     /// msgId) are the jobs' own.
     static func make(prefix: String, jobs: Int, perJob: Int, platforms: [String] = ["ios", "android"], web: [String] = [],
-                     seed: UInt64 = 1, app: String = ChaosHarness.app, collapseID: String? = "chaos") -> ChaosCampaign {
+                     seed: UInt64 = 1, app: String = ChaosHarness.app, collapseID: String? = "chaos",
+                     campaignID: String = "cmp_chaos") -> ChaosCampaign {
         var campaign = ChaosCampaign()
         var serial = Int(seed % 1000) * 1_000_000
         for jobIndex in 0..<jobs {
@@ -38,7 +39,7 @@ struct ChaosCampaign {
                 let token = platform == "ios" ? apnsToken(serial) : fcmToken(serial)
                 recipients.append(#"{"userId":"u\#(serial)","subscriptionId":"\#(subscriptionID)","platform":"\#(platform)","token":"\#(token)","properties":{"name":"N\#(serial)"}}"#)
             }
-            campaign.jobs.append((jobID, Array(job(id: jobID, recipients: recipients, app: app, collapseID: collapseID).utf8)))
+            campaign.jobs.append((jobID, Array(job(id: jobID, recipients: recipients, app: app, collapseID: collapseID, campaign: campaignID).utf8)))
         }
         return campaign
     }
@@ -66,10 +67,10 @@ struct ChaosCampaign {
 
     /// A valid job of app `app_chaos` with the given recipient JSON objects.
     static func job(id: String, recipients: [String], data: String = #"{"screen":"chaos"}"#, app: String = ChaosHarness.app,
-                    collapseID: String? = "chaos") -> String {
+                    collapseID: String? = "chaos", campaign: String = "cmp_chaos") -> String {
         let expires = RFC3339Timestamp.format(Date().addingTimeInterval(3600))
         let collapse = collapseID.map { #""collapseId":"\#($0)","# } ?? ""
-        return #"{"schemaVersion":1,"jobId":"\#(id)","appId":"\#(app)","campaignId":"cmp_chaos","variant":"A","expiresAt":"\#(expires)","priority":"high","ttlSeconds":3600,\#(collapse)"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi {{ name | default: \"there\" }}","body":"Chaos drill","url":"https://shop.example/chaos","actions":[{"id":"buy","title":"Buy","url":"https://shop.example/buy"}]}}},"data":\#(data),"recipients":[\#(recipients.joined(separator: ","))]}"#
+        return #"{"schemaVersion":1,"jobId":"\#(id)","appId":"\#(app)","campaignId":"\#(campaign)","variant":"A","expiresAt":"\#(expires)","priority":"high","ttlSeconds":3600,\#(collapse)"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi {{ name | default: \"there\" }}","body":"Chaos drill","url":"https://shop.example/chaos","actions":[{"id":"buy","title":"Buy","url":"https://shop.example/buy"}]}}},"data":\#(data),"recipients":[\#(recipients.joined(separator: ","))]}"#
     }
 }
 

@@ -14,7 +14,8 @@ import PushDevTools
 public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
     public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
-                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + clusterDrillNames
+                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + campaignDrillNames
+        + clusterDrillNames
 
     /// The drills of the once-promise when the provider does not answer (docs/reliability.md).
     public static let onceDrillNames = ["slow-provider", "slow-provider-never", "drain-slow", "clock-skew", "tenant-429",
@@ -48,6 +49,10 @@ public enum ChaosDrills {
             case "drain-slow": try drainSlow(options, &report)
             case "tenant-429": try tenant429(options, &report)
             case "provider-outage": try providerOutage(options, &report)
+            case "campaign-cancel": try campaignCancel(options, &report)
+            case "campaign-pause": try campaignPause(options, &report)
+            case "campaign-throttle": try campaignThrottle(options, &report)
+            case "campaign-guard": try campaignGuard(options, &report)
             case "cluster-campaign": try withCluster(cluster, options) { try clusterCampaign(options, cluster: $0, &report) }
             case "cluster-reshard": try withCluster(cluster, options) { try clusterReshard(options, cluster: $0, &report) }
             case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }

@@ -222,8 +222,15 @@ final class SandboxRouter {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The wall clock, Unix ms (a recorded message's `receivedAtMs`).
+    static func wallMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
+    }
+
     /// Counts a provider answer and, for a 2xx, records the message as one JSON line
-    /// `{"platform","msgId","path","headers":{…},"body":…}` (the authorization header is left out).
+    /// `{"platform","msgId","receivedAtMs","path","headers":{…},"body":…}` (the authorization header is left out).
     /// `deliveries`: the tokens a Huawei request delivered to (``SandboxState/count(status:platform:msgID:line:deliveries:)``).
     func finish(_ response: SandboxResponse, platform: String, request: SandboxRequest, msgID: String?, bodyJSON: [UInt8]?,
                 deliveries: [String]? = nil) -> SandboxResponse {
@@ -232,6 +239,7 @@ final class SandboxRouter {
             line = JSONWriter.object(capacity: 256 + request.path.utf8.count + (bodyJSON?.count ?? 0)) { w in
                 w.member("platform", platform)
                 w.member("msgId", orNull: msgID)
+                w.member("receivedAtMs", Self.wallMilliseconds())
                 w.member("path", request.path)
                 w.member("headers") { h in
                     for (index, header) in request.headers.enumerated() where header.name != "authorization" {
