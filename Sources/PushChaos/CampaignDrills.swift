@@ -178,6 +178,8 @@ extension ChaosDrills {
         let rate = Double(inWindow) / (Double(endMs - startMs) / 60_000)
         let error = abs(rate - Double(perMinute)) / Double(perMinute)
         report.figure("throttle", "\(perMinute) per minute over \(Int(window)) s")
+        report.figure("recipients parked while waiting for tokens (both workers)",
+                      "\(rig.workers.map { worker in ChaosDrills.counter(worker, "pushworker_parked_total") }.reduce(0, +))")
         report.check("measured rate within ±10 %", String(format: "%.0f per minute (%.1f %%)", rate, error * 100), error <= 0.10)
         report.check("another campaign enqueued meanwhile is sent within 10 s", otherSentIn.map { format($0) } ?? "not all sent",
                      (otherSentIn ?? 999) <= 10)
@@ -214,6 +216,11 @@ extension ChaosDrills {
         report.figure("results", rig.watcher.statusSummary)
         oneResultEach(rig, &report)
         rig.stop(&report)
+    }
+
+    /// A counter of a worker's `/metrics` (0 when absent).
+    static func counter(_ worker: ChaosHarness.Worker, _ name: String) -> Int {
+        Int(worker.metricsText().split(separator: "\n").first { $0.hasPrefix(name + " ") }?.split(separator: " ").last.flatMap { Double($0) } ?? 0)
     }
 
     /// Requests the sandbox answered with `status`.

@@ -77,6 +77,7 @@ final class ClaimStage: Sendable {
         var nextDue = Double.infinity
     }
     private let last = Mutex(LastRound())
+    private let tokenWaiters = Mutex(TokenWaiters())
 
     /// One claim round for up to `room` recipients; `parkHeld`: send every held recipient to the
     /// retry topic now (the worker is saturated by load and must take other tenants' jobs).
@@ -106,16 +107,31 @@ final class ClaimStage: Sendable {
         }
         last.withLock { $0 = LastRound(queueVersion: queueVersion, endpointVersion: endpointVersion, room: room, parkHeld: parkHeld,
                                        nextDue: nextDue) }
+        // Recipients that waited in memory for tokens are out of the queue again: no longer counted.
+        var takenNow = selected.taken
+        if takenNow.contains(where: { $0.waitsForBucket != nil }) || selected.parked.contains(where: { $0.request.waitsForBucket != nil }) {
+            tokenWaiters.withLock { waiters in
+                for index in takenNow.indices where takenNow[index].waitsForBucket != nil {
+                    waiters.left(takenNow[index])
+                    takenNow[index].waitsForBucket = nil
+                }
+                for (request, _) in selected.parked where request.waitsForBucket != nil { waiters.left(request) }
+            }
+        }
         for (request, until) in selected.parked { park(request, until: until, now: now) }
         var probes: Set<Int> = []
-        for request in selected.taken where request.endpoint < view.gates.count && view.gates[request.endpoint] == .probe {
+        for request in takenNow where request.endpoint < view.gates.count && view.gates[request.endpoint] == .probe {
             probes.insert(request.endpoint)
         }
         for endpoint in probes { endpoints.probeSent(endpoint, now: now) }
         var kept: [ClaimRequest] = []
-        let steered = steer(selected.taken, now: now, kept: &kept)
-        let taken = takeTokens(steered, now: now, kept: &kept)
+        var waiting: [ClaimRequest] = []
+        let steered = steer(takenNow, now: now, kept: &kept)
+        let taken = takeTokens(steered, now: now, kept: &kept, waiting: &waiting)
         queue.restore(kept)
+        // Behind everything else: recipients waiting for tokens never keep other campaigns of
+        // their app × provider from its in-flight cap.
+        queue.append(waiting)
         guard !taken.isEmpty else { return [] }
         return claim(taken, now: now)
     }
@@ -196,6 +212,7 @@ final class ClaimStage: Sendable {
         let run = request.run, index = request.index
         let wait = max(0, until - now)
         let wallNow = clock.wallSeconds
+        forgetLastRound()
         metrics.increment("pushworker_parked_total")
         if let sendBy = run.sendBy, wallNow + wait > sendBy, sendBy < run.horizon {
             expireForDeadline(request, wallNow: wallNow)
@@ -212,12 +229,13 @@ final class ClaimStage: Sendable {
     /// Takes tokens from the fleet's buckets (`app.json` `ratePerSecond` per app × provider, the
     /// job's `throttlePerMinute` per campaign) for the taken recipients that have any, before they
     /// are claimed: a recipient waiting for tokens holds no claim and no slot.
-    private func takeTokens(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest]) -> [ClaimRequest] {
+    private func takeTokens(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest], waiting: inout [ClaimRequest]) -> [ClaimRequest] {
         // The recipients of one run and endpoint share their buckets: one acquire per group,
         // whatever the order the queue holds them in (a job's platforms interleave).
         var groups: [(run: JobRun, endpoint: Int, buckets: [DeliveryStateStore.Bucket], members: [Int])] = []
         var groupOf: [GroupKey: Int] = [:]
         var granted = [Bool](repeating: true, count: taken.count)
+
         var previous: (key: GroupKey, group: Int)?
         for (position, request) in taken.enumerated() {
             let key = GroupKey(run: ObjectIdentifier(request.run), endpoint: request.endpoint)
@@ -249,12 +267,33 @@ final class ClaimStage: Sendable {
                 guard count < group.members.count else { continue }
                 metrics.increment("pushworker_throttle_waits_total", by: Double(group.members.count - count))
                 let due = now + max(0.02, Double(answer.retryAfterMs) / 1000)
+                // Recipients still waiting queue behind the slowest bucket, one every 1 / rate
+                // seconds after those of this worker already waiting for it in memory: those whose
+                // turn is within ``tokenWaitInMemorySeconds`` wait in memory and ask again soon; the
+                // others go to the retry topic, due at their turn (at most
+                // ``throttleParkMaxSeconds`` ahead, so a cancel or pause reaches them soon). A
+                // throttled campaign holds neither slots nor the memory (its jobs' unfinished
+                // processings) other campaigns' jobs need.
+                let slowest = group.buckets.min { $0.ratePerSecond < $1.ratePerSecond } ?? group.buckets[0]
+                let interval = 1 / max(slowest.ratePerSecond, 1e-6)
+                var place = tokenWaiters.withLock { $0.count[slowest.key, default: 0] }
+                var stayed = 0
                 for position in group.members.dropFirst(count) {
                     granted[position] = false
                     var request = taken[position]
                     request.due = due
-                    if due - now > settings.admission.holdMaxSeconds { park(request, until: due, now: now) } else { kept.append(request) }
+                    place += 1
+                    let turn = Double(place) * interval
+                    if turn > min(settings.admission.holdMaxSeconds, Self.tokenWaitInMemorySeconds) {
+                        request.waitsForBucket = nil
+                        park(request, until: now + min(turn, Self.throttleParkMaxSeconds), now: now)
+                    } else {
+                        request.waitsForBucket = slowest.key
+                        waiting.append(request)
+                        stayed += 1
+                    }
                 }
+                if stayed > 0 { tokenWaiters.withLock { $0.count[slowest.key, default: 0] += stayed } }
             } catch {
                 health.failed(error, during: "token bucket")
                 for position in group.members {
@@ -266,6 +305,22 @@ final class ClaimStage: Sendable {
             }
         }
         return taken.indices.filter { granted[$0] }.map { taken[$0] }
+    }
+
+    /// The furthest a recipient waiting for tokens is parked ahead: it then asks again.
+    static let throttleParkMaxSeconds = 60.0
+    /// A recipient waits for tokens in memory only when its turn is this close: a few seconds
+    /// of the bucket's rate smooth the sends, and few processings stay open for it.
+    static let tokenWaitInMemorySeconds = 2.0
+
+    /// This worker's recipients waiting in memory for each token bucket.
+    struct TokenWaiters {
+        var count: [String: Int] = [:]
+        /// A waiting recipient was taken from the queue again.
+        mutating func left(_ request: ClaimRequest) {
+            guard let key = request.waitsForBucket, let current = count[key] else { return }
+            if current <= 1 { count[key] = nil } else { count[key] = current - 1 }
+        }
     }
 
     private struct GroupKey: Hashable {

@@ -223,4 +223,6 @@ struct ClaimRequest: Sendable {
     var waits = 0
     /// Its app × provider endpoint (``EndpointTable``).
     let endpoint: Int
+    /// The token bucket it waits for in memory, if it does (``ClaimStage`` counts them).
+    var waitsForBucket: String? = nil
 }
