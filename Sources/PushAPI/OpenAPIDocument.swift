@@ -819,13 +819,21 @@ public enum OpenAPIDocument {
             "type": "object"
           },
           "recipients": {
-            "type": "array",
+            "type": [
+              "array",
+              "null"
+            ],
             "items": {
               "type": "object"
-            }
+            },
+            "description": "Required unless `audience` is given (null counts as absent)."
           },
           "audience": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ],
+            "description": "An FCM topic or condition instead of recipients."
           }
         },
         "additionalProperties": true
@@ -1009,7 +1017,8 @@ public enum OpenAPIDocument {
               "null"
             ],
             "minimum": 1,
-            "maximum": 2147483647
+            "maximum": 2147483647,
+            "description": "Sends per minute across the fleet; null removes the throttle."
           }
         }
       },
@@ -1025,7 +1034,8 @@ public enum OpenAPIDocument {
               "string",
               "null"
             ],
-            "format": "date-time"
+            "format": "date-time",
+            "description": "RFC 3339, after 1970-01-01T00:00:00Z; null removes the deadline."
           }
         }
       },
