@@ -26,7 +26,7 @@ dev=.build/debug/pushworker-dev
 if [[ ! -x $bin || ! -x $dev ]]; then
   swift build -j 2 >/dev/null
 fi
-venv=.build/ops-venv
+venv=$PWD/.build/ops-venv
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv "$venv"
 fi
@@ -78,13 +78,14 @@ wait_for 30 "pushworker api (/readyz)" curl -sf "$base/readyz" || { cat "$work/a
 
 echo "== schemathesis $("$venv/bin/schemathesis" --version | awk '{print $NF}') against $base/openapi.json ($examples examples per operation, seed $seed)"
 status=0
-"$venv/bin/schemathesis" run "$base/openapi.json" \
+# From the scratch folder: schemathesis keeps its caches in the working directory.
+(cd "$work" && "$venv/bin/schemathesis" run "$base/openapi.json" \
   --header "Authorization: Bearer $token" \
   --checks "$checks" \
   --phases examples,coverage,fuzzing \
   --max-examples "$examples" --seed "$seed" --generation-database none \
   --workers 1 --request-timeout 30 --no-color --suppress-health-check all \
-  --report junit --report-junit-path "$work/junit.xml" || status=1
+  --report junit --report-junit-path "$work/junit.xml") || status=1
 
 if [[ -f $work/junit.xml ]]; then
   "$venv/bin/python" - "$work/junit.xml" <<'PY'
