@@ -1,5 +1,4 @@
 import PushEncoding
-import PushHTTPServer
 
 /// Every failure of the HTTP API, answered as JSON (docs/reference/api.md "Errors"):
 ///
@@ -50,11 +49,6 @@ public struct APIError: Error, Sendable {
                 e.endArray()
             })
         }.bytes + [0x0A]
-    }
-
-    /// The answer: `status`, `application/json`, ``json``, ``headers``.
-    public var response: HTTPListener.Response {
-        HTTPListener.Response(status: status, contentType: APIResponses.jsonType, bytes: json, headers: headers)
     }
 
     // MARK: - The failures, one factory each
@@ -141,15 +135,5 @@ public struct APIError: Error, Sendable {
 
     public static func internalError(_ detail: String) -> APIError {
         APIError(status: 500, code: "internal", message: "internal error: \(detail)")
-    }
-}
-
-/// The API's success answers.
-public enum APIResponses {
-    public static let jsonType = "application/json"
-
-    /// `status` with a JSON body.
-    public static func json(_ status: Int, _ bytes: [UInt8], headers: [(String, String)] = []) -> HTTPListener.Response {
-        HTTPListener.Response(status: status, contentType: jsonType, bytes: bytes, headers: headers)
     }
 }

@@ -2,7 +2,9 @@ import Foundation
 @testable import PushAPI
 import PushCore
 import PushEncoding
+import PushKafka
 import PushRedis
+import PushRuntime
 import PushTestSupport
 import Testing
 
@@ -182,6 +184,36 @@ struct APIServiceTests {
         #expect(eventually(timeout: 30) {
             (try? api.request("POST", "/v1/jobs", headers: [api.auth, api.json, "Idempotency-Key: during-outage"], body: APIHarness.job("k:1")))?.status == 202
         })
+    }
+
+    @Test("Redis refusing a command (a key of another type where a control lives) is 500 internal, logged; the API goes on")
+    func redisRefusal() throws {
+        let api = try APIHarness()
+        defer { api.stop() }
+        _ = try api.client.pipeline([["SET", .string(RedisKeys.campaignControl(appID: "app_demo", campaignID: "odd")), "not a hash"]])
+        let status = try api.request("GET", "/v1/campaigns/app_demo/odd")
+        #expect(status.status == 500 && status.errorCode == "internal", "\(status.body)")
+        let pause = try api.request("POST", "/v1/campaigns/app_demo/odd/pause")
+        #expect(pause.status == 500 && pause.errorCode == "internal")
+        #expect(try api.request("GET", "/v1/campaigns/app_demo/fine").status == 200)
+    }
+
+    @Test("readiness names a jobs topic that does not exist (pushworker topics apply), and turns ready once it does")
+    func missingTopic() throws {
+        let api = try APIHarness()
+        defer { api.stop() }
+        let admin = try KafkaAdmin(properties: ["bootstrap.servers": api.cluster.bootstrapServers], timeout: .seconds(2))
+        defer { admin.close() }
+        let health = APIHealth(redis: api.client, admin: admin, producer: api.producer, topic: "push.absent.v1",
+                               tokens: APITokens(tokens: [APIHarness.token]), metrics: api.metrics,
+                               logger: Logger(level: .critical, format: .text, sink: { _ in }))
+        #expect(health.readiness.failing.map(\.dependency) == ["starting"])
+        health.check()
+        let failing = health.readiness.failing
+        #expect(failing.map(\.dependency) == ["kafka"] && failing.first?.detail.contains("push.absent.v1 does not exist") == true, "\(failing)")
+        try api.cluster.createTopic("push.absent.v1", partitions: 1)
+        health.check()
+        #expect(health.readiness.isReady)
     }
 
     @Test("a job over the topic's size limit is 422 job_too_large naming it")

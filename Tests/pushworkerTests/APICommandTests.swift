@@ -66,6 +66,14 @@ struct APICommandTests {
         #expect(document.status == 0)
         #expect(document.stdout == (try String(contentsOf: Self.repository.appendingPathComponent("docs/reference/openapi.json"), encoding: .utf8)))
         #expect(try runCommand(BuiltProducts.pushworker, ["api", "extra"]).status == 64)
+
+        // An address already taken: 69, after the configuration was accepted.
+        let taken = try LoopbackListener()
+        var busy = printing
+        busy["PUSHWORKER_API_ADDR"] = "127.0.0.1:\(taken.port)"
+        busy["PUSHWORKER_LOG_FORMAT"] = "text"
+        let refused = try runCommand(BuiltProducts.pushworker, ["api"], environment: busy, timeout: 60)
+        #expect(refused.status == 69 && refused.stderr.contains("cannot listen"), "\(refused.status) \(refused.stderr)")
     }
 
     @Test("jobs posted over HTTP land on the topic; a campaign paused, throttled, resumed, cancelled and read back; SIGTERM exits 0")
@@ -165,6 +173,12 @@ struct APICommandTests {
             #expect(result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("run 'pushworker campaign --help' for usage"), "\(arguments)")
         }
+        // Redis refusing the command (a key of another type where the control lives): 70.
+        let client = try RedisClient(url: redis.url)
+        defer { client.close() }
+        _ = try client.pipeline([["SET", .string(RedisKeys.campaignControl(appID: "app_cli", campaignID: "odd")), "not a hash"]])
+        let odd = try run("pause", "app_cli", "odd")
+        #expect(odd.status == 70 && odd.stderr.contains("WRONGTYPE"), "\(odd.status) \(odd.stderr)")
         let noRedis = try runCommand(BuiltProducts.pushworker, ["campaign", "status", "a", "c"], environment: CLITest.environment([:]))
         #expect(noRedis.status == 78 && noRedis.stderr.contains("PUSHWORKER_REDIS_URL is required"))
         let down = try runCommand(BuiltProducts.pushworker, ["campaign", "status", "a", "c"],
