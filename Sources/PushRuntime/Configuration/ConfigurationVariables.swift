@@ -288,7 +288,8 @@ struct ConfigurationReader {
                 problems.append(text.hasPrefix("PUSHWORKER_MSGID_KEYS") ? text : "PUSHWORKER_MSGID_KEYS: \(text)")
             }
         }
-        if let dir = configuration.credentialsDir {
+        // `api` and `campaign` read no credentials: the image's default folder need not exist for them.
+        if let dir = configuration.credentialsDir, purpose != .api, purpose != .campaign {
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) || !isDirectory.boolValue {
                 problems.append("PUSHWORKER_CREDENTIALS_DIR: \(dir) is not a folder")
