@@ -72,7 +72,8 @@ ENV PUSHWORKER_HTTP_ADDR=0.0.0.0:9400 \
     PUSHWORKER_CREDENTIALS_DIR=/etc/pushworker/credentials \
     PUSHWORKER_LOG_FORMAT=json
 USER 65532:65532
-EXPOSE 9400
+# 9400: metrics and health of `run` and `events`; 9500: `pushworker api` (PUSHWORKER_API_ADDR).
+EXPOSE 9400 9500
 # SIGTERM is the graceful drain (docs/operations.md); pushworker is PID 1 and handles it itself.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["pushworker"]

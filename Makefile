@@ -7,7 +7,7 @@ BIN := .build/debug/pushworker
 # The development executable (sandbox, dev-broker, demo, bench, chaos), built beside it.
 DEV_BIN := .build/debug/pushworker-dev
 
-.PHONY: deps build-info build release demo test test-swift test-ops test-fuzz bench chaos clean
+.PHONY: deps build-info build release demo test test-swift test-ops test-fuzz test-api bench chaos clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -41,7 +41,7 @@ demo: build
 
 # Installs what is missing, starts nothing by hand: every test starts (and stops) the
 # services it needs on free loopback ports.
-test: deps test-swift test-ops test-fuzz
+test: deps test-swift test-ops test-fuzz test-api
 
 test-swift: build-info
 	@log=$$(mktemp); $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) > $$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; rm -f $$log
@@ -49,6 +49,12 @@ test-swift: build-info
 
 test-ops:
 	@bash scripts/ops-checks.sh
+
+# The HTTP API against its OpenAPI document (docs/reference/api.md): redis-server, a development
+# broker and `pushworker api` on free loopback ports, schemathesis (PyPI, pinned in
+# scripts/requirements-ci.txt) with a bearer token; API_EXAMPLES, API_SEED and API_CHECKS tune it.
+test-api:
+	@bash scripts/api-schemathesis.sh
 
 # Every libFuzzer target (Tests/Fuzz) built and run briefly on its corpus (Tests/Fuzz/corpus):
 # a target that does not compile or fails on its corpus or within FUZZ_SMOKE_SECONDS fails the test.

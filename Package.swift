@@ -73,6 +73,9 @@ let package = Package(
         // The operators' tools of the production executable: enqueue (job files to the jobs
         // topic) and the declared topics (print, apply).
         .target(name: "PushTools", dependencies: ["PushCore", "PushEncoding", "PushKafka"], swiftSettings: strict),
+        // The operators' HTTP API (`pushworker api`): jobs to the jobs topic, campaign control;
+        // routing, tokens, bodies and errors pure, the process on the runtime.
+        .target(name: "PushAPI", dependencies: ["PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushRedis", "PushHTTPServer"], swiftSettings: strict),
         // The command plumbing both executables share: the argument parser, the dispatch, `--help`.
         .target(name: "PushCLI", dependencies: ["PushRuntime", "PushCore", "PushKafka"], swiftSettings: strict),
 
@@ -91,10 +94,10 @@ let package = Package(
         // The chaos drills (`pushworker-dev chaos`, `make chaos`): the fleet, Redis and Kafka harmed on purpose.
         .target(name: "PushChaos", dependencies: ["PushRuntime", "PushTools", "PushWorker", "PushEvents", "PushCore", "PushEncoding", "PushCrypto", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushSandbox", "PushProcess", "PushDevTools"], swiftSettings: strict),
 
-        // The production executable: run, events, render, send, enqueue, topics, msgid, config, inspect, version.
+        // The production executable: run, events, api, campaign, render, send, enqueue, topics, msgid, config, inspect, version.
         .executableTarget(
             name: "pushworker",
-            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushWorker", "PushDelivery", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
+            dependencies: ["PushCLI", "PushRuntime", "PushTools", "PushAPI", "PushWorker", "PushDelivery", "PushEvents", "PushCore", "PushEncoding", "PushProviders", "PushPipeline", "PushCrypto", "PushKafka", "PushRedis", "PushHTTP", "PushHTTPServer", "CPushAllocator"],
             swiftSettings: strict
         ),
         // The development executable: sandbox, dev-broker, demo, bench, chaos.
@@ -125,6 +128,7 @@ let package = Package(
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushInbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushAPITests", dependencies: ["PushAPI", "PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushToolsTests", dependencies: ["PushTools", "PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushDevToolsTests", dependencies: ["PushRuntime", "PushDevTools", "PushChaos", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),

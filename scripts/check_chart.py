@@ -15,7 +15,8 @@ Validation:
   and prometheus-operator CRDs);
 - chart-specific expectations (securityContext, probes, grace period, every env var, KEDA
   trigger and its TriggerAuthentication, partition limit, image references, the events
-  Service/Ingress, `helm test` pods, alerts, dashboard queries) as named checks, every
+  Service/Ingress, the API (`pushworker api`: Deployment, Service, Ingress, tokens Secret,
+  NetworkPolicy), `helm test` pods, alerts, dashboard queries) as named checks, every
   option rendered on and off;
 - the alert rules and the dashboard queries with `promtool` (Prometheus 2.42, Debian's
   `prometheus` package; taken from PATH, else unpacked once into .build/promtool with
@@ -328,6 +329,7 @@ SETS: dict[str, dict] = {
         "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
         "probes": {"startup": {"failureThreshold": 60, "periodSeconds": 5}},
         "events": {"enabled": True, "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}}},
+        "api": {"enabled": True, "tokens": {"existingSecret": "push-api-tokens"}},
         "serviceMonitor": {"enabled": True, "namespace": "monitoring", "labels": {"release": "kube-prometheus-stack"},
                            "relabelings": [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}],
                            "metricRelabelings": [{"sourceLabels": ["__name__"], "regex": "process_.*", "action": "drop"}]},
@@ -335,6 +337,23 @@ SETS: dict[str, dict] = {
         "kafka": {"properties": {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "pushworker"},
                   "secretProperties": [{"property": "sasl.password", "secretName": "kafka-auth", "secretKey": "password"}]},
         "topicsJob": {"enabled": True, "replicationFactor": 2, "timeoutSeconds": 30}}),
+    # The HTTP API with tokens created from values, an Ingress, the NetworkPolicies, a ServiceMonitor.
+    "api": merged(REQUIRED, CREDENTIALS, {"api": {
+        "enabled": True, "tokens": {"values": ["ops-0123456789abcdef", "bot-ABCDEF0123456789+/=="]},
+        "ingress": {"enabled": True, "className": "nginx", "hosts": ["push-api.example.com"], "labels": {"exposure": "internal"},
+                    "annotations": {"nginx.ingress.kubernetes.io/proxy-body-size": "8m"},
+                    "tls": [{"secretName": "push-api-tls", "hosts": ["push-api.example.com"]}]},
+        "networkPolicyFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "campaigns"}}}]},
+        "networkPolicy": {"enabled": True}, "serviceMonitor": {"enabled": True}, "events": {"enabled": True}}),
+    # The API with its own Secret (another key), a LoadBalancer, every setting changed, Kafka secrets, no tests.
+    "api-existing-secret": merged(REQUIRED, {"api": {
+        "enabled": True, "replicaCount": 3, "port": 9600, "maxBodyBytes": 1048576, "threads": 8, "idempotencyTTLSeconds": 3600,
+        "produceTimeoutSeconds": 10, "tokens": {"existingSecret": "push-api-tokens", "key": "tokens.txt"},
+        "service": {"type": "LoadBalancer", "port": 443, "annotations": {"service.beta.kubernetes.io/aws-load-balancer-internal": "true"}},
+        "updateStrategy": {"type": "Recreate"}},
+        "kafka": {"secretProperties": [{"property": "sasl.password", "secretName": "kafka-auth", "secretKey": "password"}]},
+        "redis": {"existingSecret": "redis", "existingSecretPasswordKey": "redis-password"},
+        "tests": {"enabled": False}, "networkPolicy": {"enabled": True}}),
     # Recreate rollout, no startupProbe, a dry-run topics hook.
     "recreate-no-startup": merged(REQUIRED, {"updateStrategy": {"type": "Recreate"}, "probes": {"startup": {"enabled": False}},
                                              "topicsJob": {"enabled": True, "dryRun": True, "serviceAccountName": "kafka-admin"}}),
@@ -395,6 +414,12 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
                                "additional properties 'sourcelabels' not allowed"),
     "schema-topics-job-typo": (merged(REQUIRED, {"topicsJob": {"enable": True}}), "additional properties 'enable' not allowed"),
     "schema-strategy-type": (merged(REQUIRED, {"updateStrategy": {"type": "BlueGreen"}}), "updateStrategy"),
+    "api-without-tokens": (merged(REQUIRED, {"api": {"enabled": True}}), "api.enabled needs api.tokens.existingSecret or api.tokens.values"),
+    "api-ingress-without-api": (merged(REQUIRED, {"api": {"ingress": {"enabled": True}}}), "api.ingress.enabled needs api.enabled"),
+    "schema-api-typo": (merged(REQUIRED, {"api": {"enabled": True, "token": {"values": ["ops-0123456789abcdef"]}}}),
+                        "additional properties 'token' not allowed"),
+    "schema-api-short-token": (merged(REQUIRED, {"api": {"enabled": True, "tokens": {"values": ["short"]}}}), "values"),
+    "schema-api-service-typo": (merged(REQUIRED, {"api": {"service": {"typ": "ClusterIP"}}}), "additional properties 'typ' not allowed"),
     "schema-extra-object-without-kind": (merged(REQUIRED, {"extraObjects": [{"apiVersion": "v1", "metadata": {"name": "x"}}]}), "extraObjects"),
 }
 # Values missing every required value: one error lists them all.
@@ -419,6 +444,8 @@ EVENTS_DASHBOARD_METRICS = ["pushworker_events_total", "pushworker_events_rate_l
                             "pushworker_events_counter_flushes_total", "pushworker_events_counter_dropped_total",
                             "pushworker_webhook_deliveries_total", "pushworker_webhook_events_total",
                             "pushworker_webhook_dropped_total", "pushworker_ready"]
+CAMPAIGN_DASHBOARD_METRICS = ["pushworker_campaign_controls", "pushworker_campaign_steered_total", "pushworker_api_requests_total",
+                              "pushworker_api_jobs_total"]
 # The lag queries of the dashboard (stat and by-partition panels), with $namespace = .*: promtool
 # evaluates them against series of workers that disappear.
 _DASH_LAG = 'pushworker_kafka_consumer_lag{namespace=~".*"}'
@@ -604,6 +631,7 @@ def presence(set_name: str, docs: list[dict], eff: dict) -> None:
     """Every optional object is rendered exactly when its option is on (checked for every set)."""
     L = lambda what: f"[{set_name}] {what}"
     ev = on(eff, "events", "enabled")
+    api = on(eff, "api", "enabled")
     auth = expected_keda_auth(eff)
     want = {
         ("ScaledObject", FULLNAME): on(eff, "autoscaling", "keda", "enabled"),
@@ -621,13 +649,21 @@ def presence(set_name: str, docs: list[dict], eff: dict) -> None:
         ("Pod", f"{FULLNAME}-test-readyz"): on(eff, "tests", "enabled"),
         ("Pod", f"{FULLNAME}-test-events"): on(eff, "tests", "enabled") and ev,
         ("Job", f"{FULLNAME}-topics"): on(eff, "topicsJob", "enabled"),
+        ("Deployment", f"{FULLNAME}-api"): api,
+        ("Service", f"{FULLNAME}-api"): api,
+        ("PodDisruptionBudget", f"{FULLNAME}-api"): api and on(eff, "pdb", "enabled"),
+        ("Ingress", f"{FULLNAME}-api"): api and on(eff, "api", "ingress", "enabled"),
+        ("NetworkPolicy", f"{FULLNAME}-api"): api and on(eff, "networkPolicy", "enabled"),
+        ("Secret", f"{FULLNAME}-api-tokens"): api and not on(eff, "api", "tokens", "existingSecret"),
+        ("Pod", f"{FULLNAME}-test-api"): on(eff, "tests", "enabled") and api,
     }
     for (kind, name), expected in want.items():
         got = find(docs, kind, name) is not None
         check(L(f"{kind}/{name} {'rendered' if expected else 'absent'}"), got == expected,
               f"{'missing' if expected else 'rendered although off'}; kinds: {sorted(d['kind'] for d in docs)}")
-    check(L("no Secret or TriggerAuthentication other than the generated KEDA ones"),
-          all(d["kind"] not in ("Secret", "TriggerAuthentication") or d["metadata"]["name"] in (f"{FULLNAME}-keda-kafka", f"{FULLNAME}-kafka")
+    check(L("no Secret or TriggerAuthentication other than the generated KEDA ones and the API's tokens"),
+          all(d["kind"] not in ("Secret", "TriggerAuthentication")
+              or d["metadata"]["name"] in (f"{FULLNAME}-keda-kafka", f"{FULLNAME}-kafka", f"{FULLNAME}-api-tokens")
               for d in docs))
 
 
@@ -751,6 +787,8 @@ def expect_tests(set_name: str, docs: list[dict], eff: dict, namespace: str = NA
     targets = {f"{fullname}-test-readyz": f"http://{fullname}.{namespace}.svc:{eff['service']['port']}/readyz"}
     if eff["events"]["enabled"]:
         targets[f"{fullname}-test-events"] = f"http://{fullname}-events.{namespace}.svc:{eff['events']['service']['port']}/readyz"
+    if eff["api"]["enabled"]:
+        targets[f"{fullname}-test-api"] = f"http://{fullname}-api.{namespace}.svc:{eff['api']['service']['port']}/readyz"
     for name, url in targets.items():
         pod = find(docs, "Pod", name)
         if pod is None:
@@ -772,7 +810,7 @@ def expect_tests(set_name: str, docs: list[dict], eff: dict, namespace: str = NA
         check(L(f"{name} has resources"), bool(c.get("resources", {}).get("limits")))
         labels = pod["metadata"]["labels"]
         check(L(f"{name} labelled component helm-test"), labels.get("app.kubernetes.io/component") == "helm-test")
-    np_ = find(docs, "NetworkPolicy")
+    np_ = find(docs, "NetworkPolicy", FULLNAME)
     if np_ is not None:
         sel = np_["spec"]["podSelector"]
         test_labels = {"app.kubernetes.io/name": "pushworker", "app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "helm-test"}
@@ -850,7 +888,7 @@ def expect_events(set_name: str, docs: list[dict], eff: dict, notes: str) -> Non
               spec["ports"][0].get("nodePort") == (int(want["nodePort"]) if external and want["nodePort"] else None))
         check(L("events Service selects only events pods"),
               spec["selector"].get("app.kubernetes.io/component") == "events")
-    ing = find(docs, "Ingress")
+    ing = find(docs, "Ingress", f"{FULLNAME}-events")
     if ing is not None:
         iw = eff["events"]["ingress"]
         rules = ing["spec"]["rules"]
@@ -873,9 +911,103 @@ def expect_events(set_name: str, docs: list[dict], eff: dict, notes: str) -> Non
     check(L("NOTES warn iff externalTrafficPolicy Cluster"), ("externalTrafficPolicy is Cluster" in notes) == cluster_policy)
 
 
+API_VARIABLES = {"PUSHWORKER_API_ADDR", "PUSHWORKER_API_TOKENS_FILE", "PUSHWORKER_API_MAX_BODY", "PUSHWORKER_API_THREADS",
+                 "PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS", "PUSHWORKER_API_PRODUCE_TIMEOUT_SECONDS"}
+
+
+def expect_api(set_name: str, docs: list[dict], eff: dict, notes: str) -> None:
+    """The API Deployment runs `pushworker api` with its settings, the tokens file from its Secret
+    (mounted whole, so updates reach it), no msgId keys or provider credentials; its Service,
+    Ingress (only /v1/ and /openapi.json) and NetworkPolicy (no provider egress)."""
+    L = lambda what: f"[{set_name}] {what}"
+    dep = find(docs, "Deployment", f"{FULLNAME}-api")
+    if dep is None:
+        return
+    api = eff["api"]
+    pod = dep["spec"]["template"]["spec"]
+    c = container(dep, "api")
+    check(L("API Deployment runs `pushworker api`"), c.get("args") == ["api"])
+    check(L("API replicas from api.replicaCount"), dep["spec"].get("replicas") == api["replicaCount"])
+    check(L("API pods labelled component api"), dep["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component") == "api")
+    sc = c.get("securityContext", {})
+    check(L("API container hardened"), sc.get("readOnlyRootFilesystem") is True and sc.get("runAsNonRoot") is True
+          and sc.get("capabilities", {}).get("drop") == ["ALL"] and pod.get("automountServiceAccountToken") is False, json.dumps(sc))
+    ports = c.get("ports", [])
+    check(L(f"API container port {api['port']} named http"), ports == [{"name": "http", "containerPort": api["port"], "protocol": "TCP"}],
+          json.dumps(ports))
+    check(L("API liveness /healthz, readiness /readyz on http"),
+          c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+          and c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"})
+    env = env_names(c)
+    want = {"PUSHWORKER_API_ADDR": f"0.0.0.0:{api['port']}", "PUSHWORKER_API_TOKENS_FILE": f"/etc/pushworker/api/{api['tokens']['key']}",
+            "PUSHWORKER_API_MAX_BODY": str(api["maxBodyBytes"]), "PUSHWORKER_API_THREADS": str(api["threads"]),
+            "PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS": str(api["idempotencyTTLSeconds"]),
+            "PUSHWORKER_API_PRODUCE_TIMEOUT_SECONDS": str(api["produceTimeoutSeconds"]), "PUSHWORKER_CREDENTIALS_DIR": ""}
+    got = {k: env.get(k, {}).get("value") for k in want}
+    check(L("API settings from values (and no credentials folder)"), got == want, f"{got} != {want}")
+    code = "".join(path.read_text() for path in (ROOT / "Sources/PushRuntime/Configuration").glob("*.swift"))
+    unknown = sorted(n for n in env if n.startswith("PUSHWORKER_API_") and f'"{n}"' not in code)
+    check(L("every PUSHWORKER_API_* variable rendered is one the code reads"), not unknown and set(API_VARIABLES) <= set(env), ", ".join(unknown))
+    check(L("API container: no msgId keys, no credentials volume"),
+          "PUSHWORKER_MSGID_KEYS" not in env and "credentials" not in {v["name"] for v in pod.get("volumes", [])})
+    check(L("API container reads the ConfigMap (Kafka, Redis, topics)"), c.get("envFrom") == [{"configMapRef": {"name": FULLNAME}}])
+    for sp in eff["kafka"].get("secretProperties") or []:
+        name = "PUSHWORKER_RDKAFKA_" + sp["property"].upper().replace(".", "_").replace("-", "_")
+        check(L(f"API reads {name} from its Secret"),
+              env.get(name, {}).get("valueFrom", {}).get("secretKeyRef") == {"name": sp["secretName"], "key": sp["secretKey"]})
+    secret_name = api["tokens"]["existingSecret"] or f"{FULLNAME}-api-tokens"
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
+    tokens = volumes.get("api-tokens", {}).get("secret", {})
+    check(L(f"tokens Secret {secret_name} mounted whole and read-only at /etc/pushworker/api"),
+          tokens.get("secretName") == secret_name and tokens.get("items") == [{"key": api["tokens"]["key"], "path": api["tokens"]["key"]}]
+          and mounts.get("api-tokens") == {"name": "api-tokens", "mountPath": "/etc/pushworker/api", "readOnly": True}
+          and "subPath" not in mounts.get("api-tokens", {}), json.dumps(tokens))
+    created = find(docs, "Secret", f"{FULLNAME}-api-tokens")
+    if created is not None:
+        lines = [line for line in created["stringData"][api["tokens"]["key"]].splitlines() if line and not line.startswith("#")]
+        check(L("created tokens Secret holds api.tokens.values, one per line"), lines == api["tokens"]["values"], json.dumps(lines))
+        check(L("NOTES warn about tokens in values"), "api.tokens.values" in notes)
+    svc = find(docs, "Service", f"{FULLNAME}-api")
+    if svc is not None:
+        spec = svc["spec"]
+        check(L(f"API Service {api['service']['type']} port {api['service']['port']} → http, API pods only"),
+              spec["type"] == api["service"]["type"] and spec["ports"] == [{"name": "http", "port": api["service"]["port"], "targetPort": "http", "protocol": "TCP"}]
+              and spec["selector"].get("app.kubernetes.io/component") == "api"
+              and svc["metadata"].get("annotations", {}) == api["service"]["annotations"], json.dumps(spec))
+    ing = find(docs, "Ingress", f"{FULLNAME}-api")
+    if ing is not None:
+        iw = api["ingress"]
+        rules = ing["spec"]["rules"]
+        backend = {"service": {"name": f"{FULLNAME}-api", "port": {"name": "http"}}}
+        check(L("API Ingress routes only /v1/ (Prefix) and /openapi.json (Exact) to the API Service"),
+              all(r["http"]["paths"] == [{"path": "/v1/", "pathType": "Prefix", "backend": backend},
+                                         {"path": "/openapi.json", "pathType": "Exact", "backend": backend}] for r in rules), json.dumps(rules))
+        check(L("API Ingress one rule per host, className, annotations, labels, TLS from values"),
+              [r.get("host") for r in rules] == (iw["hosts"] or [None]) and ing["spec"].get("ingressClassName") == (iw["className"] or None)
+              and ing["metadata"].get("annotations", {}) == iw["annotations"]
+              and all(ing["metadata"]["labels"].get(k) == v for k, v in iw["labels"].items()) and ing["spec"].get("tls", []) == iw["tls"],
+              json.dumps(ing))
+    np_ = find(docs, "NetworkPolicy", f"{FULLNAME}-api")
+    if np_ is not None:
+        ports = sorted({p["port"] for rule in np_["spec"]["egress"] for p in rule["ports"]})
+        check(L("API NetworkPolicy egress DNS + Kafka + Redis only (no provider HTTPS)"), ports == [53, 6379, 9092, 9093], str(ports))
+        labels = {"app.kubernetes.io/name": "pushworker", "app.kubernetes.io/instance": RELEASE}
+        check(L("API NetworkPolicy selects the API pods only"),
+              selector_matches(np_["spec"]["podSelector"], {**labels, "app.kubernetes.io/component": "api"})
+              and not selector_matches(np_["spec"]["podSelector"], {**labels, "app.kubernetes.io/component": "worker"}))
+        froms = np_["spec"]["ingress"][0].get("from")
+        check(L("API NetworkPolicy ingress from api.networkPolicyFrom (+ the test pods), any when empty"),
+              (froms is None) == (not api["networkPolicyFrom"]) and all(f in (froms or []) for f in api["networkPolicyFrom"]), json.dumps(froms))
+        worker_np = find(docs, "NetworkPolicy", FULLNAME)
+        if worker_np is not None:
+            check(L("the worker NetworkPolicy does not select the API pods"),
+                  not selector_matches(worker_np["spec"]["podSelector"], {**labels, "app.kubernetes.io/component": "api"}))
+
+
 def expect_monitoring(set_name: str, docs: list[dict], eff: dict) -> None:
     L = lambda what: f"[{set_name}] {what}"
-    np_ = find(docs, "NetworkPolicy")
+    np_ = find(docs, "NetworkPolicy", FULLNAME)
     if np_ is not None:
         ports = sorted({p["port"] for rule in np_["spec"]["egress"] for p in rule["ports"]})
         check(L("NetworkPolicy egress DNS + 443 + Kafka + Redis only"), ports == [53, 443, 6379, 9092, 9093], str(ports))
@@ -941,7 +1073,8 @@ def expect_operator_features(set_name: str, docs: list[dict], eff: dict, values:
                   json.dumps(pod_labels))
             check(L(f"{d['kind']}/{name} pods carry podAnnotations"),
                   all(template.get("annotations", {}).get(k) == v for k, v in (eff.get("podAnnotations") or {}).items()))
-    deployments = [d for d in (find(docs, "Deployment", FULLNAME), find(docs, "Deployment", f"{FULLNAME}-events")) if d]
+    deployments = [d for d in (find(docs, "Deployment", FULLNAME), find(docs, "Deployment", f"{FULLNAME}-events"),
+                               find(docs, "Deployment", f"{FULLNAME}-api")) if d]
     for dep in deployments:
         pod = dep["spec"]["template"]["spec"]
         main = pod["containers"][0]
@@ -1029,9 +1162,10 @@ def expect_operator_features(set_name: str, docs: list[dict], eff: dict, values:
         labels = job["spec"]["template"]["metadata"]["labels"]
         check(L("topics Job pods are component topics (not selected by the NetworkPolicy, not by Services)"),
               labels.get("app.kubernetes.io/component") == "topics")
-        np_ = find(docs, "NetworkPolicy")
-        if np_ is not None:
-            check(L("NetworkPolicy does not select the topics Job's pods"), not selector_matches(np_["spec"]["podSelector"], labels))
+        for np_ in (find(docs, "NetworkPolicy", FULLNAME), find(docs, "NetworkPolicy", f"{FULLNAME}-api")):
+            if np_ is None:
+                continue
+            check(L(f"NetworkPolicy {np_['metadata']['name']} does not select the topics Job's pods"), not selector_matches(np_["spec"]["podSelector"], labels))
 
 
 def check_schema_closed() -> None:
@@ -1139,6 +1273,13 @@ def check_dashboard() -> None:
     for metric in EVENTS_DASHBOARD_METRICS:
         check(f"dashboard queries {metric} (tracking events)", any(metric in e for e in exprs))
     check("dashboard has a Tracking events row", any(p.get("type") == "row" and "Tracking events" in p.get("title", "") for p in panels))
+    for metric in CAMPAIGN_DASHBOARD_METRICS:
+        check(f"dashboard queries {metric} (campaign control, HTTP API)", any(metric in e for e in exprs))
+    check("dashboard shows paused and cancelled campaigns",
+          any('state="paused"' in e and "pushworker_campaign_controls" in e for e in exprs)
+          and any('state="cancelled"' in e and "pushworker_campaign_controls" in e for e in exprs))
+    check("dashboard has Campaign control and HTTP API rows",
+          {"Campaign control", "HTTP API"} <= {p.get("title") for p in panels if p.get("type") == "row"})
     for p in panels:
         if p.get("type") != "row":
             check(f"dashboard panel '{p.get('title')}' has a description", bool(p.get("description")))
@@ -1424,6 +1565,7 @@ def main() -> int:
             expect_images(set_name, docs, eff, app_version)
             expect_tests(set_name, docs, eff)
             expect_events(set_name, docs, eff, notes)
+            expect_api(set_name, docs, eff, notes)
             expect_monitoring(set_name, docs, eff)
             expect_prometheus_rule(set_name, docs, eff)
             expect_operator_features(set_name, docs, eff, values)

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 PATH="$PATH:/opt/swift/usr/bin"
 
 # The library modules, in dependency order: name, then its sources (directories or files).
-# A module given as some files of a SwiftPM target (PushHTTP, PushRuntime, PushEvents) is built
+# A module given as some files of a SwiftPM target (PushHTTP, PushRuntime, PushEvents, PushAPI) is built
 # from those files alone under the target's name, so that the targets stay free of libcurl,
 # Kafka, Redis and libmicrohttpd; a file listed here that starts using another file of its target
 # fails this build, and the list grows.
@@ -32,6 +32,7 @@ MODULES=(
   "PushHTTP Sources/PushHTTP/ClientCertificate.swift"
   "PushRuntime Sources/PushRuntime/Credentials/AppCredentials.swift"
   "PushEvents Sources/PushEvents/EventRoute.swift Sources/PushEvents/TrackingEvent.swift Sources/PushEvents/TrustedProxies.swift"
+  "PushAPI Sources/PushAPI/APIError.swift Sources/PushAPI/APIRoute.swift Sources/PushAPI/CampaignJSON.swift Sources/PushAPI/JobSubmission.swift"
 )
 # The targets: name (its corpus folder), its source in Tests/Fuzz, the modules it links.
 TARGETS=(
@@ -40,6 +41,7 @@ TARGETS=(
   "tracking-route TrackingRouteFuzzer.swift PushEncoding PushCore PushEvents"
   "provider-answers ProviderAnswersFuzzer.swift PushEncoding PushCore PushProviders"
   "credentials CredentialsFuzzer.swift PushEncoding PushCore CPushCrypto PushCrypto PushHTTP PushRuntime"
+  "api-request APIRequestFuzzer.swift PushEncoding PushCore PushAPI"
 )
 # Fixture folders a target reads as corpus too, beside Tests/Fuzz/corpus/<target>/.
 declare -A FIXTURES=([job-pipeline]="Tests/Fixtures/job/valid Tests/Fixtures/job/invalid")

@@ -10,6 +10,13 @@
 static const unsigned int default_connection_limit = 10000U;
 static const unsigned int default_idle_timeout_seconds = 30U;
 
+/* MHD_OPTION_UNESCAPE_CALLBACK of a daemon with raw_paths: the text stays as received. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
+
 static struct MHD_Daemon *start(const char *ipv4, uint16_t port, unsigned int threads, unsigned int extra_flags,
                                  const struct pw_httpd_limits *limits, MHD_AccessHandlerCallback handler, void *context) {
     if (ipv4 == NULL || handler == NULL) return NULL;
@@ -21,7 +28,7 @@ static struct MHD_Daemon *start(const char *ipv4, uint16_t port, unsigned int th
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | extra_flags;
     unsigned int connection_limit = limits && limits->connection_limit ? limits->connection_limit : default_connection_limit;
     unsigned int timeout = limits && limits->idle_timeout_seconds ? limits->idle_timeout_seconds : default_idle_timeout_seconds;
-    struct MHD_OptionItem options[8];
+    struct MHD_OptionItem options[10];
     size_t count = 0;
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &address};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL};
@@ -32,6 +39,10 @@ static struct MHD_Daemon *start(const char *ipv4, uint16_t port, unsigned int th
     if (limits && limits->connection_memory_bytes)
         options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                                    (intptr_t)limits->connection_memory_bytes, NULL};
+    if (limits && limits->request_completed)
+        options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)limits->request_completed, context};
+    if (limits && limits->raw_paths)
+        options[count++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_escaped, NULL};
     /* MHD_OPTION_THREAD_POOL_SIZE 1 is the same as no pool. */
     if (threads > 1) options[count++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)threads, NULL};
     options[count] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};

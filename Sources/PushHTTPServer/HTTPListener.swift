@@ -5,26 +5,34 @@ import PushCore
 import Synchronization
 
 /// A small HTTP/1.1 server over libmicrohttpd (its own polling thread) for `/metrics`,
-/// `/healthz`, `/readyz`, the tracking endpoint and the sandbox inbox. Handlers are
-/// synchronous and cheap. HTTP/1.1 keep-alive; request bodies (at most
-/// ``Limits/maximumBodyBytes``) are read and discarded; `threads` > 1 runs a pool of polling
-/// threads (MHD's thread pool), each calling the handler. Every connection is held to
-/// ``Limits``: header size, body size, idle time, connections per client address.
+/// `/healthz`, `/readyz`, the tracking endpoint, the sandbox inbox and the operators' HTTP API.
+/// Handlers are synchronous. HTTP/1.1 keep-alive; request bodies (at most
+/// ``Limits/maximumBodyBytes``) are read and discarded, or with ``Limits/collectsBodies`` handed
+/// to the handler in ``Request/body``; `threads` > 1 runs a pool of polling threads (MHD's
+/// thread pool), each calling the handler. Every connection is held to ``Limits``: header
+/// size, body size, idle time, connections per client address.
 /// With `allowsStreaming`, a handler may answer with an ``HTTPResponseStream`` (Server-Sent
 /// Events): the body is written later, from any thread.
 public final class HTTPListener: Sendable {
     public struct Request: Sendable {
         public var method: String
-        /// The path, without the query string.
+        /// The path, without the query string: percent-decoded by libmicrohttpd, or as sent with
+        /// ``Limits/rawPaths``.
         public var path: String
         public var clientAddress: String
         /// The headers named in the listener's `headerNames`, by lower-case name; a header sent
         /// on several lines is one value, the lines joined with ", " in order (RFC 9110 §5.3).
         public var headers: [String: String]
-        /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name).
+        /// Query parameters, percent-decoded by libmicrohttpd (the first value of a repeated name;
+        /// left escaped with ``Limits/rawPaths``).
         public var query: [String: String]
-        public init(method: String, path: String, clientAddress: String, headers: [String: String], query: [String: String] = [:]) {
+        /// The request body with ``Limits/collectsBodies`` (at most ``Limits/maximumBodyBytes``);
+        /// empty otherwise.
+        public var body: [UInt8]
+        public init(method: String, path: String, clientAddress: String, headers: [String: String], query: [String: String] = [:],
+                    body: [UInt8] = []) {
             self.method = method; self.path = path; self.clientAddress = clientAddress; self.headers = headers; self.query = query
+            self.body = body
         }
     }
 
@@ -54,7 +62,7 @@ public final class HTTPListener: Sendable {
 
     /// What one connection may cost (docs/security.md): every limit is enforced
     /// by libmicrohttpd or by the access handler before the request reaches the `Handler`.
-    public struct Limits: Sendable, Equatable {
+    public struct Limits: Sendable {
         /// Connections at once, all clients; more are refused at accept. Default: 10,000.
         public var maximumConnections: UInt32 = 10_000
         /// Connections at once from one client address (the socket's peer); more are refused at
@@ -71,6 +79,15 @@ public final class HTTPListener: Sendable {
         /// larger `Content-Length` is answered 413 before any of the body is read; a chunked body
         /// that grows past it is answered 413 (or the connection closed). Default: 4 KiB.
         public var maximumBodyBytes: Int = 4 << 10
+        /// Keep request bodies for the handler (``Request/body``) instead of discarding them.
+        /// Default: false.
+        public var collectsBodies = false
+        /// Hand the handler the path as sent (percent-escapes kept, ``Request/path``) so it can
+        /// split segments before decoding them. Default: false (libmicrohttpd decodes it).
+        public var rawPaths = false
+        /// The answer to a body over ``maximumBodyBytes`` (its `Connection: close` is added).
+        /// Default: 413 `request body too large`, plain text.
+        public var bodyTooLarge = Response(status: 413, body: "request body too large\n")
 
         public init() {}
     }
@@ -130,34 +147,23 @@ public final class HTTPListener: Sendable {
     }
 
     fileprivate static func handle(_ connection: OpaquePointer?, context: UnsafeMutableRawPointer?, url: UnsafePointer<CChar>?,
-                                   method: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
+                                   method: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?,
                                    requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
         guard let context, let connection, let requestContext else { return .NO }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         // MHD calls the handler first with only the headers, then once per chunk of body, then a
         // last time with no data. Answering on the first call makes MHD close the connection
         // (no keep-alive), so the first call only marks the request as seen — unless it declares
-        // a body too large, which is answered at once, before a byte of it is read. Bodies (we
-        // take none) are counted and discarded; the answer goes out on the last call.
-        // `requestContext` holds 1 + the body bytes seen so far (an integer, never dereferenced).
-        if requestContext.pointee == nil {
-            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: 1)
-            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-               Self.exceeds(declared, box.limits.maximumBodyBytes) {
-                return answer(connection, status: 413, body: "request body too large\n")
+        // a body too large, which is answered at once, before a byte of it is read. The answer
+        // goes out on the last call.
+        var body: [UInt8] = []
+        if box.limits.collectsBodies {
+            switch collect(connection, box: box, uploadData: uploadData, uploadSize: uploadSize, requestContext: requestContext) {
+            case .answered(let result): return result
+            case .complete(let bytes): body = bytes
             }
-            return .YES
-        }
-        if let uploadSize, uploadSize.pointee > 0 {
-            let seen = Int(bitPattern: requestContext.pointee) - 1 + uploadSize.pointee
-            uploadSize.pointee = 0
-            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: min(seen, Int.max - 1) + 1)
-            if seen > box.limits.maximumBodyBytes {
-                // A chunked body (no Content-Length) that grew too large: answer if MHD lets us
-                // now, else close the connection.
-                return answer(connection, status: 413, body: "request body too large\n")
-            }
-            return .YES
+        } else if let result = discard(connection, box: box, uploadSize: uploadSize, requestContext: requestContext) {
+            return result
         }
         var addressBuffer = [CChar](repeating: 0, count: 64)
         let clientAddress = pw_httpd_client_address(connection, &addressBuffer, 64) == 0
@@ -167,7 +173,7 @@ public final class HTTPListener: Sendable {
             if let value = headerValues(connection, name.lookup) { headers[name.key] = value }
         }
         let request = Request(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                              clientAddress: clientAddress, headers: headers, query: queryArguments(connection))
+                              clientAddress: clientAddress, headers: headers, query: queryArguments(connection), body: body)
         let answer = box.handler(request)
         if let stream = answer.stream {
             return queueStream(stream, answer: answer, connection: connection, box: box)
@@ -179,6 +185,77 @@ public final class HTTPListener: Sendable {
         defer { MHD_destroy_response(response) }
         addHeaders(response, answer)
         return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    /// A listener that takes no bodies: `requestContext` holds 1 + the body bytes seen so far
+    /// (an integer, never dereferenced); bodies are counted and discarded. nil on the last call
+    /// (the request is complete), else what to return to MHD.
+    private static func discard(_ connection: OpaquePointer, box: Box, uploadSize: UnsafeMutablePointer<Int>?,
+                                requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result? {
+        if requestContext.pointee == nil {
+            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+               Self.exceeds(declared, box.limits.maximumBodyBytes) {
+                return answer(connection, box.limits.bodyTooLarge)
+            }
+            return .YES
+        }
+        if let uploadSize, uploadSize.pointee > 0 {
+            let seen = Int(bitPattern: requestContext.pointee) - 1 + uploadSize.pointee
+            uploadSize.pointee = 0
+            requestContext.pointee = UnsafeMutableRawPointer(bitPattern: min(seen, Int.max - 1) + 1)
+            if seen > box.limits.maximumBodyBytes {
+                // A chunked body (no Content-Length) that grew too large: answer if MHD lets us
+                // now, else close the connection.
+                return answer(connection, box.limits.bodyTooLarge)
+            }
+            return .YES
+        }
+        return nil
+    }
+
+    /// What ``collect(_:box:uploadData:uploadSize:requestContext:)`` made of one call.
+    private enum BodyStep {
+        /// Return this to MHD (more body to come, or the request was answered already).
+        case answered(MHD_Result)
+        /// The last call: the whole body.
+        case complete([UInt8])
+    }
+
+    /// A listener that collects bodies: `requestContext` holds a retained ``RequestBody``
+    /// (released by the request-completed callback, whether or not the request completes). A
+    /// declared `Content-Length` over the limit is answered before a byte is read; a body that
+    /// grows past it (chunked, or longer than declared) is answered as soon as it does.
+    private static func collect(_ connection: OpaquePointer, box: Box, uploadData: UnsafePointer<CChar>?,
+                                uploadSize: UnsafeMutablePointer<Int>?,
+                                requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> BodyStep {
+        let maximum = box.limits.maximumBodyBytes
+        guard let pointer = requestContext.pointee else {
+            let body = RequestBody()
+            requestContext.pointee = Unmanaged.passRetained(body).toOpaque()
+            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"), Self.exceeds(declared, maximum) {
+                body.refused = true
+                return .answered(answer(connection, box.limits.bodyTooLarge))
+            }
+            return .answered(.YES)
+        }
+        let body = Unmanaged<RequestBody>.fromOpaque(pointer).takeUnretainedValue()
+        if let uploadSize, uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            uploadSize.pointee = 0
+            if body.refused { return .answered(.YES) }
+            guard count <= maximum - body.bytes.count else {
+                body.refused = true
+                body.bytes = []
+                return .answered(answer(connection, box.limits.bodyTooLarge))
+            }
+            if let uploadData { body.bytes.append(contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(uploadData), count: count)) }
+            return .answered(.YES)
+        }
+        // A refused request was answered already; MHD does not call again for it (close if it does).
+        if body.refused { return .answered(.NO) }
+        defer { body.bytes = [] }
+        return .complete(body.bytes)
     }
 
     /// Whether a `Content-Length` value is a number above `maximum` (a malformed one is MHD's to refuse).
@@ -194,18 +271,17 @@ public final class HTTPListener: Sendable {
         return false
     }
 
-    /// Queues a short plain-text answer; MHD closes the connection after it when the request's
-    /// body was not read. `.NO` (close at once) if MHD refuses to queue it.
-    private static func answer(_ connection: OpaquePointer, status: UInt32, body: String) -> MHD_Result {
-        let bytes = Array(body.utf8)
-        let response = bytes.withUnsafeBytes {
+    /// Queues an answer before the request's body is read (413), with `Connection: close`: MHD
+    /// closes the connection after it. `.NO` (close at once) if MHD refuses to queue it.
+    private static func answer(_ connection: OpaquePointer, _ answer: Response) -> MHD_Result {
+        let response = answer.body.withUnsafeBytes {
             MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let response else { return .NO }
         defer { MHD_destroy_response(response) }
-        _ = MHD_add_response_header(response, "Content-Type", "text/plain; charset=utf-8")
+        addHeaders(response, answer)
         _ = MHD_add_response_header(response, "Connection", "close")
-        return MHD_queue_response(connection, status, response)
+        return MHD_queue_response(connection, UInt32(answer.status), response)
     }
 
     /// Every line of header `name`, joined with ", " (pw_httpd_header_values); nil when absent.
@@ -273,8 +349,25 @@ private final class QueryCollector: @unchecked Sendable {
     var values: [String: String] = [:]
 }
 
-private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
-    HTTPListener.handle(connection, context: context, url: url, method: method, uploadSize: uploadSize, requestContext: requestContext)
+/// The body of one request received so far (``HTTPListener/Limits/collectsBodies``).
+/// Thread safety: touched only by the access handler, which MHD calls for one connection from
+/// one polling thread at a time, and released by the request-completed callback after it.
+final class RequestBody: @unchecked Sendable {
+    var bytes: [UInt8] = []
+    /// Answered 413: the rest of the body is dropped.
+    var refused = false
+}
+
+private let httpListenerAccessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, uploadData, uploadSize, requestContext in
+    HTTPListener.handle(connection, context: context, url: url, method: method, uploadData: uploadData, uploadSize: uploadSize,
+                        requestContext: requestContext)
+}
+
+/// Releases a request's ``RequestBody`` (registered only on listeners that collect bodies).
+private let httpListenerRequestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    guard let requestContext, let pointer = requestContext.pointee else { return }
+    requestContext.pointee = nil
+    Unmanaged<RequestBody>.fromOpaque(pointer).release()
 }
 
 /// Owns one running `MHD_Daemon`, built by ``start(host:port:threads:box:describing:)`` (the daemon
@@ -291,7 +384,9 @@ private final class MHDDaemon {
         var limits = pw_httpd_limits(connection_limit: box.limits.maximumConnections,
                                      per_address_connection_limit: box.limits.connectionsPerAddress,
                                      idle_timeout_seconds: max(1, box.limits.idleTimeoutSeconds),
-                                     connection_memory_bytes: max(0, box.limits.connectionMemoryBytes))
+                                     connection_memory_bytes: max(0, box.limits.connectionMemoryBytes),
+                                     request_completed: box.limits.collectsBodies ? httpListenerRequestCompleted : nil,
+                                     raw_paths: box.limits.rawPaths ? 1 : 0)
         let started = pw_httpd_start_limited(host, port, threads, &limits, box.allowsStreaming ? 1 : 0,
                                              httpListenerAccessHandler, context)
         guard let handle = started else {

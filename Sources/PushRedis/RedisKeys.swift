@@ -27,6 +27,7 @@ import PushCore
 /// | `pw:{app}:ev:cmp:<campaignId>:v:<variant>` | hash event type → count | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:<type>` | HyperLogLog of msgIds | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:v:<variant>:<type>` | HyperLogLog of msgIds | event counter TTL |
+/// | `pw:api:idem:<tokenId>:<key>` | the first answer to a `POST /v1/jobs` with that `Idempotency-Key` | `PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS` (24 h; 2 min while it is pending) |
 public enum RedisKeys {
     /// The sent fingerprints of one bucket of a campaign (a set).
     public static func dedupSent(appID: String, campaignID: String, bucket: DedupKey) -> String {
@@ -153,6 +154,13 @@ public enum RedisKeys {
     /// Distinct msgIds that reported `type` for one variant of a campaign (HyperLogLog).
     public static func eventVariantUniques(appID: String, campaignID: String, variant: String, type: String) -> String {
         "\(prefix(appID))ev:uq:\(escape(campaignID)):v:\(escape(variant)):\(escape(type))"
+    }
+
+    /// The first answer to a `POST /v1/jobs` with an `Idempotency-Key` (`pushworker api`,
+    /// docs/reference/api.md "Idempotency"): one key per caller (`tokenID`, a digest of its bearer
+    /// token, never the token) and key, no hash tag.
+    public static func apiIdempotency(tokenID: String, key: String) -> String {
+        "pw:api:idem:\(escape(tokenID)):\(escape(key))"
     }
 
     private static func prefix(_ appID: String) -> String { "pw:{\(escape(appID))}:" }

@@ -9,6 +9,8 @@ enum PushworkerCLI {
     commands:
       run                 the worker: consume jobs, deliver, publish results
       events              the tracking endpoint
+      api                 the operators' HTTP API: jobs in, campaign control
+      campaign status|pause|resume|cancel|throttle|deadline  steer a campaign fleet-wide
       render [FILE|-]     dry run: print the provider requests of a job, one JSON line per recipient
       send [FILE|-]       deliver one job directly (no Kafka), one result line per recipient
       enqueue [FILE|-]    validate and produce jobs to the jobs topic
@@ -25,7 +27,8 @@ enum PushworkerCLI {
     static let tool = CommandLineTool(
         name: "pushworker", usage: usage,
         commands: [
-            "run": RunCommand.main, "events": EventsCommand.main, "render": RenderCommand.main, "send": SendCommand.main,
+            "run": RunCommand.main, "events": EventsCommand.main, "api": APICommand.main, "campaign": CampaignCommand.main,
+            "render": RenderCommand.main, "send": SendCommand.main,
             "enqueue": EnqueueCommand.main, "topics": TopicsCommand.main, "msgid": MsgIDCommand.main,
             "config": ConfigCommand.main, "inspect": InspectCommand.main, "version": VersionCommand.main,
         ],

@@ -293,11 +293,11 @@ struct MetricsTests {
 
     @Test("every catalogued counter and histogram is declared at start-up or has an open label set")
     func startupSeriesAreComplete() {
-        let declared = Set((Metrics.startupSeries(.worker) + Metrics.startupSeries(.events)).map(\.name))
+        let declared = Set((Metrics.startupSeries(.worker) + Metrics.startupSeries(.events) + Metrics.startupSeries(.api)).map(\.name))
         for (name, meta) in Metrics.catalogue where meta.type != "gauge" {
             #expect(declared.contains(name) || Metrics.openLabelSeries.contains(name), "\(name) is neither declared nor open")
         }
-        for (name, labelSets) in Metrics.startupSeries(.worker) + Metrics.startupSeries(.events) {
+        for (name, labelSets) in Metrics.startupSeries(.worker) + Metrics.startupSeries(.events) + Metrics.startupSeries(.api) {
             for labels in labelSets { #expect(labels.map(\.0) == Metrics.catalogue[name]?.labels, "\(name) \(labels)") }
         }
     }

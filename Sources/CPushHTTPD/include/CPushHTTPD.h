@@ -20,6 +20,15 @@ struct pw_httpd_limits {
     /* Bytes of memory per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT): the request line and
      * headers must fit (MHD answers a larger request with 431 or 414 and closes); 0: MHD's 32 KiB. */
     size_t connection_memory_bytes;
+    /* Called with the daemon's context when a request ends, answered or not (the connection
+     * closed mid-request, the daemon stopped): MHD_OPTION_NOTIFY_COMPLETED, where a handler
+     * frees what it keeps per request in *con_cls. NULL: none. */
+    MHD_RequestCompletedCallback request_completed;
+    /* Non-zero: the URL's path reaches the handler as the client sent it, percent-escapes
+     * included (MHD_OPTION_UNESCAPE_CALLBACK that changes nothing), so a handler can split it
+     * into segments before decoding them and an escaped '/' stays inside its segment; query
+     * arguments are then left escaped too. 0: MHD decodes both (MHD_http_unescape). */
+    int raw_paths;
 };
 
 /* Starts a daemon with `limits` (NULL: every default) and, when `suspendable` is non-zero,

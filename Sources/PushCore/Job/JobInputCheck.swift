@@ -22,13 +22,19 @@ public enum JobInputCheck {
         public var problemCount: Int
         /// Warnings refused by `--strict`.
         public var refusedWarnings: Int
+        /// The problems as path and reason (the HTTP API's `problems`), in the order of `lines`;
+        /// warnings refused by `strict` included.
+        public var problems: [JobProblem] = []
+        /// Problems found beyond those kept (``JobValidationError/omitted``).
+        public var omitted = 0
     }
 
     /// Parses, resolves relative dates (as of `now`), decodes and lints `bytes`.
     public static func check(_ bytes: some Collection<UInt8>, now: Date, strict: Bool) -> Result<Checked, Failure> {
         let document: JSONValue
         do { document = try JSONParser.parse(Array(bytes)) } catch {
-            return .failure(Failure(lines: ["$: invalid JSON: \(error)"], problemCount: 1, refusedWarnings: 0))
+            return .failure(Failure(lines: ["$: invalid JSON: \(error)"], problemCount: 1, refusedWarnings: 0,
+                                    problems: [JobProblem(path: "$", reason: "invalid JSON: \(error)")]))
         }
         return check(document, now: now, strict: strict)
     }
@@ -38,17 +44,25 @@ public enum JobInputCheck {
         let job: FanOutJob?
         var lines: [String] = []
         var problems = 0
+        var found: [JobProblem] = []
+        var omitted = 0
         do throws(JobValidationError) { job = try JobDecoder.decode(document) } catch {
             job = nil
             lines = error.lines
             problems = error.problems.count + error.omitted
+            found = error.problems
+            omitted = error.omitted
         }
         let warnings = JobLint.warnings(document: document, job: job)
         if let job, !(strict && !warnings.isEmpty) {
             return .success(Checked(job: job, resolvedDates: resolutions, warnings: warnings))
         }
-        if strict { lines += warnings.map { "\($0) (--strict)" } }
-        return .failure(Failure(lines: lines, problemCount: problems, refusedWarnings: strict ? warnings.count : 0))
+        if strict {
+            lines += warnings.map { "\($0) (--strict)" }
+            found += warnings.map { JobProblem(path: $0.path, reason: $0.message + " (strict)") }
+        }
+        return .failure(Failure(lines: lines, problemCount: problems, refusedWarnings: strict ? warnings.count : 0,
+                                problems: found, omitted: omitted))
     }
 }
 

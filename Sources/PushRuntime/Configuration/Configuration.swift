@@ -74,6 +74,18 @@ public struct Configuration: Sendable {
     public var pauseRecheckSeconds: Int = 10
     /// A retry message due further ahead than this goes to the dead-letter topic. Default 3600 s.
     public var retryMaxDelaySeconds: Int = 3600
+    /// `pushworker api`'s listener (docs/reference/api.md). Default `0.0.0.0:9500`.
+    public var apiAddr = "0.0.0.0:9500"
+    /// The API's bearer tokens file (a path; the tokens are read by `pushworker api`, never here).
+    public var apiTokensFile = ""
+    /// Request bodies over this many bytes get 413. Default 8 MiB.
+    public var apiMaxBody = 8 << 20
+    /// The API listener's threads. Default 4.
+    public var apiThreads = 4
+    /// How long an `Idempotency-Key`'s first answer is kept. Default 24 h.
+    public var apiIdempotencyTTLSeconds = 86_400
+    /// Longest wait for the jobs of one request to be acknowledged by Kafka. Default 30 s.
+    public var apiProduceTimeoutSeconds = 30
     public var logLevel = LogLevel.info
     public var logFormat = LogFormat.json
     /// `PUSHWORKER_RDKAFKA_<NAME>` ⇒ librdkafka property `<name>` (lower-cased, `_` → `.`).
@@ -99,8 +111,9 @@ public struct Configuration: Sendable {
         public var description: String { messages.map { "- \($0)" }.joined(separator: "\n") }
     }
 
-    /// What the configuration will be used for: `run` needs Kafka and Redis, `send` neither.
-    public enum Purpose: Sendable { case worker, send, render, enqueue, events }
+    /// What the configuration will be used for: `run` needs Kafka and Redis, `send` neither,
+    /// `api` both and its tokens file, `campaign` Redis.
+    public enum Purpose: Sendable { case worker, send, render, enqueue, events, api, campaign }
 
     /// Reads the configuration from `environment` (and the JSON file it names), then `overrides`:
     /// each variable of ``table`` into its field, then the checks of values that do not go
@@ -158,6 +171,10 @@ public struct Configuration: Sendable {
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
             "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",
             "PUSHWORKER_RECORD_DELAY_MS=\(recordDelayMs)",
+            "PUSHWORKER_API_ADDR=\(apiAddr)", "PUSHWORKER_API_TOKENS_FILE=\(apiTokensFile)",
+            "PUSHWORKER_API_MAX_BODY=\(apiMaxBody)", "PUSHWORKER_API_THREADS=\(apiThreads)",
+            "PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS=\(apiIdempotencyTTLSeconds)",
+            "PUSHWORKER_API_PRODUCE_TIMEOUT_SECONDS=\(apiProduceTimeoutSeconds)",
             "PUSHWORKER_LOG_LEVEL=\(logLevel.rawValue)", "PUSHWORKER_LOG_FORMAT=\(logFormat.rawValue)",
         ]
         for (name, value) in rdkafkaProperties.sorted(by: { $0.key < $1.key }) {

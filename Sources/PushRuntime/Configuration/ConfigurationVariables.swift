@@ -33,8 +33,8 @@ extension Configuration {
         }
     }
 
-    static let kafkaPurposes: Set<Purpose> = [.worker, .enqueue, .events]
-    static let redisPurposes: Set<Purpose> = [.worker, .events]
+    static let kafkaPurposes: Set<Purpose> = [.worker, .enqueue, .events, .api]
+    static let redisPurposes: Set<Purpose> = [.worker, .events, .api, .campaign]
     static let keyPurposes: Set<Purpose> = [.worker, .send, .render, .events]
 
     /// Every variable, in the order `config check` and the reference list them.
@@ -124,6 +124,21 @@ extension Configuration {
                  .integer(\.dedupMaxSeconds, 60...31_536_000)),
         Variable("PUSHWORKER_RECORD_DELAY_MS", "25", "outcomes gather this long before one Redis record round trip and their results' produce",
                  .integer(\.recordDelayMs, 0...1000)),
+        Variable("PUSHWORKER_API_ADDR", "0.0.0.0:9500", "`pushworker api` listener: the HTTP API, /metrics, /healthz, /readyz (IPv4:port or localhost:port)",
+                 .text(\.apiAddr)),
+        Variable("PUSHWORKER_API_TOKENS_FILE", nil,
+                 "`pushworker api` bearer tokens: one per line (≥ 16 characters), blank lines and # comments ignored (required for api)",
+                 .required(\.apiTokensFile, for: [.api])),
+        Variable("PUSHWORKER_API_MAX_BODY", "8388608", "`pushworker api`: request bodies over this many bytes are answered 413",
+                 .integer(\.apiMaxBody, 1024...268_435_456)),
+        Variable("PUSHWORKER_API_THREADS", "4", "`pushworker api`: listener threads (each serves its connections one request at a time)",
+                 .integer(\.apiThreads, 1...256)),
+        Variable("PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS", "86400",
+                 "`pushworker api`: how long the answer to a POST /v1/jobs with an Idempotency-Key is kept (Redis)",
+                 .integer(\.apiIdempotencyTTLSeconds, 60...2_592_000)),
+        Variable("PUSHWORKER_API_PRODUCE_TIMEOUT_SECONDS", "30",
+                 "`pushworker api`: longest wait for Kafka to acknowledge the jobs of one POST /v1/jobs",
+                 .integer(\.apiProduceTimeoutSeconds, 1...300)),
         Variable("PUSHWORKER_LOG_LEVEL", "info", "trace, debug, info, notice, warning, error, critical",
                  .custom { reader, configuration in
                      guard let level = reader.string("PUSHWORKER_LOG_LEVEL") else { return }
@@ -257,6 +272,12 @@ struct ConfigurationReader {
         if let problem = ConfigurationChecks.listenAddress(configuration.httpAddr, variable: "PUSHWORKER_HTTP_ADDR") {
             problems.append(problem)
         }
+        if let problem = ConfigurationChecks.listenAddress(configuration.apiAddr, variable: "PUSHWORKER_API_ADDR") {
+            problems.append(problem)
+        }
+        if purpose == .api, !configuration.apiTokensFile.isEmpty, !FileManager.default.isReadableFile(atPath: configuration.apiTokensFile) {
+            problems.append("PUSHWORKER_API_TOKENS_FILE: \(configuration.apiTokensFile) is not a readable file")
+        }
         checkTopics(configuration)
         if !configuration.kafkaBrokers.isEmpty { problems += ConfigurationChecks.brokers(configuration.kafkaBrokers) }
         if Configuration.keyPurposes.contains(purpose) && !configuration.msgIDKeys.isEmpty {
@@ -267,7 +288,8 @@ struct ConfigurationReader {
                 problems.append(text.hasPrefix("PUSHWORKER_MSGID_KEYS") ? text : "PUSHWORKER_MSGID_KEYS: \(text)")
             }
         }
-        if let dir = configuration.credentialsDir {
+        // `api` and `campaign` read no credentials: the image's default folder need not exist for them.
+        if let dir = configuration.credentialsDir, purpose != .api, purpose != .campaign {
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) || !isDirectory.boolValue {
                 problems.append("PUSHWORKER_CREDENTIALS_DIR: \(dir) is not a folder")

@@ -84,7 +84,10 @@ public final class Metrics: Sendable {
         "pushworker_webhook_deliveries_total": ("counter", "Webhook batch attempts by outcome (delivered, retried, rejected, failed).", ["outcome"]),
         "pushworker_webhook_events_total": ("counter", "Events delivered to webhooks.", []),
         "pushworker_webhook_dropped_total": ("counter", "Events dropped before webhook delivery (queue full or shutdown).", []),
-        // Every process (`run`, `events`): MetricsStartup.swift.
+        // The operators' HTTP API (`pushworker api`).
+        "pushworker_api_requests_total": ("counter", "HTTP API requests by route (a fixed name per endpoint, unknown for the rest) and status code.", ["route", "code"]),
+        "pushworker_api_jobs_total": ("counter", "Jobs the HTTP API produced to the jobs topic (acknowledged by Kafka).", []),
+        // Every process (`run`, `events`, `api`): MetricsStartup.swift.
         "pushworker_build_info": ("gauge", "Always 1: the version, git commit and C library versions of this binary.", ["version", "commit", "libcurl", "librdkafka", "openssl"]),
         "process_resident_memory_bytes": ("gauge", "Resident memory size in bytes.", []),
         "process_virtual_memory_bytes": ("gauge", "Virtual memory size in bytes.", []),

@@ -8,7 +8,7 @@ import PushProviders
 /// the series appear.
 extension Metrics {
     /// Whose series to declare.
-    public enum Role: Sendable { case worker, events }
+    public enum Role: Sendable { case worker, events, api }
 
     /// The counters (and histograms) of each role with their known label sets. Counters whose
     /// labels come from an open set (HTTP status codes, Kafka error names, Redis nodes, lag
@@ -59,6 +59,12 @@ extension Metrics {
                 ("pushworker_kafka_errors_total", [[]]),
                 ("pushworker_redis_errors_total", [[]]),
             ]
+        case .api:
+            return [
+                ("pushworker_api_jobs_total", [[]]),
+                ("pushworker_kafka_errors_total", [[]]),
+                ("pushworker_redis_errors_total", [[]]),
+            ]
         }
     }
 
@@ -71,6 +77,7 @@ extension Metrics {
         "pushworker_redis_node_moved_total", "pushworker_redis_node_ask_total", // node: the cluster's
         "process_cpu_seconds_total",  // read at scrape time, not a stored counter
         "pushworker_redis_round_trips_total",    // read at scrape time from the client (0 from the start)
+        "pushworker_api_requests_total",         // route × code: the codes a route answers appear as they happen
     ]
 
     /// Declares `role`'s series, `pushworker_build_info` and the process gauges. Call once, at

@@ -21,6 +21,15 @@
 {{- printf "%s-events" (include "pushworker.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{- define "pushworker.apiName" -}}
+{{- printf "%s-api" (include "pushworker.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The Secret holding the API's tokens file: api.tokens.existingSecret, or the chart's own. */}}
+{{- define "pushworker.apiTokensSecret" -}}
+{{- .Values.api.tokens.existingSecret | default (printf "%s-tokens" (include "pushworker.apiName" .) | trunc 63 | trimSuffix "-") }}
+{{- end }}
+
 {{- define "pushworker.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
@@ -55,6 +64,21 @@ app.kubernetes.io/component: events
 {{- define "pushworker.eventsLabels" -}}
 helm.sh/chart: {{ include "pushworker.chart" . }}
 {{ include "pushworker.eventsSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- include "pushworker.commonLabels" . }}
+{{- end }}
+
+{{/* Selector labels of the API pods. */}}
+{{- define "pushworker.apiSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "pushworker.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: api
+{{- end }}
+
+{{- define "pushworker.apiLabels" -}}
+helm.sh/chart: {{ include "pushworker.chart" . }}
+{{ include "pushworker.apiSelectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- include "pushworker.commonLabels" . }}
@@ -243,6 +267,12 @@ worker Deployment so every render runs them.
 {{- if and .Values.events.ingress.enabled (not .Values.events.enabled) }}
 {{- $errors = append $errors "events.ingress.enabled needs events.enabled (the Ingress routes to the events Service)" }}
 {{- end }}
+{{- if and .Values.api.ingress.enabled (not .Values.api.enabled) }}
+{{- $errors = append $errors "api.ingress.enabled needs api.enabled (the Ingress routes to the API Service)" }}
+{{- end }}
+{{- if and .Values.api.enabled (not .Values.api.tokens.existingSecret) (not .Values.api.tokens.values) }}
+{{- $errors = append $errors "api.enabled needs api.tokens.existingSecret or api.tokens.values (PUSHWORKER_API_TOKENS_FILE: pushworker api refuses to start without a token)" }}
+{{- end }}
 {{- if not .Values.msgIdKeys.existingSecret }}
 {{- $errors = append $errors "msgIdKeys.existingSecret is required (PUSHWORKER_MSGID_KEYS comes from a Secret)" }}
 {{- end }}
@@ -295,6 +325,15 @@ env:
       secretKeyRef:
         name: {{ .Values.msgIdKeys.existingSecret }}
         key: {{ .Values.msgIdKeys.key }}
+  {{- include "pushworker.connectionEnv" . }}
+{{- end }}
+
+{{/*
+The env entries every container of the chart's processes takes besides the ConfigMap (the
+worker's, the events' and the API's): Redis and Kafka secrets, then extraEnv. Each entry on
+its own line, indented 2, after a newline.
+*/}}
+{{- define "pushworker.connectionEnv" -}}
   {{- if include "pushworker.redisUrlFromSecret" . }}
   - name: PUSHWORKER_REDIS_URL
     valueFrom:
