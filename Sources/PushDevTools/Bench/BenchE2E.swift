@@ -100,7 +100,7 @@ package struct BenchE2E: Benchmark {
     }
 
     /// `INFO memory` `used_memory` in bytes, nil if Redis does not answer.
-    static func usedMemory(_ client: RedisClient) -> Int64? {
+    static func usedMemory(_ client: any RedisPipelining) -> Int64? {
         guard let reply = try? client.pipeline([["INFO", "memory"]]).first, let text = reply.text else { return nil }
         for line in text.components(separatedBy: "\r\n") where line.hasPrefix("used_memory:") {
             return Int64(line.dropFirst("used_memory:".count))
@@ -115,6 +115,10 @@ package struct BenchE2E: Benchmark {
         switch target {
         case .standalone(let endpoint):
             guard let client = try? RedisClient(endpoint: endpoint) else { return nil }
+            defer { client.close() }
+            return usedMemory(client)
+        case .sentinel(let endpoint):
+            guard let client = try? RedisSentinelClient(endpoint: endpoint) else { return nil }
             defer { client.close() }
             return usedMemory(client)
         case .cluster(let endpoint):
