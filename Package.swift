@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushInbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),
         .testTarget(name: "PushToolsTests", dependencies: ["PushTools", "PushRuntime", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
