@@ -53,6 +53,11 @@ package struct BenchE2E: Benchmark {
         package var clusterReplicas = 0
         /// `--compare-standalone`: `rounds` × (standalone, cluster) alternating (``BenchE2ECompare``).
         package var compareStandalone = false
+        /// `--redis-tls`: the redis-server started speaks only TLS (a CA made for the run), the
+        /// workers reach it with `rediss://` and `PUSHWORKER_REDIS_CA_FILE`.
+        package var redisTLS = false
+        /// `--compare-plain`: `rounds` × (plain, TLS) alternating (``BenchE2ECompare``).
+        package var comparePlain = false
         package var rounds = 3
         package var h2loadRequests: Int?
         /// Extra senders run with h2load's arguments (`make bench-peers`).
@@ -109,9 +114,10 @@ package struct BenchE2E: Benchmark {
     }
 
     /// `used_memory` of the Redis `url` names: the server's, or the sum over a cluster's
-    /// masters (each asked directly; nil if one does not answer).
-    static func usedMemory(url: String) -> Int64? {
-        guard let target = try? RedisTarget(url: url) else { return nil }
+    /// masters (each asked directly; nil if one does not answer). `caFile` verifies a `rediss://` server.
+    static func usedMemory(url: String, caFile: String? = nil) -> Int64? {
+        guard var target = try? RedisTarget(url: url) else { return nil }
+        if target.usesTLS { target.tls = RedisTLS(caFile: caFile) }
         switch target {
         case .standalone(let endpoint):
             guard let client = try? RedisClient(endpoint: endpoint) else { return nil }
@@ -173,11 +179,12 @@ package struct BenchE2E: Benchmark {
             redisCluster = started
             redisURL = started.url
         } else {
-            step("starting Redis")
-            let local = try LocalRedis(folder: folder)
+            step(options.redisTLS ? "starting Redis (TLS only, a CA made for the run)" : "starting Redis")
+            let local = try LocalRedis(folder: folder, tls: options.redisTLS)
             redis = local
             redisURL = local.url
         }
+        let redisCAFile = redis?.tls?.caFile
         defer {
             redis?.child.stop()
             if sharedCluster == nil { redisCluster?.stop() }
@@ -240,6 +247,7 @@ package struct BenchE2E: Benchmark {
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]
         for (key, value) in overrides { environment[key] = value }
+        if let redisCAFile { environment["PUSHWORKER_REDIS_CA_FILE"] = redisCAFile }
         if environment["PUSHWORKER_LOG_LEVEL"] == nil { environment["PUSHWORKER_LOG_LEVEL"] = "warning" }
 
         // The results reader joins first (it reads from the earliest offset anyway).
@@ -265,7 +273,7 @@ package struct BenchE2E: Benchmark {
             try producer.flush(timeout: .seconds(120))
         }
         // De-duplication state: Redis memory before the campaign and after it (docs/reference/redis.md).
-        let redisMemoryBefore = Self.usedMemory(url: redisURL)
+        let redisMemoryBefore = Self.usedMemory(url: redisURL, caFile: redisCAFile)
         if options.backlog { try enqueue() }
 
         // Workers.
@@ -379,7 +387,7 @@ package struct BenchE2E: Benchmark {
         let redisCPU = redisCPUAtStart.map { redisPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +) - $0 }
         let benchCPU = ProcessStats.selfCPUSeconds() - benchCPUAtStart
         // Recorded outcomes are in Redis before their results are produced: the state is complete.
-        let redisMemoryAfter = Self.usedMemory(url: redisURL)
+        let redisMemoryAfter = Self.usedMemory(url: redisURL, caFile: redisCAFile)
         // A cluster's per-node pipelines are published after each readiness probe (every 2 s).
         var nodePipelines: Double?
         if isCluster {
@@ -500,6 +508,7 @@ package struct BenchE2E: Benchmark {
                         "cpuMicrosPerNotification": distinct > 0 ? Self.round(sandboxCPUWorkerPhase / Double(distinct) * 1e6, 2) : NSNull()] as [String: Any],
             "redis": [
                 "mode": isCluster ? "cluster" : "standalone",
+                "tls": (try? RedisTarget(url: redisURL))?.usesTLS ?? false,
                 "clusterStartedByBench": redisCluster != nil,
                 "cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull(),
                 "cpuMicrosPerNotification": redisCPU.map { distinct > 0 ? Self.round($0 / Double(distinct) * 1e6, 2) : 0 } ?? NSNull(),

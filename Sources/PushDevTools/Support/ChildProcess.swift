@@ -66,20 +66,26 @@ package final class ChildProcess: Sendable {
     }
 }
 
-/// A throwaway `redis-server` on a free loopback port (demo and bench).
+/// A throwaway `redis-server` on a free loopback port (demo and bench); with `tls`, it speaks
+/// only TLS there, presenting a certificate of a CA made for it (``tls``'s `caFile`).
 package final class LocalRedis: Sendable {
     let port: UInt16
     package let child: ChildProcess
-    package var url: String { "redis://127.0.0.1:\(port)" }
+    /// The CA and certificate of a TLS-only server, nil for a plain one.
+    package let tls: LocalTLSFiles?
+    /// `redis://127.0.0.1:port`, or `rediss://…` for a TLS-only server.
+    package var url: String { "\(tls == nil ? "redis" : "rediss")://127.0.0.1:\(port)" }
 
-    package init(folder: URL) throws {
+    package init(folder: URL, tls: Bool = false) throws {
         let port = ChildProcess.freePort()
         self.port = port
+        let files = tls ? try LocalTLSFiles(folder: folder) : nil
+        self.tls = files
         let executable = ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/redis-server"
-        child = try ChildProcess(executable, ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                             "--dir", folder.path, "--daemonize", "no"],
-                                 log: folder.appendingPathComponent("redis.log"))
+        child = try ChildProcess(executable, (files?.serverArguments(port: port) ?? ["--port", "\(port)"]) + [
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path, "--daemonize", "no",
+        ], log: folder.appendingPathComponent("redis.log"))
         guard ChildProcess.waitFor(timeout: 10, { LocalRedis.answers(port: port) }) else {
             throw DemoError("redis-server did not start: \(child.log().suffix(500))")
         }

@@ -49,13 +49,19 @@ enum BenchCommand {
       --sandbox-arg=ARG     pass ARG to `pushworker-dev sandbox` (repeatable), e.g.
                             --sandbox-arg=--throttle-share=0.05 to exercise retries
       --brokers HOST:PORT   use this Kafka (e.g. `pushworker-dev dev-broker`; topics must exist)
-      --redis-url URL       use this Redis instead of starting redis-server (redis:// or redis+cluster://)
+      --redis-url URL       use this Redis instead of starting redis-server (any PUSHWORKER_REDIS_URL form;
+                            PUSHWORKER_REDIS_CA_FILE & co. from the environment reach the workers)
+      --redis-tls           the redis-server started speaks only TLS (a CA made for the run): the
+                            workers use rediss:// and PUSHWORKER_REDIS_CA_FILE
+      --compare-plain       with --redis-tls: --rounds pairs of runs, plain and TLS alternating (the
+                            same workload each), medians and the TLS/plain worker CPU ratio (no
+                            target); h2load skipped unless --h2load-requests
       --redis-cluster       start a Redis Cluster of 3 masters (redis-cli --cluster create) instead
       --cluster-replicas N  replicas per master of that cluster (default 0)
       --compare-standalone  with the cluster: --rounds pairs of runs, standalone and cluster
                             alternating (the same workload each), medians and the cluster/standalone
                             worker CPU ratio (target <= 1.10); h2load skipped unless --h2load-requests
-      --rounds N            pairs of runs for --compare-standalone (default 3)
+      --rounds N            pairs of runs for --compare-standalone or --compare-plain (default 3)
       --backlog             enqueue everything before starting the workers (default: start the
                             workers, wait until ready, then enqueue as fast as possible)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
@@ -102,7 +108,7 @@ enum BenchCommand {
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus",
             "sandbox-threads", "brokers", "redis-url", "svg", "cluster-replicas", "rounds", "worker-wrapper",
             "compare-binary", "compare-wrapper",
-        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone", "lean-recipients"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
+        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone", "lean-recipients", "redis-tls", "compare-plain"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
             try readRunOptions(parsed, into: &options, timeout: (600, 5...86_400))
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...100_000)
@@ -139,8 +145,14 @@ enum BenchCommand {
             options.rounds = try parsed.integer("rounds", default: 3, in: 1...50)
             if options.compareStandalone { options.redisCluster = true }
             if options.redisCluster && options.redisURL != nil { throw PushCore.UsageError("--redis-cluster starts its own cluster: drop --redis-url") }
+            options.redisTLS = parsed.flag("redis-tls")
+            options.comparePlain = parsed.flag("compare-plain")
+            if options.comparePlain && !options.redisTLS { throw PushCore.UsageError("--compare-plain compares with --redis-tls: add it") }
+            if options.redisTLS && (options.redisCluster || options.redisURL != nil) {
+                throw PushCore.UsageError("--redis-tls starts one TLS redis-server: drop --redis-cluster, --compare-standalone and --redis-url")
+            }
         } bench: { options in
-            options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
+            options.compareStandalone || options.comparePlain ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
             if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
                 let title = "pushworker-dev bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
