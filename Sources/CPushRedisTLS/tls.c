@@ -22,6 +22,8 @@ struct pw_rtls_session {
         SSL *ssl;
         int wants_write;
         char error[256];
+        /* The IP address connected to, when the host is one ("" otherwise). */
+        char ip[INET6_ADDRSTRLEN + 1];
 };
 
 /* OpenSSL's reason for the most recent error on this thread's queue, or fallback. */
@@ -146,6 +148,34 @@ static void pw_rtls_certificate_names(X509 *cert, char *out, size_t size) {
         }
 }
 
+/* Whether text and ip are the same IP address (both parsed, so "::1" equals "0:0::1"). */
+static int pw_rtls_same_ip(const char *text, const char *ip) {
+        unsigned char a[16], b[16];
+        if (inet_pton(AF_INET, text, a) == 1 && inet_pton(AF_INET, ip, b) == 1) return memcmp(a, b, 4) == 0;
+        if (inet_pton(AF_INET6, text, a) == 1 && inet_pton(AF_INET6, ip, b) == 1) return memcmp(a, b, 16) == 0;
+        return 0;
+}
+
+/* The verify callback (SSL_set_verify(3)): OpenSSL's verdict, with one addition for servers reached
+ * by IP address. X509_check_ip(3) reads only the subjectAltName's IP entries; a certificate with no
+ * subjectAltName at all whose subject CN is exactly that address (as some managed services issue)
+ * passes, the way X509_check_host(3) falls back to the CN for a DNS name. The chain must still
+ * verify; a certificate with a subjectAltName is judged by it alone. */
+static int pw_rtls_verify(int ok, X509_STORE_CTX *store) {
+        if (ok) return 1;
+        if (X509_STORE_CTX_get_error(store) != X509_V_ERR_IP_ADDRESS_MISMATCH || X509_STORE_CTX_get_error_depth(store) != 0) return 0;
+        SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+        pw_rtls_session *session = ssl ? SSL_get_app_data(ssl) : NULL;
+        X509 *cert = X509_STORE_CTX_get_current_cert(store);
+        if (session == NULL || session->ip[0] == 0 || cert == NULL) return 0;
+        if (X509_get_ext_by_NID(cert, NID_subject_alt_name, -1) >= 0) return 0;
+        char common[256];
+        if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, common, sizeof common) <= 0) return 0;
+        if (!pw_rtls_same_ip(common, session->ip)) return 0;
+        X509_STORE_CTX_set_error(store, X509_V_OK);
+        return 1;
+}
+
 /* Fills failure after SSL_connect returned result. */
 static void pw_rtls_describe_failure(SSL *ssl, int result, pw_rtls_failure *failure) {
         int saved_errno = errno;
@@ -223,12 +253,15 @@ pw_rtls_session *pw_rtls_handshake(redisContext *c, pw_rtls_config *config, cons
                  * (X509_VERIFY_PARAM_set1_ip_asc(3)) and never sent as SNI (RFC 6066 §3 allows
                  * only host names there). */
                 named = X509_VERIFY_PARAM_set1_ip_asc(param, host);
+                snprintf(session->ip, sizeof session->ip, "%s", host);
         } else {
                 /* SNI (SSL_set_tlsext_host_name(3)), so a server with several certificates presents
                  * this host's, and the host name check of the chain (SSL_set1_host(3): the
                  * certificate's DNS names, wildcards only as a whole left-most label). */
                 named = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
         }
+        SSL_set_app_data(ssl, session);
+        SSL_set_verify(ssl, SSL_VERIFY_PEER, pw_rtls_verify);
         if (named != 1 || SSL_set_fd(ssl, c->fd) != 1) {
                 pw_rtls_session_free(session);
                 return NULL;

@@ -38,9 +38,9 @@ struct RedisTLSGlueTests {
     }
 
     /// Connects with hiredis, then runs the handshake with `config` against `host`.
-    static func handshake(port: UInt16, host: String, config: OpaquePointer) -> (UnsafeMutablePointer<redisContext>?, OpaquePointer?, pw_rtls_failure) {
+    static func handshake(port: UInt16, host: String, config: OpaquePointer, timeoutMs: Int = 2000) -> (UnsafeMutablePointer<redisContext>?, OpaquePointer?, pw_rtls_failure) {
         var failure = pw_rtls_failure()
-        guard let context = pw_redis_connect_tcp("127.0.0.1", Int32(port), 2000), pw_redis_error_code(context) == 0 else { return (nil, nil, failure) }
+        guard let context = pw_redis_connect_tcp("127.0.0.1", Int32(port), timeoutMs), pw_redis_error_code(context) == 0 else { return (nil, nil, failure) }
         let session = pw_rtls_handshake(context, config, host, &failure)
         return (context, session, failure)
     }
@@ -97,7 +97,17 @@ struct RedisTLSGlueTests {
         #expect(session3 != nil, "\(byName.kind) \(Self.text(byName.detail))")
         pw_rtls_session_free(session3)
 
-        let (context4, session4, notTLS) = Self.handshake(port: plain.port, host: "127.0.0.1", config: trusted)
+        // No subjectAltName, CN 127.0.0.1: accepted by that address, refused by another name.
+        let ipNamed = try RedisServer(tls: .init(files: files, certificate: (files.ipCommonNameCertificate, files.ipCommonNameKey)))
+        let (context5, session5, byAddress) = Self.handshake(port: ipNamed.port, host: "127.0.0.1", config: trusted)
+        defer { if let context5 { redisFree(context5) } }
+        #expect(session5 != nil, "\(byAddress.kind) \(Self.text(byAddress.detail))")
+        pw_rtls_session_free(session5)
+        let (context6, session6, byOtherName) = Self.handshake(port: ipNamed.port, host: "localhost", config: trusted)
+        defer { if let context6 { redisFree(context6) } }
+        #expect(session6 == nil && byOtherName.kind == Int32(PW_RTLS_NAME_MISMATCH) && Self.text(byOtherName.names) == "127.0.0.1")
+
+        let (context4, session4, notTLS) = Self.handshake(port: plain.port, host: "127.0.0.1", config: trusted, timeoutMs: 300)
         defer { if let context4 { redisFree(context4) } }
         #expect(session4 == nil && (notTLS.kind == Int32(PW_RTLS_PROTOCOL) || notTLS.kind == Int32(PW_RTLS_IO)),
                 "\(notTLS.kind) \(Self.text(notTLS.detail))")

@@ -82,14 +82,28 @@ struct RedisTLSTests {
         #expect(without.contains("the server requires a client certificate: set PUSHWORKER_REDIS_CERT_FILE and PUSHWORKER_REDIS_KEY_FILE"), "\(without)")
     }
 
-    @Test("an ACL user over TLS (rediss://user:pass@…): its password works, a wrong one is refused without showing it")
+    @Test("an ACL user over TLS (rediss://user:pass@…) with the rules docs/redis.md gives: the store's operations work, other keys are refused, a wrong password is refused without showing it")
     func aclUser() throws {
-        let server = try RedisServer(tls: .init(files: files), extra: ["--user", "pusher", "on", ">s3cret", "~*", "&*", "+@all"])
+        let server = try RedisServer(tls: .init(files: files), extra: [
+            "--user", "pusher", "on", ">s3cret", "~pw:*", "+@read", "+@write", "+@scripting", "+@transaction", "-@dangerous", "+ping", "+select", "+time", "+role",
+            "+cluster|shards", "+cluster|slots",
+        ])
         let url = "rediss://pusher:s3cret@127.0.0.1:\(server.port)/2"
         var target = try RedisTarget(url: url)
         target.tls = RedisTLS(caFile: files.caFile)
         let client = try target.makeClient()
-        #expect(try client.pipeline([["ACL", "WHOAMI"]]) == [.string(Array("pusher".utf8))])
+        let store = DeliveryStateStore(client: client)
+        try store.preloadScripts()
+        let items = (0..<50).map {
+            DeliveryStateStore.ClaimItem(appID: "app", campaignID: "cmp", key: DedupKey(msgID: "m\($0)"), owner: "o1", platform: "ios", tokenHash: "h\($0)")
+        }
+        #expect(try store.claim(items, leaseMs: 30_000, unansweredLimit: 2, backoffs: [(appID: "app", provider: "apns")]).replies
+                == Array(repeating: .claimed, count: 50))
+        try store.record(items.map { .init(appID: $0.appID, campaignID: $0.campaignID, key: $0.key, owner: $0.owner, sentRetentionMs: 3_600_000) },
+                         invalid: [(appID: "app", platform: "ios", tokenHash: "h1", invalidSinceMs: 1)])
+        try store.setBackoff(appID: "app", provider: "apns", milliseconds: 1000)
+        #expect(try store.acquire(count: 1, from: [.init(key: RedisKeys.providerBucket(appID: "app", provider: "apns"), ratePerSecond: 1, burst: 1)]).granted == 1)
+        #expect(try client.pipeline([["SET", "other", "x"]])[0].errorMessage?.hasPrefix("NOPERM") == true)
         #expect(client.description == "rediss://pusher:***@127.0.0.1:\(server.port)/2")
         target.password = "wrong"
         let refused = failure { _ = try target.makeClient().pipeline([["PING"]]) }

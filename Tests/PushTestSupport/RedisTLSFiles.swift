@@ -8,6 +8,8 @@ import Foundation
 ///   and every cluster node and Sentinel presents it; nodes also use it as their client certificate);
 /// - ``localhostOnlyCertificate`` / ``localhostOnlyKey``: for `localhost` only (a client that
 ///   connects to 127.0.0.1 must refuse it);
+/// - ``ipCommonNameCertificate`` / ``ipCommonNameKey``: subject CN `127.0.0.1` and no
+///   subjectAltName (the form some managed services issue for an instance reached by IP);
 /// - ``clientCertificate`` / ``clientKey``: a client certificate for `tls-auth-clients yes`;
 /// - ``otherCAFile``: a CA that signed none of them (a client trusting only it must refuse the servers).
 public final class RedisTLSFiles: Sendable {
@@ -17,6 +19,8 @@ public final class RedisTLSFiles: Sendable {
     public let serverKey: String
     public let localhostOnlyCertificate: String
     public let localhostOnlyKey: String
+    public let ipCommonNameCertificate: String
+    public let ipCommonNameKey: String
     public let clientCertificate: String
     public let clientKey: String
     public let otherCAFile: String
@@ -34,12 +38,15 @@ public final class RedisTLSFiles: Sendable {
         otherCAFile = path("other-ca.pem")
         (serverCertificate, serverKey) = (path("server.pem"), path("server.key"))
         (localhostOnlyCertificate, localhostOnlyKey) = (path("localhost.pem"), path("localhost.key"))
+        (ipCommonNameCertificate, ipCommonNameKey) = (path("ip-cn.pem"), path("ip-cn.key"))
         (clientCertificate, clientKey) = (path("client.pem"), path("client.key"))
         try Self.makeCA(certificate: caFile, key: path("ca.key"), name: "pushworker test CA")
         try Self.makeCA(certificate: otherCAFile, key: path("other-ca.key"), name: "pushworker other CA")
         try Self.sign(certificate: serverCertificate, key: serverKey, name: "redis", alternativeNames: "DNS:localhost,IP:127.0.0.1",
                       ca: caFile, caKey: path("ca.key"), folder: folder)
         try Self.sign(certificate: localhostOnlyCertificate, key: localhostOnlyKey, name: "localhost", alternativeNames: "DNS:localhost",
+                      ca: caFile, caKey: path("ca.key"), folder: folder)
+        try Self.sign(certificate: ipCommonNameCertificate, key: ipCommonNameKey, name: "127.0.0.1", alternativeNames: nil,
                       ca: caFile, caKey: path("ca.key"), folder: folder)
         try Self.sign(certificate: clientCertificate, key: clientKey, name: "pushworker", alternativeNames: nil,
                       ca: caFile, caKey: path("ca.key"), folder: folder)

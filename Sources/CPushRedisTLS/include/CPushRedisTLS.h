@@ -5,8 +5,9 @@
  * reply parsing stay hiredis's. Every OpenSSL call of PushRedis is in this target.
  *
  * Verification is always on: the server's certificate chain must lead to a CA of the configured
- * file (or the system store) and name the host connected to (DNS name or IP address); TLS 1.2 is
- * the oldest version offered. There is no switch to turn either check off. */
+ * file (or the system store) and name the host connected to (DNS name or IP address; for an IP
+ * address, a certificate without subjectAltName may name it as its subject CN); TLS 1.2 is the
+ * oldest version offered. There is no switch to turn either check off. */
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
