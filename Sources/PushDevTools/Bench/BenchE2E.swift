@@ -43,7 +43,7 @@ package struct BenchE2E: Benchmark {
         /// and minutes (``Comparison``; docs/performance.md "Benchmarks").
         package var compareBinary: String?
         package var compareWrapper: [String]?
-        package var isComparing: Bool { compareBinary != nil || compareWrapper != nil }
+        package var isComparing: Bool { compareBinary != nil || compareWrapper != nil || comparePlain }
         package var sandboxThreads = 1
         package var sandboxArguments: [String] = []
         package var brokers: String?
@@ -53,10 +53,12 @@ package struct BenchE2E: Benchmark {
         package var clusterReplicas = 0
         /// `--compare-standalone`: `rounds` × (standalone, cluster) alternating (``BenchE2ECompare``).
         package var compareStandalone = false
-        /// `--redis-tls`: the redis-server started speaks only TLS (a CA made for the run), the
+        /// `--redis-tls`: the redis-server started speaks TLS (a CA made for the run), the
         /// workers reach it with `rediss://` and `PUSHWORKER_REDIS_CA_FILE`.
         package var redisTLS = false
-        /// `--compare-plain`: `rounds` × (plain, TLS) alternating (``BenchE2ECompare``).
+        /// `--compare-plain` (with `--redis-tls`): the redis-server listens on a plain port too,
+        /// and every second worker (B) uses that one: TLS (A) against plain (B) in ONE run, on
+        /// the same server, core and minutes (``Comparison``).
         package var comparePlain = false
         package var rounds = 3
         package var h2loadRequests: Int?
@@ -179,12 +181,14 @@ package struct BenchE2E: Benchmark {
             redisCluster = started
             redisURL = started.url
         } else {
-            step(options.redisTLS ? "starting Redis (TLS only, a CA made for the run)" : "starting Redis")
-            let local = try LocalRedis(folder: folder, tls: options.redisTLS)
+            step(options.redisTLS ? "starting Redis (TLS, a CA made for the run\(options.comparePlain ? "; a plain port too" : ""))" : "starting Redis")
+            let local = try LocalRedis(folder: folder, tls: options.redisTLS, plainPortToo: options.comparePlain)
             redis = local
             redisURL = local.url
         }
         let redisCAFile = redis?.tls?.caFile
+        /// `--compare-plain`: the B workers' URL, the same server's plain port.
+        let plainRedisURL = options.comparePlain ? redis?.plainURL : nil
         defer {
             redis?.child.stop()
             if sharedCluster == nil { redisCluster?.stop() }
@@ -288,6 +292,10 @@ package struct BenchE2E: Benchmark {
             let log = folder.appendingPathComponent("worker-\(index).log")
             let child: ChildProcess
             let isB = options.isComparing && index % 2 == 1
+            if isB, let plainRedisURL {
+                env["PUSHWORKER_REDIS_URL"] = plainRedisURL
+                env["PUSHWORKER_REDIS_CA_FILE"] = nil
+            }
             let command = (isB ? options.compareWrapper ?? options.workerWrapper : options.workerWrapper)
                 + [isB ? options.compareBinary ?? ChildProcess.workerPath : ChildProcess.workerPath, "run"]
             if let cpus = options.workerCPUs {
@@ -527,8 +535,15 @@ package struct BenchE2E: Benchmark {
             "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
         ].merging(references.reportMembers) { _, new in new }) { _, new in new }
         if options.isComparing {
-            report["comparison"] = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.workerPath,
-                                              wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
+            var comparison = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.workerPath,
+                                        wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
+            if let plainRedisURL {
+                comparison["redisA"] = redisURL
+                comparison["redisB"] = plainRedisURL
+                // B/A is plain / TLS: its inverse is what TLS costs.
+                comparison["tlsToPlainWorkerCPU"] = (comparison["bToA"] as? Double).map { $0 > 0 ? Self.round(1 / $0, 3) : 0 } ?? NSNull()
+            }
+            report["comparison"] = comparison
         }
         if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
         return (report, ok)

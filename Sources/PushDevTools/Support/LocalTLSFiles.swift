@@ -28,10 +28,10 @@ package struct LocalTLSFiles: Sendable {
         }
     }
 
-    /// `redis-server` options for a TLS-only server on `port` presenting the certificate (clients
-    /// need none).
-    package func serverArguments(port: UInt16) -> [String] {
-        ["--port", "0", "--tls-port", "\(port)", "--tls-cert-file", certificate, "--tls-key-file", key, "--tls-ca-cert-file", caFile,
+    /// `redis-server` options for a TLS server on `port` presenting the certificate (clients
+    /// need none), plain TCP on `plainPort` as well when given.
+    package func serverArguments(port: UInt16, plainPort: UInt16? = nil) -> [String] {
+        ["--port", "\(plainPort ?? 0)", "--tls-port", "\(port)", "--tls-cert-file", certificate, "--tls-key-file", key, "--tls-ca-cert-file", caFile,
          "--tls-auth-clients", "no"]
     }
 }

@@ -51,17 +51,17 @@ enum BenchCommand {
       --brokers HOST:PORT   use this Kafka (e.g. `pushworker-dev dev-broker`; topics must exist)
       --redis-url URL       use this Redis instead of starting redis-server (any PUSHWORKER_REDIS_URL form;
                             PUSHWORKER_REDIS_CA_FILE & co. from the environment reach the workers)
-      --redis-tls           the redis-server started speaks only TLS (a CA made for the run): the
+      --redis-tls           the redis-server started speaks TLS (a CA made for the run): the
                             workers use rediss:// and PUSHWORKER_REDIS_CA_FILE
-      --compare-plain       with --redis-tls: --rounds pairs of runs, plain and TLS alternating (the
-                            same workload each), medians and the TLS/plain worker CPU ratio (no
-                            target); h2load skipped unless --h2load-requests
+      --compare-plain       with --redis-tls: the server listens on a plain port too and every
+                            second worker uses it: TLS (A) against plain (B) in ONE run, the
+                            TLS/plain worker CPU ratio (no target; --workers 2 by default)
       --redis-cluster       start a Redis Cluster of 3 masters (redis-cli --cluster create) instead
       --cluster-replicas N  replicas per master of that cluster (default 0)
       --compare-standalone  with the cluster: --rounds pairs of runs, standalone and cluster
                             alternating (the same workload each), medians and the cluster/standalone
                             worker CPU ratio (target <= 1.10); h2load skipped unless --h2load-requests
-      --rounds N            pairs of runs for --compare-standalone or --compare-plain (default 3)
+      --rounds N            pairs of runs for --compare-standalone (default 3)
       --backlog             enqueue everything before starting the workers (default: start the
                             workers, wait until ready, then enqueue as fast as possible)
       --h2load-requests N   requests for the h2load and libcurl-floor runs (default min(N, 200000); 0 skips)
@@ -125,9 +125,11 @@ enum BenchCommand {
             if let tool = options.compareWrapper?.first, !tool.hasPrefix("/") {
                 throw PushCore.UsageError("--compare-wrapper needs an absolute path first (e.g. /usr/bin/env NAME=VALUE)")
             }
+            options.redisTLS = parsed.flag("redis-tls")
+            options.comparePlain = parsed.flag("compare-plain")
             options.workers = try parsed.integer("workers", default: options.isComparing ? 2 : 1, in: 1...16)
             if options.isComparing && options.workers % 2 != 0 {
-                throw PushCore.UsageError("--compare-binary/--compare-wrapper need an even --workers (A and B alternate)")
+                throw PushCore.UsageError("--compare-binary/--compare-wrapper/--compare-plain need an even --workers (A and B alternate)")
             }
             options.workerCPUs = parsed.value("worker-cpus")
             options.workerWrapper = parsed.value("worker-wrapper").map { $0.split(separator: " ").map(String.init) } ?? []
@@ -145,14 +147,12 @@ enum BenchCommand {
             options.rounds = try parsed.integer("rounds", default: 3, in: 1...50)
             if options.compareStandalone { options.redisCluster = true }
             if options.redisCluster && options.redisURL != nil { throw PushCore.UsageError("--redis-cluster starts its own cluster: drop --redis-url") }
-            options.redisTLS = parsed.flag("redis-tls")
-            options.comparePlain = parsed.flag("compare-plain")
             if options.comparePlain && !options.redisTLS { throw PushCore.UsageError("--compare-plain compares with --redis-tls: add it") }
             if options.redisTLS && (options.redisCluster || options.redisURL != nil) {
                 throw PushCore.UsageError("--redis-tls starts one TLS redis-server: drop --redis-cluster, --compare-standalone and --redis-url")
             }
         } bench: { options in
-            options.compareStandalone || options.comparePlain ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
+            options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
             if let svg = options.svg, let throughput = report["throughput"] as? [String: Any], let buckets = throughput["resultsPerBucket"] as? [Int] {
                 let title = "pushworker-dev bench e2e — \(options.notifications) notifications, \(options.workers) worker(s)"
@@ -494,12 +494,18 @@ enum BenchCommand {
     }
 
     /// The A/B lines of a `--compare-binary` / `--compare-wrapper` run ("" otherwise).
+    /// `--compare-plain`'s line: which worker used which URL, and TLS / plain.
+    static func tlsLine(_ comparison: [String: Any]) -> String {
+        guard let tls = comparison["redisA"] as? String, let plain = comparison["redisB"] as? String else { return "" }
+        return "\n  A: \(tls), B: \(plain); worker CPU TLS / plain \(text(comparison["tlsToPlainWorkerCPU"]))"
+    }
+
     static func comparisonLines(_ report: [String: Any]) -> String {
         guard let comparison = report["comparison"] as? [String: Any] else { return "" }
         return """
 
           A/B in one run     A \(text(comparison["aCPUMicrosPerNotification"])) µs/notification (I/O thread \(text(comparison["aIOThreadMicrosPerNotification"]))), B \(text(comparison["bCPUMicrosPerNotification"])) (I/O thread \(text(comparison["bIOThreadMicrosPerNotification"])))
-          B/A                \(text(comparison["bToA"])) (I/O thread \(text(comparison["ioThreadBToA"])), rest \(text(comparison["restBToA"])))
+          B/A                \(text(comparison["bToA"])) (I/O thread \(text(comparison["ioThreadBToA"])), rest \(text(comparison["restBToA"])))\(tlsLine(comparison))
         """
     }
 }
