@@ -4,7 +4,8 @@ import Glibc
 
 /// One pipeline to each of several servers at once, on the calling thread: every command is
 /// written to every socket first, then `poll(2)` reads the replies as they arrive, so a batch
-/// spread over N servers costs one round-trip time, not N.
+/// spread over N servers costs one round-trip time, not N. Every exchange over TLS runs here
+/// too, one server included (hiredis's blocking read would bypass the TLS session).
 enum HiredisExchange {
     /// One server's share of a batch.
     struct Part {
