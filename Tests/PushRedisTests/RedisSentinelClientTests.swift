@@ -54,6 +54,7 @@ struct RedisSentinelClientTests {
                 n += 1
                 do { _ = try client.pipeline([["SET", .string("w\(n)"), .int(Int64(n))]]); writes.counts.withLock { $0.ok += 1 } }
                 catch { writes.counts.withLock { $0.failed += 1; $0.lastError = "\(error)" } }
+                usleep(2_000) // ≈ 500 writes/s: steady, without taking a core from the other tests
             }
         }
         let newMaster = try set.failover()

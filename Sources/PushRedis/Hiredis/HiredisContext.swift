@@ -9,7 +9,7 @@ import Glibc
 /// only in `deinit`.
 ///
 /// The only type in PushRedis that touches hiredis pointers. Not thread-safe: it has one owner
-/// at a time (``RedisClient`` and ``RedisClusterClient`` hold it inside their lock). Once hiredis reports an error on the
+/// at a time (``RedisClient``, ``RedisClusterClient`` and ``RedisSentinelClient`` hold it inside their lock). Once hiredis reports an error on the
 /// context (`err != 0`) the context is unusable and the owner drops it.
 ///
 /// With TLS (`rediss://…`) hiredis still formats the commands into its output buffer and parses
@@ -38,9 +38,6 @@ final class HiredisContext {
 
     /// Whether the bytes go through TLS.
     var isTLS: Bool { session != nil }
-
-    /// The negotiated TLS version ("TLSv1.3"), nil for a plain connection.
-    var tlsVersion: String? { session.flatMap { pw_rtls_version($0) }.map { String(cString: $0) } }
 
     /// Connects with `timeoutMs` as connect timeout and as read/write timeout (SO_RCVTIMEO/SO_SNDTIMEO);
     /// with `tls`, then runs the TLS handshake (within the same timeouts), the certificate checked
@@ -257,7 +254,7 @@ final class HiredisContext {
     /// reason says (e.g. a server that requires a client certificate alerts after the handshake).
     private func tlsError(_ session: OpaquePointer?) -> RedisError {
         let reason = session.flatMap { pw_rtls_error($0) }.map { String(cString: $0) } ?? ""
-        return RedisError("TLS: \(reason.isEmpty ? "TLS error" : reason)\(RedisTLS.hint(reason, tls: tls ?? RedisTLS()))", isConnectionError: true)
+        return RedisError("TLS: \(reason.isEmpty ? "the session failed" : reason)\(RedisTLS.hint(reason, tls: tls ?? RedisTLS()))", isConnectionError: true)
     }
 
     /// The next reply complete in what was read so far, or nil.
