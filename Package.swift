@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "CPushKafka", dependencies: ["CRdKafka"]), // rd_kafka_produceva's argument list
         .target(name: "CPushSpawn"), // posix_spawn for the tools' and tests' child processes (Foundation's Process crashes)
         .target(name: "CPushBuildInfo"), // the git commit written at build time (scripts/write-build-info.sh)
+        // TLS under hiredis 0.14 (which has none): OpenSSL on hiredis's socket, its output buffer and reply reader.
+        .target(name: "CPushRedisTLS", dependencies: ["CHiredis", "COpenSSL"]),
         // jemalloc as the process's malloc (libjemalloc-dev) and its defaults: the worker frees
         // on other threads than it allocates (docs/performance.md "The allocator").
         .target(name: "CPushAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
@@ -48,7 +50,7 @@ let package = Package(
 
         // Adapters: one Swift wrapper per C library.
         .target(name: "PushKafka", dependencies: ["CRdKafka", "CPushKafka", "PushCore", "PushEncoding"], swiftSettings: strict),
-        .target(name: "PushRedis", dependencies: ["CHiredis", "PushCore", "PushEncoding"], swiftSettings: strict),
+        .target(name: "PushRedis", dependencies: ["CHiredis", "CPushRedisTLS", "PushCore", "PushEncoding"], swiftSettings: strict),
         .target(name: "PushHTTP", dependencies: ["CCurl", "CPushCurl"], swiftSettings: strict),
         .target(name: "PushHTTPServer", dependencies: ["CMicroHTTPD", "CPushHTTPD", "PushCore", "PushEncoding"], swiftSettings: strict),
 
@@ -117,6 +119,7 @@ let package = Package(
         .testTarget(name: "CPushHTTPDTests", dependencies: ["CPushHTTPD", "CMicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "PushProcessTests", dependencies: ["PushProcess"], swiftSettings: strict),
         .testTarget(name: "CPushBuildInfoTests", dependencies: ["CPushBuildInfo"], swiftSettings: strict),
+        .testTarget(name: "CPushRedisTLSTests", dependencies: ["CPushRedisTLS", "CHiredis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "CPushAllocatorTests", dependencies: ["CPushAllocator"], swiftSettings: strict),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushEncoding", "PushProviders", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushPipelineTests", dependencies: ["PushPipeline", "PushCore", "PushProviders"], swiftSettings: strict),
@@ -126,7 +129,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSandbox", "PushCrypto", "PushTestSupport", "CCurl"], swiftSettings: strict),
         .testTarget(name: "PushHTTPServerTests", dependencies: ["PushHTTPServer", "PushCore", "PushEncoding", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushSandboxTests", dependencies: ["PushSandbox", "PushInbox", "PushCrypto", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushTestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
+        .testTarget(name: "PushWorkerTests", dependencies: ["PushRuntime", "PushWorker", "PushDelivery", "PushCore", "PushEncoding", "PushProviders", "PushKafka", "PushKafkaMock", "PushCrypto", "PushHTTP", "PushHTTPServer", "PushRedis", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushEventsTests", dependencies: ["PushRuntime", "PushEvents", "PushWorker", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTP", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushAPITests", dependencies: ["PushAPI", "PushRuntime", "PushCore", "PushEncoding", "PushKafka", "PushKafkaMock", "PushRedis", "PushHTTPServer", "PushTestSupport"], swiftSettings: strict),
         .testTarget(name: "PushCLITests", dependencies: ["PushCLI", "PushCore"], swiftSettings: strict),

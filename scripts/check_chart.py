@@ -310,6 +310,16 @@ SETS: dict[str, dict] = {
     "redis-cluster": merged(REQUIRED, {"redis": {"url": "redis+cluster://redis-cluster-0.redis-cluster-headless.redis:6379,redis-cluster-1.redis-cluster-headless.redis:6379",
                                                  "existingSecret": "redis-cluster", "existingSecretPasswordKey": "redis-password"},
                                        "events": {"enabled": True}}),
+    # Redis over TLS with a private CA and a client certificate (both pods mount them); the
+    # Sentinel set of the Bitnami redis chart, the Sentinels' password from the same Secret.
+    "redis-tls": merged(REQUIRED, {"redis": {"url": "rediss://redis-master.redis:6379/0", "existingSecret": "redis",
+                                             "existingSecretPasswordKey": "redis-password",
+                                             "tls": {"caSecret": "redis-ca", "clientSecret": "redis-client"}},
+                                   "events": {"enabled": True}}),
+    "redis-sentinel": merged(REQUIRED, {"redis": {"url": "redis+sentinel://my-redis.redis.svc.cluster.local:26379/mymaster/0",
+                                                  "existingSecret": "my-redis", "existingSecretPasswordKey": "redis-password",
+                                                  "existingSecretSentinelPasswordKey": "redis-password"},
+                                        "networkPolicy": {"enabled": True, "redis": {"ports": [6379, 26379]}}}),
     "tests-off": merged(REQUIRED, {"tests": {"enabled": False}, "events": {"enabled": True},
                                    "networkPolicy": {"enabled": True, "ingressFrom": [{"podSelector": {"matchLabels": {"app": "prometheus"}}}]}}),
     # Every operator feature at once, with the events pods, the NetworkPolicy and the topics hook.
@@ -379,7 +389,15 @@ MUST_FAIL: dict[str, tuple[dict, str]] = {
                                           "needs redis.existingSecret"),
     "redis-password-key-without-url": (merged(REQUIRED, {"redis": {"url": "", "existingSecret": "redis", "existingSecretPasswordKey": "p"}}),
                                        "redis.url or redis.existingSecret is required"),
-    "schema-redis-tls-url": (merged(REQUIRED, {"redis": {"url": "rediss://redis:6379"}}), "url"),
+    "schema-redis-sentinel-without-master": (merged(REQUIRED, {"redis": {"url": "redis+sentinel://s1:26379,s2:26379"}}), "url"),
+    "schema-redis-tls-typo": (merged(REQUIRED, {"redis": {"url": "rediss://r:6379", "tls": {"caSecrets": "ca"}}}),
+                              "additional properties 'caSecrets' not allowed"),
+    "redis-tls-secret-without-tls-url": (merged(REQUIRED, {"redis": {"tls": {"caSecret": "redis-ca"}}}), "redis.url must be rediss://"),
+    "redis-sentinel-key-without-sentinel-url": (merged(REQUIRED, {"redis": {"existingSecret": "r", "existingSecretPasswordKey": "p",
+                                                                           "existingSecretSentinelPasswordKey": "p"}}),
+                                                "redis.url must be redis+sentinel://"),
+    "redis-sentinel-key-without-secret": (merged(REQUIRED, {"redis": {"url": "redis+sentinel://s:26379/m", "existingSecretSentinelPasswordKey": "p"}}),
+                                          "needs redis.existingSecret"),
     "ingress-without-events": (merged(REQUIRED, {"events": {"ingress": {"enabled": True}}}), "needs events.enabled"),
     "schema-ingress-other-path": (merged(REQUIRED, {"events": {"enabled": True, "ingress": {"enabled": True, "path": "/"}}}), "path"),
     "schema-traffic-policy": (merged(REQUIRED, {"events": {"enabled": True, "service": {"type": "LoadBalancer", "externalTrafficPolicy": "local"}}}),
@@ -594,6 +612,7 @@ def expect_worker(set_name: str, docs: list[dict], values: dict) -> None:
               password == {"name": redis_secret, "key": password_key} and "PUSHWORKER_REDIS_PASSWORD" not in data, json.dumps(password))
     else:
         check(L("no PUSHWORKER_REDIS_PASSWORD without existingSecretPasswordKey"), "PUSHWORKER_REDIS_PASSWORD" not in env)
+    expect_redis_tls_and_sentinel(L, c, pod, data, redis)
     props = values.get("kafka", {}).get("properties", {})
     for prop, value in props.items():
         name = "PUSHWORKER_RDKAFKA_" + prop.upper().replace(".", "_").replace("-", "_")
@@ -616,6 +635,42 @@ def expect_worker(set_name: str, docs: list[dict], values: dict) -> None:
     check(L("Service targets port http"), svc is not None and svc["spec"]["ports"][0]["targetPort"] == "http")
     autoscaled = values.get("autoscaling", {}).get("keda", {}).get("enabled") or values.get("autoscaling", {}).get("hpa", {}).get("enabled")
     check(L("replicas omitted iff autoscaled"), ("replicas" in dep["spec"]) != bool(autoscaled))
+
+
+def expect_redis_tls_and_sentinel(L: Callable[[str], str], c: dict, pod: dict, data: dict, redis: dict) -> None:
+    """The Sentinels' password from its Secret key; the Redis CA and client certificate Secrets
+    mounted read-only (only their keys) with the variables pointing into them; none of it unset."""
+    env = env_names(c)
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    sentinel_key = redis.get("existingSecretSentinelPasswordKey")
+    sentinel = env.get("PUSHWORKER_REDIS_SENTINEL_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    if sentinel_key:
+        check(L("PUSHWORKER_REDIS_SENTINEL_PASSWORD from redis.existingSecret / existingSecretSentinelPasswordKey"),
+              sentinel == {"name": redis["existingSecret"], "key": sentinel_key} and "PUSHWORKER_REDIS_SENTINEL_PASSWORD" not in data,
+              json.dumps(sentinel))
+    else:
+        check(L("no PUSHWORKER_REDIS_SENTINEL_PASSWORD without existingSecretSentinelPasswordKey"), "PUSHWORKER_REDIS_SENTINEL_PASSWORD" not in env)
+    tls = redis.get("tls", {})
+    base = tls.get("mountPath", "/etc/pushworker/redis-tls")
+    for kind, secret_value, files in [
+        ("ca", "caSecret", {"PUSHWORKER_REDIS_CA_FILE": tls.get("caKey", "ca.crt")}),
+        ("client", "clientSecret", {"PUSHWORKER_REDIS_CERT_FILE": tls.get("clientCertKey", "tls.crt"),
+                                    "PUSHWORKER_REDIS_KEY_FILE": tls.get("clientKeyKey", "tls.key")}),
+    ]:
+        mount = mounts.get(f"{base}/{kind}")
+        if tls.get(secret_value):
+            volume = vols.get(mount["name"], {}) if mount else {}
+            secret = volume.get("secret", {})
+            keys = sorted(item["key"] for item in secret.get("items", []))
+            check(L(f"Redis TLS {kind} Secret mounted read-only with only its keys, {', '.join(files)} pointing into it"),
+                  mount is not None and mount.get("readOnly") is True and secret.get("secretName") == tls[secret_value]
+                  and keys == sorted(files.values())
+                  and all(data.get(name) == f"{base}/{kind}/{key}" for name, key in files.items()),
+                  json.dumps({"mount": mount, "volume": volume, "data": {n: data.get(n) for n in files}}))
+        else:
+            check(L(f"no Redis TLS {kind} mount or {', '.join(files)} without redis.tls.{secret_value}"),
+                  mount is None and not any(name in data for name in files))
 
 
 def on(values: dict, *path: str) -> bool:
@@ -866,6 +921,10 @@ def expect_events(set_name: str, docs: list[dict], eff: dict, notes: str) -> Non
         got = env.get(name, {}).get("value")
         # Empty values leave the variable out: the binary's default applies.
         check(L(f"{name} from events.{key}"), got == (None if wanted == "" else str(wanted)), repr(got))
+    cm = find(docs, "ConfigMap", FULLNAME)
+    if cm is not None:
+        # `pushworker events` reaches Redis as the worker does: the same TLS files and passwords.
+        expect_redis_tls_and_sentinel(lambda what: L(f"events: {what}"), ec, events["spec"]["template"]["spec"], cm["data"], eff["redis"])
     known = set(re.findall(r'"(EVENT_[A-Z0-9_]+)"', open("Sources/PushEvents/EventsProcess.swift").read()))
     unknown = sorted(n for n in env if n.startswith("EVENT_") and n not in known)
     check(L("every EVENT_* variable rendered is one `pushworker events` reads"), not unknown, ", ".join(unknown))
@@ -1010,7 +1069,8 @@ def expect_monitoring(set_name: str, docs: list[dict], eff: dict) -> None:
     np_ = find(docs, "NetworkPolicy", FULLNAME)
     if np_ is not None:
         ports = sorted({p["port"] for rule in np_["spec"]["egress"] for p in rule["ports"]})
-        check(L("NetworkPolicy egress DNS + 443 + Kafka + Redis only"), ports == [53, 443, 6379, 9092, 9093], str(ports))
+        redis_ports = eff["networkPolicy"]["redis"]["ports"]
+        check(L("NetworkPolicy egress DNS + 443 + Kafka + Redis only"), ports == sorted({53, 443, 9092, 9093, *redis_ports}), str(ports))
     sm = find(docs, "ServiceMonitor")
     if sm is not None:
         check(L("ServiceMonitor scrapes /metrics on http"),

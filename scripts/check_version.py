@@ -4,7 +4,8 @@
 - VERSION holds one semantic version (MAJOR.MINOR.PATCH, optional -pre/+build) on one line;
 - charts/pushworker/Chart.yaml `version` and `appVersion` are that version, and the default
   image tag (values.yaml `image.tag` empty) is therefore that version too;
-- CHANGELOG.md's first release heading (`## [X.Y.Z]`) is that version;
+- CHANGELOG.md's first release heading (`## [X.Y.Z]`) is that version (an `## [Unreleased]`
+  section, Keep a Changelog's, may come before it);
 - a built binary, when there is one (.build/debug/pushworker, .build/release/pushworker),
   reports it (`pushworker version --json`); the Swift tests check BuildInfo.version as well.
 
@@ -51,7 +52,9 @@ def main() -> int:
     check("values.yaml image.tag is empty (the image tag is the chart's appVersion)", values["image"].get("tag") in ("", None),
           f"image.tag: {values['image'].get('tag')!r}")
     changelog = (ROOT / "CHANGELOG.md").read_text() if (ROOT / "CHANGELOG.md").exists() else ""
-    releases = re.findall(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    headings = re.findall(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    check("CHANGELOG.md's Unreleased section, if any, comes first", "Unreleased" not in headings[1:], str(headings[:3]))
+    releases = [heading for heading in headings if heading != "Unreleased"]
     check(f"CHANGELOG.md's first release is {version}", bool(releases) and releases[0] == version, f"releases: {releases[:3]}")
     check("CHANGELOG.md names each release once", len(releases) == len(set(releases)), str(releases))
     for build in ("debug", "release"):

@@ -14,6 +14,7 @@ packages=(
   libjemalloc-dev       # the process's malloc (CPushAllocator; docs/performance.md "The allocator")
   redis-server          # tests and demo start their own on a free loopback port
   redis-tools           # redis-cli: the test Redis Cluster is created with `redis-cli --cluster create`
+  redis-sentinel        # redis-sentinel: the Sentinel tests and the sentinel-failover drill
   nghttp2-client        # h2load: the load reference for `pushworker-dev bench`
   nghttp2-server        # nghttpd: an independent HTTP/2 peer for the HTTP client tests
   wrk                   # load generator of `pushworker-dev bench events`

@@ -39,6 +39,9 @@ extension ChaosDrills {
             let base = ["PUSHWORKER_MAX_IN_FLIGHT": "200", "PUSHWORKER_PAUSE_RECHECK_SECONDS": "2"]
             let merged = base.merging(settings) { $1 }
             workers = [try harness.startWorker(extra: merged), try harness.startWorker(extra: merged)]
+            // Both in the group before the jobs arrive: no rebalance takes jobs mid-send.
+            let workers = self.workers
+            _ = ChildProcess.waitFor(timeout: 60) { workers.allSatisfy { $0.readyz() == 200 } }
             try harness.produce(campaign.jobs)
         }
 

@@ -83,11 +83,15 @@ final class ChaosHarness {
     let msgIDKeys: String
     /// The Redis Cluster the workers use instead of the harness's own redis-server (cluster drills).
     let cluster: LocalRedisCluster?
+    /// A Redis URL the workers use instead of the harness's own redis-server (the Sentinel drill).
+    let externalRedisURL: String?
     private var workerCount = 0
 
-    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = [], partitions: Int = 2, cluster: LocalRedisCluster? = nil) throws {
+    init(_ options: ChaosOptions, name: String, sandboxArguments: [String] = [], partitions: Int = 2, cluster: LocalRedisCluster? = nil,
+         redisURL: String? = nil) throws {
         self.options = options
         self.cluster = cluster
+        self.externalRedisURL = redisURL
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushworker-chaos-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var keyBytes = [UInt8](repeating: 0, count: 32)
@@ -120,7 +124,7 @@ final class ChaosHarness {
             return port != 0
         }) else { throw ChaosError("sandbox did not start: \(sandbox.log().suffix(500))") }
         sandboxPort = port
-        if cluster == nil { try startRedis() }
+        if cluster == nil && redisURL == nil { try startRedis() }
     }
 
     deinit {
@@ -131,7 +135,7 @@ final class ChaosHarness {
     }
 
     var origin: String { "https://127.0.0.1:\(sandboxPort)" }
-    var redisURL: String { cluster?.url ?? "redis://127.0.0.1:\(redisPort)" }
+    var redisURL: String { externalRedisURL ?? cluster?.url ?? "redis://127.0.0.1:\(redisPort)" }
 
     func log(_ text: String) { if options.verbose { printError("    · \(text)") } }
 

@@ -75,7 +75,7 @@ extension ChaosDrills {
         let duplicatesAfter = sandboxDuplicates(harness)
         report.check("\(label): redelivered jobs answered duplicate for every recipient", "\(answeredDuplicate)/\(campaign.recipientCount)",
                      answeredDuplicate == campaign.recipientCount)
-        report.check("\(label): the duplicates came from the cluster's claims (claims_total{verdict=duplicate})",
+        report.check("\(label): the duplicates came from the claims in Redis (claims_total{verdict=duplicate})",
                      "+\(Int(verdicts))", Int(verdicts) >= campaign.recipientCount)
         report.check("\(label): nothing sent again (duplicate sends at the sandbox unchanged)", "\(duplicatesBefore) → \(duplicatesAfter)",
                      duplicatesAfter == duplicatesBefore && duplicatesAfter >= 0)

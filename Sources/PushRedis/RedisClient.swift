@@ -4,7 +4,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A blocking, pipelining Redis client over one hiredis context (hiredis 0.14.1: no TLS, no Cluster).
+/// A blocking, pipelining Redis client over one hiredis context (hiredis 0.14.1 has no Cluster
+/// and no TLS: ``RedisClusterClient`` routes a cluster, CPushRedisTLS carries `rediss://`).
 ///
 /// Commands go out with `redisAppendCommandArgv` and come back with `redisGetReply`: a whole
 /// pipeline is one round trip, however many commands it holds.
@@ -23,6 +24,8 @@ public final class RedisClient: Sendable {
     /// Where this client connects.
     public let endpoint: RedisEndpoint
     private let timeoutMs: Int
+    /// The OpenSSL settings of `rediss://`, made once from the endpoint's files.
+    private let tls: RedisTLSContext?
     private let state = Mutex(State())
     private let queue: DispatchQueue
     private let roundTrips = Atomic<Int>(0)
@@ -42,11 +45,14 @@ public final class RedisClient: Sendable {
         try self.init(endpoint: RedisEndpoint(url: url), timeout: timeout)
     }
 
+    /// With TLS, reads the CA and client certificate files now (a bad one throws here).
     public init(endpoint: RedisEndpoint, timeout: Duration = .seconds(2)) throws(RedisError) {
         let ms = DeliveryStateStore.milliseconds(timeout)
         guard ms > 0 else { throw RedisError("the timeout must be positive") }
+        if endpoint.tls != nil, case .unix = endpoint.address { throw RedisError("TLS needs a TCP address, not \(endpoint.address)") }
         self.endpoint = endpoint
         self.timeoutMs = Int(clamping: ms)
+        self.tls = try endpoint.tls.map { tls throws(RedisError) in try RedisTLSContext(tls) }
         self.queue = DispatchQueue(label: "pushworker.redis")
         _ = Self.ignoreSIGPIPE
     }
@@ -68,24 +74,23 @@ public final class RedisClient: Sendable {
     public func pipeline(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
         if commands.isEmpty { return [] }
         if commands.contains(where: \.isEmpty) { throw RedisError("a Redis command needs at least one argument") }
-        let endpoint = endpoint, timeoutMs = timeoutMs
         roundTrips.add(1, ordering: .relaxed)
         do throws(RedisError) {
-            return try run(commands, endpoint: endpoint, timeoutMs: timeoutMs)
+            return try run(commands)
         } catch {
             if error.isConnectionError { connectionErrors.add(1, ordering: .relaxed) }
             throw error
         }
     }
 
-    private func run(_ commands: [[RedisArgument]], endpoint: RedisEndpoint, timeoutMs: Int) throws(RedisError) -> [RedisReply] {
+    private func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
         try state.withLock { (state: inout State) throws(RedisError) -> [RedisReply] in
             if state.isClosed { throw RedisError("the client is closed") }
             let context: HiredisContext
             if let existing = state.context {
                 context = existing
             } else {
-                context = try Self.connect(endpoint, timeoutMs: timeoutMs)
+                context = try Self.connect(endpoint, timeoutMs: timeoutMs, tls: tls)
                 state.context = context
             }
             do throws(RedisError) {
@@ -122,8 +127,8 @@ public final class RedisClient: Sendable {
 
     /// Connects, then AUTH and SELECT as the endpoint asks. A refused AUTH/SELECT counts as a
     /// connection error: the client is unusable until the configuration or the server changes.
-    private static func connect(_ endpoint: RedisEndpoint, timeoutMs: Int) throws(RedisError) -> HiredisContext {
-        let context = try HiredisContext.connect(endpoint.address, timeoutMs: timeoutMs)
+    private static func connect(_ endpoint: RedisEndpoint, timeoutMs: Int, tls: RedisTLSContext?) throws(RedisError) -> HiredisContext {
+        let context = try HiredisContext.connect(endpoint.address, timeoutMs: timeoutMs, tls: tls)
         var setup: [[RedisArgument]] = []
         if let password = endpoint.password {
             if let username = endpoint.username {

@@ -3,10 +3,12 @@
 /// Accepted forms:
 /// - `redis://[[user]:password@]host[:port][/db]` (default port 6379, db 0; IPv6 as `[::1]`;
 ///   user and password percent-decoded; a user needs Redis 6 ACLs)
+/// - `rediss://…`: the same over TLS (``tls`` set; its files come from the configuration)
 /// - `unix:///path/to/redis.sock[?db=N&password=P]`
 ///
-/// `rediss://` is refused: hiredis 0.14.1 has no TLS. The password never appears in `description`.
-/// A cluster's URL (`redis+cluster://…`) is a ``RedisClusterEndpoint``; ``RedisTarget`` parses both.
+/// The password never appears in `description`. A cluster's URL (`redis+cluster://…`) is a
+/// ``RedisClusterEndpoint``, a Sentinel's (`redis+sentinel://…`) a ``RedisSentinelEndpoint``;
+/// ``RedisTarget`` parses them all.
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// A TCP host and port, or a unix socket path.
     public enum Address: Sendable, Equatable, CustomStringConvertible {
@@ -26,17 +28,19 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var password: String?
     /// The logical database selected after connecting. Default: 0.
     public var database: Int
+    /// TLS settings (`rediss://`); nil: plain TCP or a unix socket.
+    public var tls: RedisTLS?
 
-    public init(address: Address, username: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(address: Address, username: String? = nil, password: String? = nil, database: Int = 0, tls: RedisTLS? = nil) {
         self.address = address
         self.username = username
         self.password = password
         self.database = database
+        self.tls = tls
     }
 
     public init(url: String) throws(RedisError) {
         let bad = { (why: String) in Self.invalid(why) }
-        if url.hasPrefix("rediss://") { throw bad("TLS is not supported by hiredis 0.14.1") }
         if url.hasPrefix("unix://") {
             var rest = Substring(url.dropFirst("unix://".count))
             var query: Substring = ""
@@ -64,11 +68,15 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             self.init(address: .unix(path: path), password: password, database: database)
             return
         }
-        if url.hasPrefix(RedisClusterEndpoint.scheme) {
+        if RedisClusterEndpoint.schemes.contains(where: url.hasPrefix) {
             throw bad("\(RedisClusterEndpoint.scheme) names a cluster: use RedisTarget or RedisClusterEndpoint")
         }
-        guard url.hasPrefix("redis://") else { throw bad("the scheme must be redis://, unix:// or \(RedisClusterEndpoint.scheme)") }
-        var rest = Substring(url.dropFirst("redis://".count))
+        if RedisSentinelEndpoint.schemes.contains(where: url.hasPrefix) {
+            throw bad("\(RedisSentinelEndpoint.scheme) names Sentinels: use RedisTarget or RedisSentinelEndpoint")
+        }
+        let isTLS = url.hasPrefix("rediss://")
+        guard isTLS || url.hasPrefix("redis://") else { throw bad("the scheme must be \(Self.schemeList)") }
+        var rest = Substring(url.dropFirst(isTLS ? "rediss://".count : "redis://".count))
         var path: Substring = ""
         if let slash = rest.firstIndex(of: "/") {
             path = rest[rest.index(after: slash)...]
@@ -81,8 +89,11 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             guard let number = Int(path), number >= 0 else { throw bad("the path must be a database number") }
             database = number
         }
-        self.init(address: address, username: username, password: password, database: database)
+        self.init(address: address, username: username, password: password, database: database, tls: isTLS ? RedisTLS() : nil)
     }
+
+    /// Every scheme `PUSHWORKER_REDIS_URL` accepts, for error messages.
+    static let schemeList = "redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://"
 
     /// `[[user]:password@]rest` → (user, password, rest); both percent-decoded; an empty user is none.
     static func splitCredentials(_ text: Substring) throws(RedisError) -> (username: String?, password: String?, rest: Substring) {
@@ -96,8 +107,8 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         return (decodedUser.isEmpty ? nil : decodedUser, decodedSecret, text[text.index(after: at)...])
     }
 
-    /// `host[:port]` or `[v6][:port]` (default port 6379).
-    static func parseHostPort(_ text: Substring) throws(RedisError) -> Address {
+    /// `host[:port]` or `[v6][:port]` (default port 6379, or `defaultPort`).
+    static func parseHostPort(_ text: Substring, defaultPort: Int = 6379) throws(RedisError) -> Address {
         var host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {
@@ -118,7 +129,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         guard !host.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0 == "," || $0 == "@" || $0.isWhitespace }) else {
             throw invalid("bad host")
         }
-        var port = 6379
+        var port = defaultPort
         if let portText {
             guard let number = Int(portText), (1...65535).contains(number) else { throw invalid("the port must be 1…65535") }
             port = number
@@ -128,11 +139,13 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     static func invalid(_ why: String) -> RedisError { RedisError("invalid Redis URL (\(why))") }
 
+    /// The address with the user (never the password), the database when not 0, and `rediss://`
+    /// in front for TLS.
     public var description: String {
         var text = address.description
         if password != nil { text = "\(username ?? ""):***@" + text }
         if database != 0 { text += "/\(database)" }
-        return text
+        return tls == nil ? text : "rediss://" + text
     }
 
     static func percentDecode(_ text: Substring) -> String? {

@@ -1,7 +1,8 @@
 import Dispatch
 
 /// What ``DeliveryStateStore`` (and every other user of Redis) needs from a connection:
-/// implemented by ``RedisClient`` (one server) and ``RedisClusterClient`` (a Redis Cluster).
+/// implemented by ``RedisClient`` (one server), ``RedisClusterClient`` (a Redis Cluster) and
+/// ``RedisSentinelClient`` (the master Sentinel names).
 ///
 /// Contract of both: replies come back one per command, in order; error replies (`.error`) are
 /// values; only connection failures, invalid calls (an empty command, a command the client cannot
@@ -28,29 +29,73 @@ extension RedisClient: RedisPipelining {
     public var description: String { endpoint.description }
 }
 
-/// What `PUSHWORKER_REDIS_URL` names: one server or a cluster.
+/// What `PUSHWORKER_REDIS_URL` names: one server, a cluster, or the master Sentinel watches.
 ///
-/// - `redis://…`, `unix://…` ⇒ ``RedisEndpoint`` ⇒ ``RedisClient``
-/// - `redis+cluster://…` ⇒ ``RedisClusterEndpoint`` ⇒ ``RedisClusterClient``
+/// - `redis://…`, `rediss://…`, `unix://…` ⇒ ``RedisEndpoint`` ⇒ ``RedisClient``
+/// - `redis+cluster://…`, `rediss+cluster://…` ⇒ ``RedisClusterEndpoint`` ⇒ ``RedisClusterClient``
+/// - `redis+sentinel://…`, `rediss+sentinel://…` ⇒ ``RedisSentinelEndpoint`` ⇒ ``RedisSentinelClient``
 public enum RedisTarget: Sendable, Equatable, CustomStringConvertible {
     case standalone(RedisEndpoint)
     case cluster(RedisClusterEndpoint)
+    case sentinel(RedisSentinelEndpoint)
 
-    /// Parses either URL form; errors never contain the password.
+    /// Parses any URL form; errors never contain the password.
     public init(url: String) throws(RedisError) {
-        if url.hasPrefix(RedisClusterEndpoint.scheme) {
+        if RedisClusterEndpoint.schemes.contains(where: url.hasPrefix) {
             self = .cluster(try RedisClusterEndpoint(url: url))
+        } else if RedisSentinelEndpoint.schemes.contains(where: url.hasPrefix) {
+            self = .sentinel(try RedisSentinelEndpoint(url: url))
         } else {
             self = .standalone(try RedisEndpoint(url: url))
         }
     }
 
-    /// A client for this target; it connects at the first command, not here.
-    /// `timeout` bounds every connect and socket operation (default 2 s).
+    /// Whether the connections use TLS (a `rediss…` scheme).
+    public var usesTLS: Bool { tls != nil }
+
+    /// The TLS settings, nil for plain connections.
+    public var tls: RedisTLS? {
+        get {
+            switch self {
+            case .standalone(let endpoint): endpoint.tls
+            case .cluster(let endpoint): endpoint.tls
+            case .sentinel(let endpoint): endpoint.tls
+            }
+        }
+        set {
+            switch self {
+            case .standalone(var endpoint): endpoint.tls = newValue; self = .standalone(endpoint)
+            case .cluster(var endpoint): endpoint.tls = newValue; self = .cluster(endpoint)
+            case .sentinel(var endpoint): endpoint.tls = newValue; self = .sentinel(endpoint)
+            }
+        }
+    }
+
+    /// The password sent to the data servers (not to Sentinels).
+    public var password: String? {
+        get {
+            switch self {
+            case .standalone(let endpoint): endpoint.password
+            case .cluster(let endpoint): endpoint.password
+            case .sentinel(let endpoint): endpoint.password
+            }
+        }
+        set {
+            switch self {
+            case .standalone(var endpoint): endpoint.password = newValue; self = .standalone(endpoint)
+            case .cluster(var endpoint): endpoint.password = newValue; self = .cluster(endpoint)
+            case .sentinel(var endpoint): endpoint.password = newValue; self = .sentinel(endpoint)
+            }
+        }
+    }
+
+    /// A client for this target; it connects at the first command, not here (TLS files are read
+    /// here: a bad one throws). `timeout` bounds every connect and socket operation (default 2 s).
     public func makeClient(timeout: Duration = .seconds(2)) throws(RedisError) -> any RedisPipelining {
         switch self {
         case .standalone(let endpoint): try RedisClient(endpoint: endpoint, timeout: timeout)
         case .cluster(let endpoint): try RedisClusterClient(endpoint: endpoint, options: .init(timeout: timeout))
+        case .sentinel(let endpoint): try RedisSentinelClient(endpoint: endpoint, options: .init(timeout: timeout))
         }
     }
 
@@ -63,6 +108,7 @@ public enum RedisTarget: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .standalone(let endpoint): endpoint.description
         case .cluster(let endpoint): endpoint.description
+        case .sentinel(let endpoint): endpoint.description
         }
     }
 }

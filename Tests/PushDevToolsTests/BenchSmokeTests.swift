@@ -118,6 +118,30 @@ struct BenchSmokeTests {
         #expect(ratio["clusterToStandaloneWorkerCPU"] is NSNumber)
     }
 
+    @Test("bench e2e --redis-tls --compare-plain: one worker on the server's TLS port (rediss://, its CA), one on its plain port, in one run; the TLS/plain ratio")
+    func tinyTLSCompareRun() throws {
+        let folder = try TemporaryFolder.make(prefix: "bench-tls-smoke")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let run = try runCommand(BuiltProducts.pushworkerDev, [
+            "bench", "e2e", "--allow-debug", "--quiet", "--notifications", "200", "--job-size", "25", "--redis-tls", "--compare-plain",
+            "--h2load-requests", "0", "--report", report, "--timeout", "120",
+        ], timeout: 240)
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(3000))\nstdout: \(run.stdout.suffix(1500))")
+        #expect(run.stdout.contains("worker CPU TLS / plain"), "\(run.stdout)")
+        let data = try #require(FileManager.default.contents(atPath: report))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["results"] as? [String: Any])?["distinct"] as? Int == 200)
+        #expect((object["redis"] as? [String: Any])?["tls"] as? Bool == true)
+        let comparison = try #require(object["comparison"] as? [String: Any])
+        #expect((comparison["redisA"] as? String)?.hasPrefix("rediss://127.0.0.1:") == true, "\(comparison)")
+        #expect((comparison["redisB"] as? String)?.hasPrefix("redis://127.0.0.1:") == true, "\(comparison)")
+        #expect(comparison.keys.contains("tlsToPlainWorkerCPU"))
+        let perWorker = try #require((object["worker"] as? [String: Any])?["perWorker"] as? [[String: Any]])
+        #expect(perWorker.map { $0["variant"] as? String } == ["A", "B"])
+        #expect(try runCommand(BuiltProducts.pushworkerDev, ["bench", "e2e", "--compare-plain"]).status == 64, "--compare-plain needs --redis-tls")
+    }
+
     @Test("bench http with a tiny N sends every request through the client, then h2load, and reports every figure")
     func tinyHTTPRun() throws {
         let folder = try TemporaryFolder.make(prefix: "bench-http-smoke")

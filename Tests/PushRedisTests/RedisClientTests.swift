@@ -200,7 +200,7 @@ struct RedisEndpointTests {
     }
 
     @Test("bad URLs throw a RedisError that is not a connection error", arguments: [
-        "", "localhost:6379", "http://h", "rediss://h:6380", "redis://", "redis://h:0", "redis://h:65536",
+        "", "localhost:6379", "http://h", "redis://", "redis://h:0", "redis://h:65536",
         "redis://h:port", "redis://h/db", "redis://h/-1", "redis://user@h", "redis://[::1", "redis://:p%zz@h",
         "unix://relative.sock", "unix:///s?db=x", "unix:///s?foo=1",
     ])

@@ -6,8 +6,9 @@ import Foundation
 ///
 /// Ports: each node needs `p` and the cluster bus `p + 10000` free, so `p < 55535`.
 /// `nodeTimeoutMs` (default 2000) is `cluster-node-timeout`: a killed master's replica takes over
-/// about 2 × that later. The fixture drives the cluster with `redis-cli`, never with the client
-/// under test.
+/// about 2 × that later. With `tls` every node speaks only TLS, to clients and to each other
+/// (`--port 0 --tls-port p --tls-cluster yes --tls-replication yes`, ``RedisTLSFiles``' server
+/// certificate). The fixture drives the cluster with `redis-cli`, never with the client under test.
 ///
 /// Thread safety: `processes` and `killed` are only touched under `lock`.
 public final class RedisClusterServer: @unchecked Sendable {
@@ -25,13 +26,14 @@ public final class RedisClusterServer: @unchecked Sendable {
     /// Every node's port, masters first as created (roles change after a failover).
     public let ports: [UInt16]
     public let nodeTimeoutMs: Int
+    public let tls: RedisTLSFiles?
     private let lock = NSLock()
     private var processes: [UInt16: TestProcess] = [:]
     private var killed: Set<UInt16> = []
     private let folder: URL
 
     /// A `redis+cluster://` URL naming every node still running as a seed.
-    public var url: String { "redis+cluster://" + livePorts.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
+    public var url: String { "\(tls == nil ? "redis" : "rediss")+cluster://" + livePorts.map { "127.0.0.1:\($0)" }.joined(separator: ",") }
 
     /// Ports of the nodes not killed.
     public var livePorts: [UInt16] {
@@ -39,8 +41,9 @@ public final class RedisClusterServer: @unchecked Sendable {
         return ports.filter { !killed.contains($0) }
     }
 
-    public init(masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeoutMs: Int = 2000) throws {
+    public init(masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeoutMs: Int = 2000, tls: RedisTLSFiles? = nil) throws {
         self.nodeTimeoutMs = nodeTimeoutMs
+        self.tls = tls
         folder = try TemporaryFolder.make(prefix: "redis-cluster")
         var chosen: [UInt16] = []
         var attempts = 0
@@ -57,8 +60,10 @@ public final class RedisClusterServer: @unchecked Sendable {
             for port in chosen {
                 let directory = folder.appendingPathComponent("\(port)")
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                let process = try TestProcess("/usr/bin/redis-server", [
-                    "--port", "\(port)", "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                let portArguments = tls.map { $0.serverArguments(port: port) + ["--tls-cluster", "yes", "--tls-replication", "yes"] }
+                    ?? ["--port", "\(port)"]
+                let process = try TestProcess("/usr/bin/redis-server", portArguments + [
+                    "--bind", "127.0.0.1", "--cluster-enabled", "yes",
                     "--cluster-config-file", directory.appendingPathComponent("nodes.conf").path,
                     "--cluster-node-timeout", "\(nodeTimeoutMs)", "--save", "", "--appendonly", "no",
                     "--repl-diskless-sync-delay", "0", "--dir", directory.path, "--daemonize", "no", "--protected-mode", "yes",
@@ -70,7 +75,7 @@ public final class RedisClusterServer: @unchecked Sendable {
                     throw TestSupportError("cluster node \(port) did not start: \(process(port)?.stderr() ?? "")\(process(port)?.stdout() ?? "")")
                 }
             }
-            let create = try runCommand("/usr/bin/redis-cli", ["--cluster", "create"] + chosen.map { "127.0.0.1:\($0)" }
+            let create = try runCommand("/usr/bin/redis-cli", (tls?.cliArguments ?? []) + ["--cluster", "create"] + chosen.map { "127.0.0.1:\($0)" }
                 + ["--cluster-replicas", "\(replicasPerMaster)", "--cluster-yes"], timeout: 60)
             guard create.status == 0 else { throw TestSupportError("redis-cli --cluster create failed: \(create.stdout.suffix(800)) \(create.stderr)") }
             try waitUntilHealthy(timeout: 30)
@@ -89,7 +94,7 @@ public final class RedisClusterServer: @unchecked Sendable {
     /// answers an error.
     @discardableResult
     public func cli(_ port: UInt16, _ arguments: [String]) throws -> String {
-        let result = try runCommand("/usr/bin/redis-cli", ["-h", "127.0.0.1", "-p", "\(port)"] + arguments, timeout: 30)
+        let result = try runCommand("/usr/bin/redis-cli", ["-h", "127.0.0.1", "-p", "\(port)"] + (tls?.cliArguments ?? []) + arguments, timeout: 30)
         let output = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard result.status == 0, !output.hasPrefix("ERR"), !output.hasPrefix("(error)") else {
             throw TestSupportError("redis-cli -p \(port) \(arguments.joined(separator: " ")): \(output) \(result.stderr)")

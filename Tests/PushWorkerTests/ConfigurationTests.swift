@@ -80,7 +80,7 @@ struct ConfigurationTests {
         ("PUSHWORKER_HTTP_ADDR", "9400", "PUSHWORKER_HTTP_ADDR must be IPv4:port or localhost:port"),
         ("PUSHWORKER_HTTP_ADDR", ":9400", "PUSHWORKER_HTTP_ADDR must be IPv4:port or localhost:port"),
         ("PUSHWORKER_REDIS_URL", "http://127.0.0.1:6379", "PUSHWORKER_REDIS_URL: "),
-        ("PUSHWORKER_REDIS_URL", "rediss://h:6380", "PUSHWORKER_REDIS_URL: "),
+        ("PUSHWORKER_REDIS_URL", "rediss+sentinel://h:26379", "PUSHWORKER_REDIS_URL: redis error: invalid Redis URL (name the master"),
         ("PUSHWORKER_REDIS_URL", "redis+cluster://h:7000/2", "PUSHWORKER_REDIS_URL: redis error: invalid Redis URL (a Redis Cluster has only database 0"),
         ("PUSHWORKER_REDIS_URL", "redis+cluster://h:7000,,h:7001", "PUSHWORKER_REDIS_URL: "),
         ("PUSHWORKER_CREDENTIALS_DIR", "/nonexistent/credentials", "PUSHWORKER_CREDENTIALS_DIR: /nonexistent/credentials is not a folder"),

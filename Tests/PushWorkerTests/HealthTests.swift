@@ -155,4 +155,30 @@ struct HealthTests {
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
     }
+
+    @Test("`pushworker run` on redis+sentinel://: /readyz names Redis while no Sentinel knows the master, and stops naming it once one does")
+    func sentinelReadiness() throws {
+        let set = try RedisSentinelServer(replicas: 0, sentinels: 1)
+        defer { set.stop() }
+        let port = freeLoopbackPort()
+        let keys = "k1:" + Data(repeating: 5, count: 32).base64EncodedString()
+        let sentinel = set.sentinelPorts[0]
+        let worker = try TestProcess(BuiltProducts.pushworker, ["run"], environment: [
+            "PUSHWORKER_KAFKA_BROKERS": "127.0.0.1:\(freeLoopbackPort())", "PUSHWORKER_REDIS_URL": "redis+sentinel://127.0.0.1:\(sentinel)/later",
+            "PUSHWORKER_MSGID_KEYS": keys, "PUSHWORKER_HTTP_ADDR": "127.0.0.1:\(port)", "PUSHWORKER_LOG_LEVEL": "warning",
+            "PUSHWORKER_SHUTDOWN_GRACE_SECONDS": "2",
+        ])
+        defer { worker.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        func readyz() -> String { (try? Self.curl("GET", base + "/readyz").body) ?? "" }
+        #expect(eventually(timeout: 20) { readyz().contains("no master known for 'later'") }, "\(readyz()) \(worker.stderr().suffix(2000))")
+        let away = try Self.curl("GET", base + "/readyz")
+        #expect(away.status == 503 && away.body.contains(#"{"dependency":"redis","detail":"unreachable"#)
+                && away.body.contains("no master known for 'later': 127.0.0.1:\(sentinel) does not know master 'later'"), "\(away.body)")
+        try set.cli(sentinel, ["SENTINEL", "MONITOR", "later", "127.0.0.1", "\(set.dataPorts[0])", "1"])
+        #expect(eventually(timeout: 15) { let body = readyz(); return !body.isEmpty && !body.contains(#""redis""#) }, "\(readyz())")
+        #expect(readyz().contains("kafka_consumer_group"), "the broker is still away")
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 20) == 0, "\(worker.stderr().suffix(2000))")
+    }
 }

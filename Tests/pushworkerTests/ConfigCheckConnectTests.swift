@@ -75,6 +75,23 @@ struct ConfigCheckConnectTests {
         #expect(!result.stdout.contains("BEGIN PRIVATE KEY") && !result.stderr.contains("BEGIN PRIVATE KEY"))
     }
 
+    @Test("rediss://: with the CA that signed Redis's certificate, ok; with another CA, a FAIL line naming PUSHWORKER_REDIS_CA_FILE")
+    func redisTLS() throws {
+        let files = try RedisTLSFiles.shared()
+        let redis = try RedisServer(tls: .init(files: files))
+        defer { redis.stop() }
+        let sandbox = try SandboxServer(apps: ["app_cli"])
+        var environment = Self.environment(kafka: "127.0.0.1:\(freeLoopbackPort())", redis: redis.url, sandbox: sandbox)
+        for (ca, status, expected) in [(files.caFile, "ok    redis ", "rediss://127.0.0.1:\(redis.port): PING answered"),
+                                       (files.otherCAFile, "FAIL  redis ", "rediss://127.0.0.1:\(redis.port) does not answer PING")] {
+            environment["PUSHWORKER_REDIS_CA_FILE"] = ca
+            let result = try runCommand(BuiltProducts.pushworker, ["config", "check", "--connect", "--timeout", "2"], environment: environment)
+            let line = Self.lines(result.stdout).first { $0.contains(" redis ") } ?? ""
+            #expect(line.hasPrefix(status) && line.contains(expected), "\(result.stdout)\(result.stderr)")
+            if ca == files.otherCAFile { #expect(line.contains("set PUSHWORKER_REDIS_CA_FILE to the CA that signed the server certificate"), "\(line)") }
+        }
+    }
+
     @Test("an unreachable broker fails fast; --connect is only for check")
     func unreachable() throws {
         let redis = try RedisServer()

@@ -188,6 +188,36 @@ struct SecretsAuditTests {
             #expect(process.stderr().lowercased().contains("redis"), "\(command) did reach Redis: \(process.stderr().suffix(1500))")
         }
 
+        // 2b. run against Sentinels that refuse their password and a master that refuses its own
+        // (redis+sentinel://), and against a TLS Redis with a client key and a CA that did not sign it.
+        let sentinelSet = try RedisSentinelServer(replicas: 0, sentinels: 1, password: redisRealPassword, sentinelPassword: "S3ntinel-Real-Pa55word")
+        defer { sentinelSet.stop() }
+        let tlsFiles = try RedisTLSFiles.shared()
+        let tlsRedis = try RedisServer(tls: .init(files: tlsFiles, requireClientCertificate: true))
+        let clientKey = try String(contentsOfFile: tlsFiles.clientKey, encoding: .utf8)
+        secrets.add("Sentinel password given", "S3ntinel-Given-Pa55word")
+        secrets.add("Sentinel server password", "S3ntinel-Real-Pa55word")
+        secrets.addPEM("Redis client key", clientKey)
+        let sentinelURL = "redis+sentinel://app:\(redisURLPassword)@127.0.0.1:\(sentinelSet.sentinelPorts[0])/\(sentinelSet.masterName)"
+        for (label, extra, says) in [
+            ("run with a refused Sentinel password", ["PUSHWORKER_REDIS_URL": sentinelURL, "PUSHWORKER_REDIS_SENTINEL_PASSWORD": "S3ntinel-Given-Pa55word"],
+             "PUSHWORKER_REDIS_SENTINEL_PASSWORD"),
+            ("run with a refused master password via Sentinel", ["PUSHWORKER_REDIS_URL": sentinelURL, "PUSHWORKER_REDIS_SENTINEL_PASSWORD": "S3ntinel-Real-Pa55word"],
+             "WRONGPASS"),
+            ("run over TLS with another CA and a client key", ["PUSHWORKER_REDIS_URL": "rediss://:\(redisURLPassword)@127.0.0.1:\(tlsRedis.port)",
+                                                              "PUSHWORKER_REDIS_CA_FILE": tlsFiles.otherCAFile, "PUSHWORKER_REDIS_CERT_FILE": tlsFiles.clientCertificate,
+                                                              "PUSHWORKER_REDIS_KEY_FILE": tlsFiles.clientKey], "PUSHWORKER_REDIS_CA_FILE"),
+        ] {
+            let port = freeLoopbackPort()
+            let process = try TestProcess(BuiltProducts.pushworker, ["run"],
+                                          environment: env(services.merging(extra) { $1 }).merging(["PUSHWORKER_HTTP_ADDR": "127.0.0.1:\(port)"]) { $1 })
+            #expect(eventually(timeout: 20) { process.stderr().contains(says) }, "\(label): \(process.stderr().suffix(1500))")
+            process.signal(SIGTERM)
+            _ = process.wait(timeout: 30)
+            outputs.append((label, process.stdout() + process.stderr()))
+        }
+        let sentinelInputs = "S3ntinel-Given-Pa55word S3ntinel-Real-Pa55word " + clientKey
+
         // 3. config check and print with every secret set.
         let configuration = env(services.merging([
             "PUSHWORKER_REDIS_PASSWORD": redisEnvPassword, "PUSHWORKER_RDKAFKA_SASL_USERNAME": "svc-push",
@@ -202,7 +232,7 @@ struct SecretsAuditTests {
 
         // The audit. First: every secret taken from a file or the environment really is in it
         // (the list is not empty strings or fragments that match nothing).
-        var inputs = base.values.joined(separator: "\n") + configuration.values.joined(separator: "\n") + redisRealPassword
+        var inputs = base.values.joined(separator: "\n") + configuration.values.joined(separator: "\n") + redisRealPassword + sentinelInputs
         for app in try FileManager.default.contentsOfDirectory(atPath: credentials.path) {
             for file in try FileManager.default.contentsOfDirectory(atPath: credentials.appendingPathComponent(app).path) {
                 let text = try String(contentsOf: credentials.appendingPathComponent(app).appendingPathComponent(file), encoding: .utf8)

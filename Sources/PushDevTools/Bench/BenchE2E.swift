@@ -43,7 +43,7 @@ package struct BenchE2E: Benchmark {
         /// and minutes (``Comparison``; docs/performance.md "Benchmarks").
         package var compareBinary: String?
         package var compareWrapper: [String]?
-        package var isComparing: Bool { compareBinary != nil || compareWrapper != nil }
+        package var isComparing: Bool { compareBinary != nil || compareWrapper != nil || comparePlain }
         package var sandboxThreads = 1
         package var sandboxArguments: [String] = []
         package var brokers: String?
@@ -53,6 +53,13 @@ package struct BenchE2E: Benchmark {
         package var clusterReplicas = 0
         /// `--compare-standalone`: `rounds` × (standalone, cluster) alternating (``BenchE2ECompare``).
         package var compareStandalone = false
+        /// `--redis-tls`: the redis-server started speaks TLS (a CA made for the run), the
+        /// workers reach it with `rediss://` and `PUSHWORKER_REDIS_CA_FILE`.
+        package var redisTLS = false
+        /// `--compare-plain` (with `--redis-tls`): the redis-server listens on a plain port too,
+        /// and every second worker (B) uses that one: TLS (A) against plain (B) in ONE run, on
+        /// the same server, core and minutes (``Comparison``).
+        package var comparePlain = false
         package var rounds = 3
         package var h2loadRequests: Int?
         /// Extra senders run with h2load's arguments (`make bench-peers`).
@@ -100,7 +107,7 @@ package struct BenchE2E: Benchmark {
     }
 
     /// `INFO memory` `used_memory` in bytes, nil if Redis does not answer.
-    static func usedMemory(_ client: RedisClient) -> Int64? {
+    static func usedMemory(_ client: any RedisPipelining) -> Int64? {
         guard let reply = try? client.pipeline([["INFO", "memory"]]).first, let text = reply.text else { return nil }
         for line in text.components(separatedBy: "\r\n") where line.hasPrefix("used_memory:") {
             return Int64(line.dropFirst("used_memory:".count))
@@ -109,12 +116,17 @@ package struct BenchE2E: Benchmark {
     }
 
     /// `used_memory` of the Redis `url` names: the server's, or the sum over a cluster's
-    /// masters (each asked directly; nil if one does not answer).
-    static func usedMemory(url: String) -> Int64? {
-        guard let target = try? RedisTarget(url: url) else { return nil }
+    /// masters (each asked directly; nil if one does not answer). `caFile` verifies a `rediss://` server.
+    static func usedMemory(url: String, caFile: String? = nil) -> Int64? {
+        guard var target = try? RedisTarget(url: url) else { return nil }
+        if target.usesTLS { target.tls = RedisTLS(caFile: caFile) }
         switch target {
         case .standalone(let endpoint):
             guard let client = try? RedisClient(endpoint: endpoint) else { return nil }
+            defer { client.close() }
+            return usedMemory(client)
+        case .sentinel(let endpoint):
+            guard let client = try? RedisSentinelClient(endpoint: endpoint) else { return nil }
             defer { client.close() }
             return usedMemory(client)
         case .cluster(let endpoint):
@@ -169,11 +181,14 @@ package struct BenchE2E: Benchmark {
             redisCluster = started
             redisURL = started.url
         } else {
-            step("starting Redis")
-            let local = try LocalRedis(folder: folder)
+            step(options.redisTLS ? "starting Redis (TLS, a CA made for the run\(options.comparePlain ? "; a plain port too" : ""))" : "starting Redis")
+            let local = try LocalRedis(folder: folder, tls: options.redisTLS, plainPortToo: options.comparePlain)
             redis = local
             redisURL = local.url
         }
+        let redisCAFile = redis?.tls?.caFile
+        /// `--compare-plain`: the B workers' URL, the same server's plain port.
+        let plainRedisURL = options.comparePlain ? redis?.plainURL : nil
         defer {
             redis?.child.stop()
             if sharedCluster == nil { redisCluster?.stop() }
@@ -236,6 +251,7 @@ package struct BenchE2E: Benchmark {
             "PUSHWORKER_RDKAFKA_HEARTBEAT_INTERVAL_MS": "500",
         ]
         for (key, value) in overrides { environment[key] = value }
+        if let redisCAFile { environment["PUSHWORKER_REDIS_CA_FILE"] = redisCAFile }
         if environment["PUSHWORKER_LOG_LEVEL"] == nil { environment["PUSHWORKER_LOG_LEVEL"] = "warning" }
 
         // The results reader joins first (it reads from the earliest offset anyway).
@@ -261,7 +277,7 @@ package struct BenchE2E: Benchmark {
             try producer.flush(timeout: .seconds(120))
         }
         // De-duplication state: Redis memory before the campaign and after it (docs/reference/redis.md).
-        let redisMemoryBefore = Self.usedMemory(url: redisURL)
+        let redisMemoryBefore = Self.usedMemory(url: redisURL, caFile: redisCAFile)
         if options.backlog { try enqueue() }
 
         // Workers.
@@ -276,6 +292,10 @@ package struct BenchE2E: Benchmark {
             let log = folder.appendingPathComponent("worker-\(index).log")
             let child: ChildProcess
             let isB = options.isComparing && index % 2 == 1
+            if isB, let plainRedisURL {
+                env["PUSHWORKER_REDIS_URL"] = plainRedisURL
+                env["PUSHWORKER_REDIS_CA_FILE"] = nil
+            }
             let command = (isB ? options.compareWrapper ?? options.workerWrapper : options.workerWrapper)
                 + [isB ? options.compareBinary ?? ChildProcess.workerPath : ChildProcess.workerPath, "run"]
             if let cpus = options.workerCPUs {
@@ -375,7 +395,7 @@ package struct BenchE2E: Benchmark {
         let redisCPU = redisCPUAtStart.map { redisPIDs.compactMap { ProcessStats.cpuSeconds(pid: $0) }.reduce(0, +) - $0 }
         let benchCPU = ProcessStats.selfCPUSeconds() - benchCPUAtStart
         // Recorded outcomes are in Redis before their results are produced: the state is complete.
-        let redisMemoryAfter = Self.usedMemory(url: redisURL)
+        let redisMemoryAfter = Self.usedMemory(url: redisURL, caFile: redisCAFile)
         // A cluster's per-node pipelines are published after each readiness probe (every 2 s).
         var nodePipelines: Double?
         if isCluster {
@@ -496,6 +516,7 @@ package struct BenchE2E: Benchmark {
                         "cpuMicrosPerNotification": distinct > 0 ? Self.round(sandboxCPUWorkerPhase / Double(distinct) * 1e6, 2) : NSNull()] as [String: Any],
             "redis": [
                 "mode": isCluster ? "cluster" : "standalone",
+                "tls": (try? RedisTarget(url: redisURL))?.usesTLS ?? false,
                 "clusterStartedByBench": redisCluster != nil,
                 "cpuSecondsWorkerPhase": redisCPU.map { Self.round($0, 3) } ?? NSNull(),
                 "cpuMicrosPerNotification": redisCPU.map { distinct > 0 ? Self.round($0 / Double(distinct) * 1e6, 2) : 0 } ?? NSNull(),
@@ -514,8 +535,15 @@ package struct BenchE2E: Benchmark {
             "throughput": ["bucketMs": 100, "originMs": origin, "resultsPerBucket": buckets] as [String: Any],
         ].merging(references.reportMembers) { _, new in new }) { _, new in new }
         if options.isComparing {
-            report["comparison"] = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.workerPath,
-                                              wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
+            var comparison = Comparison(start: windowStart, end: windowEnd, binaryB: options.compareBinary ?? ChildProcess.workerPath,
+                                        wrapperA: options.workerWrapper, wrapperB: options.compareWrapper ?? options.workerWrapper).report
+            if let plainRedisURL {
+                comparison["redisA"] = redisURL
+                comparison["redisB"] = plainRedisURL
+                // B/A is plain / TLS: its inverse is what TLS costs.
+                comparison["tlsToPlainWorkerCPU"] = (comparison["bToA"] as? Double).map { $0 > 0 ? Self.round(1 / $0, 3) : 0 } ?? NSNull()
+            }
+            report["comparison"] = comparison
         }
         if !ok, let log = workers.first?.child.log() { report["workerLogTail"] = String(log.suffix(2000)) }
         return (report, ok)

@@ -66,20 +66,36 @@ package final class ChildProcess: Sendable {
     }
 }
 
-/// A throwaway `redis-server` on a free loopback port (demo and bench).
+/// A throwaway `redis-server` on a free loopback port (demo and bench); with `tls`, it speaks
+/// TLS there, presenting a certificate of a CA made for it (``tls``'s `caFile`), and with
+/// `plainPortToo` also plain TCP on a second port (``plainURL``: TLS against plain on one server).
 package final class LocalRedis: Sendable {
     let port: UInt16
     package let child: ChildProcess
-    package var url: String { "redis://127.0.0.1:\(port)" }
+    /// The CA and certificate of a TLS server, nil for a plain one.
+    package let tls: LocalTLSFiles?
+    /// The plain port of a TLS server started with `plainPortToo`.
+    let plainPort: UInt16?
+    /// `redis://127.0.0.1:port`, or `rediss://…` for a TLS server.
+    package var url: String { "\(tls == nil ? "redis" : "rediss")://127.0.0.1:\(port)" }
+    /// `redis://127.0.0.1:<plain port>` of a TLS server started with `plainPortToo`.
+    package var plainURL: String? { plainPort.map { "redis://127.0.0.1:\($0)" } }
 
-    package init(folder: URL) throws {
+    package init(folder: URL, tls: Bool = false, plainPortToo: Bool = false) throws {
         let port = ChildProcess.freePort()
         self.port = port
+        let files = tls ? try LocalTLSFiles(folder: folder) : nil
+        self.tls = files
+        var plainPort: UInt16?
+        if tls && plainPortToo {
+            repeat { plainPort = ChildProcess.freePort() } while plainPort == port
+        }
+        self.plainPort = plainPort
         let executable = ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/redis-server"
-        child = try ChildProcess(executable, ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                             "--dir", folder.path, "--daemonize", "no"],
-                                 log: folder.appendingPathComponent("redis.log"))
+        child = try ChildProcess(executable, (files?.serverArguments(port: port, plainPort: plainPort) ?? ["--port", "\(port)"]) + [
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path, "--daemonize", "no",
+        ], log: folder.appendingPathComponent("redis.log"))
         guard ChildProcess.waitFor(timeout: 10, { LocalRedis.answers(port: port) }) else {
             throw DemoError("redis-server did not start: \(child.log().suffix(500))")
         }

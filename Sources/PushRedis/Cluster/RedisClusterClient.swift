@@ -11,6 +11,10 @@ import Glibc
 /// - **Slot map.** Read with `CLUSTER SHARDS` (Redis ≥ 7; `CLUSTER SLOTS` on older servers) from
 ///   the first reachable node: known masters, then replicas, then the URL's seeds. Read at the
 ///   first command, after a `MOVED`, after a connection error, and by every health check.
+/// - **TLS** (`rediss+cluster://`). Every node over TLS, at its `tls-port` (the map's, or the
+///   one a TLS connection is told by `CLUSTER SLOTS` and `MOVED`); each certificate is checked
+///   against the host the map names the node by (its hostname when the cluster announces
+///   hostnames, else its IP address).
 /// - **Routing.** Every command goes to the master of its key's slot (``RedisClusterSlot``);
 ///   ``RedisClusterPlan`` says which argument is the key, splits `MGET`/`DEL`/`MSET`… over slots,
 ///   sends `SCRIPT LOAD`/`FLUSHALL`… to every master and keyless commands to one.
@@ -61,6 +65,8 @@ public final class RedisClusterClient: RedisPipelining {
     public let endpoint: RedisClusterEndpoint
     public let options: Options
     private let timeoutMs: Int
+    /// The OpenSSL settings of `rediss+cluster://`, shared by every node's connection.
+    private let tls: RedisTLSContext?
     private let state = Mutex(State())
     private let published = Mutex(Published())
     private let queue: DispatchQueue
@@ -103,6 +109,7 @@ public final class RedisClusterClient: RedisPipelining {
         try self.init(endpoint: RedisClusterEndpoint(url: url), options: options)
     }
 
+    /// With TLS, reads the CA and client certificate files now (a bad one throws here).
     public init(endpoint: RedisClusterEndpoint, options: Options = Options()) throws(RedisError) {
         let ms = DeliveryStateStore.milliseconds(options.timeout)
         guard ms > 0 else { throw RedisError("the timeout must be positive") }
@@ -111,6 +118,7 @@ public final class RedisClusterClient: RedisPipelining {
         self.endpoint = endpoint
         self.options = options
         self.timeoutMs = Int(clamping: ms)
+        self.tls = try endpoint.tls.map { tls throws(RedisError) in try RedisTLSContext(tls) }
         self.queue = DispatchQueue(label: "pushworker.redis-cluster")
         _ = RedisClient.ignoreSIGPIPE
     }
@@ -395,10 +403,11 @@ public final class RedisClusterClient: RedisPipelining {
 
     // MARK: - Connections and the slot map
 
-    /// The pooled connection to `node`, connecting (and authenticating) if needed.
+    /// The pooled connection to `node`, connecting (and authenticating) if needed. With TLS the
+    /// node's certificate is checked against the host the slot map (or the URL) names it by.
     private func connection(to node: RedisClusterNode, _ state: inout State) throws(RedisError) -> HiredisContext {
         if let existing = state.connections[node] { return existing }
-        let context = try HiredisContext.connect(.tcp(host: node.host, port: node.port), timeoutMs: timeoutMs)
+        let context = try HiredisContext.connect(.tcp(host: node.host, port: node.port), timeoutMs: timeoutMs, tls: tls)
         if let password = endpoint.password {
             let auth: [RedisArgument] = endpoint.username.map { ["AUTH", .string($0), .string(password)] } ?? ["AUTH", .string(password)]
             if let message = try context.run([auth])[0].errorMessage {
@@ -447,7 +456,7 @@ public final class RedisClusterClient: RedisPipelining {
                     guard message.lowercased().contains("unknown subcommand") else { throw RedisError("CLUSTER SHARDS: \(message)") }
                     state.useShards = false
                 } else {
-                    return try RedisClusterSlotMap.parse(clusterShards: reply, answeredBy: node.host)
+                    return try RedisClusterSlotMap.parse(clusterShards: reply, answeredBy: node.host, tls: tls != nil)
                 }
             }
             roundTrips.add(1, ordering: .relaxed)

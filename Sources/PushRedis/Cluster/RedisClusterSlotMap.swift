@@ -165,8 +165,10 @@ extension RedisClusterSlotMap {
     /// Parses a `CLUSTER SHARDS` reply (Redis ≥ 7.0), RESP2 form: per shard a flat
     /// `[slots, [start, end, …], nodes, [[id, …, port, p, ip, …, endpoint, …, role, …, health, …], …]]`.
     /// A shard's master is its node with role `master` (an online one first); shards without slots
-    /// (a failed master whose replica took over) are skipped.
-    public static func parse(clusterShards reply: RedisReply, answeredBy: String) throws(RedisError) -> RedisClusterSlotMap {
+    /// (a failed master whose replica took over) are skipped. With `tls` a node's `tls-port` is
+    /// used (its `port` when it announces none): a TLS cluster (`tls-cluster yes`) lists the
+    /// plain port, if any, as `port`.
+    public static func parse(clusterShards reply: RedisReply, answeredBy: String, tls: Bool = false) throws(RedisError) -> RedisClusterSlotMap {
         guard case .array(let shards) = reply else { throw malformed("CLUSTER SHARDS", reply) }
         var ranges: [Range] = []
         var replicas: [RedisClusterNode] = []
@@ -180,7 +182,8 @@ extension RedisClusterSlotMap {
             var masterOnline = false
             for node in nodes {
                 let info = try pairs(node, "CLUSTER SHARDS")
-                guard let port = info["port"]?.integerValue, port > 0 else { continue }
+                let announced = tls ? (info["tls-port"] ?? info["port"]) : info["port"]
+                guard let port = announced?.integerValue, port > 0 else { continue }
                 var host = info["endpoint"]?.text ?? ""
                 if host.isEmpty || host == "?" { host = info["ip"]?.text ?? "" }
                 if host == "?" { continue }

@@ -1,38 +1,68 @@
 import CHiredis
+import CPushRedisTLS
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One blocking-mode `redisContext`, built by ``connect(_:timeoutMs:)`` (the context first, then
-/// this owner around it, then the connection check: a failed connect only throws) and freed
+/// One blocking-mode `redisContext`, built by ``connect(_:timeoutMs:tls:)`` (the context first,
+/// then this owner around it, then the connection check: a failed connect only throws) and freed
 /// only in `deinit`.
 ///
 /// The only type in PushRedis that touches hiredis pointers. Not thread-safe: it has one owner
-/// at a time (``RedisClient`` and ``RedisClusterClient`` hold it inside their lock). Once hiredis reports an error on the
+/// at a time (``RedisClient``, ``RedisClusterClient`` and ``RedisSentinelClient`` hold it inside their lock). Once hiredis reports an error on the
 /// context (`err != 0`) the context is unusable and the owner drops it.
+///
+/// With TLS (`rediss://…`) hiredis still formats the commands into its output buffer and parses
+/// the replies with its reader, but the bytes move through the TLS session of CPushRedisTLS on a
+/// non-blocking socket: every exchange is a `poll(2)` loop (``HiredisExchange``), never
+/// hiredis's own blocking read or write. A plain context pays one nil check per call for this.
 final class HiredisContext {
     private let context: UnsafeMutablePointer<redisContext>
+    /// The TLS session on the context's socket (set once, by ``connect(_:timeoutMs:tls:)``), nil
+    /// for a plain connection.
+    private var session: OpaquePointer?
+    private var tls: RedisTLS?
+    /// The connect timeout, also the longest wait without progress of a TLS exchange.
+    let timeoutMs: Int
+
     /// Takes ownership of `handle`.
-    private init(handle: UnsafeMutablePointer<redisContext>) {
+    private init(handle: UnsafeMutablePointer<redisContext>, timeoutMs: Int) {
         context = handle
+        self.timeoutMs = timeoutMs
     }
 
-    deinit { redisFree(context) }
+    deinit {
+        if let session { pw_rtls_session_free(session) }
+        redisFree(context)
+    }
 
-    /// Connects with `timeoutMs` as connect timeout and as read/write timeout (SO_RCVTIMEO/SO_SNDTIMEO).
-    static func connect(_ address: RedisEndpoint.Address, timeoutMs: Int) throws(RedisError) -> HiredisContext {
+    /// Whether the bytes go through TLS.
+    var isTLS: Bool { session != nil }
+
+    /// Connects with `timeoutMs` as connect timeout and as read/write timeout (SO_RCVTIMEO/SO_SNDTIMEO);
+    /// with `tls`, then runs the TLS handshake (within the same timeouts), the certificate checked
+    /// against the address's host.
+    static func connect(_ address: RedisEndpoint.Address, timeoutMs: Int, tls: RedisTLSContext? = nil) throws(RedisError) -> HiredisContext {
         let raw: UnsafeMutablePointer<redisContext>?
         switch address {
         case .tcp(let host, let port):
             raw = pw_redis_connect_tcp(host, Int32(port), timeoutMs)
         case .unix(let path):
+            if tls != nil { throw RedisError("TLS needs a TCP address, not unix:\(path)") }
             raw = pw_redis_connect_unix(path, timeoutMs)
         }
         guard let raw else { throw RedisError("cannot allocate a hiredis context", isConnectionError: true) }
-        let context = HiredisContext(handle: raw)
+        let context = HiredisContext(handle: raw, timeoutMs: timeoutMs)
         if pw_redis_error_code(raw) != 0 {
             throw RedisError("cannot connect to \(address): \(context.errorString)", isConnectionError: true)
         }
+        guard let tls, case .tcp(let host, _) = address else { return context }
+        var failure = pw_rtls_failure()
+        guard let session = pw_rtls_handshake(raw, tls.config, host, &failure) else {
+            throw RedisTLS.handshakeError(failure, server: address.description, host: host, tls: tls.tls)
+        }
+        context.session = session
+        context.tls = tls.tls
         return context
     }
 
@@ -49,6 +79,7 @@ final class HiredisContext {
     /// Writes every command, then reads one reply per command: one round trip.
     /// Throws only for connection-level failures (the context is then dead); error replies are values.
     func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisReply] {
+        if session != nil { return try HiredisExchange.run([.init(context: self, commands: commands)], timeoutMs: timeoutMs)[0].get() }
         try append(contentsOf: commands)
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
@@ -190,23 +221,40 @@ final class HiredisContext {
     /// The socket, for poll(2).
     var fileDescriptor: Int32 { pw_redis_fd(context) }
 
-    /// Whether formatted commands still wait to be written.
-    var hasPendingOutput: Bool { pw_redis_pending_output(context) > 0 }
+    /// Whether the socket must become writable before the exchange can go on: formatted commands
+    /// wait to be written, or the TLS session waits to write.
+    var hasPendingOutput: Bool {
+        pw_redis_pending_output(context) > 0 || session.map { pw_rtls_wants_write($0) != 0 } == true
+    }
 
     /// Writes what the socket takes now; never blocks.
     func writeAvailable() throws(RedisError) {
-        if pw_redis_write_nonblocking(context) != 0 { throw socketError("write") }
+        if let session {
+            let result = pw_rtls_write(context, session)
+            if result == -1 { throw socketError("write") }
+            if result < 0 { throw tlsError(session) }
+        } else if pw_redis_write_nonblocking(context) != 0 {
+            throw socketError("write")
+        }
     }
 
     /// Reads what has arrived into the reply parser; never blocks. Returns the bytes read (0: none yet).
     func readAvailable() throws(RedisError) -> Int {
-        let result = pw_redis_read_nonblocking(context)
+        let result = session.map { pw_rtls_read(context, $0) } ?? pw_redis_read_nonblocking(context)
         switch result {
         case -1: throw socketError("read")
         case -2: throw RedisError("redis connection error: the server closed the connection", isConnectionError: true)
+        case -4: throw tlsError(session)
         case ..<0: throw RedisError("redis protocol error: the reply could not be parsed", isConnectionError: true)
         default: return result
         }
+    }
+
+    /// The TLS session's last error as a connection error, with what to change when OpenSSL's
+    /// reason says (e.g. a server that requires a client certificate alerts after the handshake).
+    private func tlsError(_ session: OpaquePointer?) -> RedisError {
+        let reason = session.flatMap { pw_rtls_error($0) }.map { String(cString: $0) } ?? ""
+        return RedisError("TLS: \(reason.isEmpty ? "the session failed" : reason)\(RedisTLS.hint(reason, tls: tls ?? RedisTLS()))", isConnectionError: true)
     }
 
     /// The next reply complete in what was read so far, or nil.

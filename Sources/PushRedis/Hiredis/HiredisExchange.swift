@@ -4,7 +4,8 @@ import Glibc
 
 /// One pipeline to each of several servers at once, on the calling thread: every command is
 /// written to every socket first, then `poll(2)` reads the replies as they arrive, so a batch
-/// spread over N servers costs one round-trip time, not N.
+/// spread over N servers costs one round-trip time, not N. Every exchange over TLS runs here
+/// too, one server included (hiredis's blocking read would bypass the TLS session).
 enum HiredisExchange {
     /// One server's share of a batch.
     struct Part {
@@ -16,8 +17,8 @@ enum HiredisExchange {
     /// error that ended it (that context is then dead: the owner drops it). `timeoutMs` bounds the
     /// time without progress (a byte written or read) before the parts still waiting fail.
     static func run(_ parts: [Part], timeoutMs: Int) -> [Result<[RedisReply], RedisError>] {
-        if parts.count == 1 {
-            // One server: hiredis's blocking read is one syscall less than poll + recv.
+        if parts.count == 1 && !parts[0].context.isTLS {
+            // One plain server: hiredis's blocking read is one syscall less than poll + recv.
             let part = parts[0]
             do throws(RedisError) { return [.success(try part.context.run(part.commands))] } catch { return [.failure(error)] }
         }
@@ -72,7 +73,9 @@ enum HiredisExchange {
                 let part = parts[index]
                 do throws(RedisError) {
                     if revents & Int16(POLLOUT) != 0 { try part.context.writeAvailable() }
-                    if revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
+                    // A TLS session may need the socket writable to go on reading (a key update):
+                    // it reads on any event.
+                    if revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 || part.context.isTLS {
                         // Read and parse until the replies are complete or the socket has no more
                         // for now (a full buffer means more is likely waiting).
                         var read = 0

@@ -19,6 +19,16 @@ public struct Configuration: Sendable {
     /// `PUSHWORKER_REDIS_PASSWORD`: overrides the password of `redisURL` (a Kubernetes Secret key,
     /// so the URL itself need not be secret).
     public var redisPassword: String?
+    /// `PUSHWORKER_REDIS_CA_FILE`: PEM CA certificates that verify Redis's TLS certificates
+    /// (`rediss…://`); nil: the system's store.
+    public var redisCAFile: String?
+    /// `PUSHWORKER_REDIS_CERT_FILE` / `PUSHWORKER_REDIS_KEY_FILE`: the client certificate and its
+    /// key, for Redis servers that require one (`tls-auth-clients yes`).
+    public var redisCertFile: String?
+    public var redisKeyFile: String?
+    /// `PUSHWORKER_REDIS_SENTINEL_PASSWORD`: the Sentinels' own password (`redis+sentinel://`);
+    /// the URL's password is the master's.
+    public var redisSentinelPassword: String?
     public var credentialsDir: String?
     /// `kid:base64key[,kid:base64key…]`; the first signs, all verify.
     public var msgIDKeys = ""
@@ -128,17 +138,19 @@ public struct Configuration: Sendable {
         return configuration
     }
 
-    /// Where Redis is: `PUSHWORKER_REDIS_URL` (`redis://`, `unix://` or `redis+cluster://`), its
-    /// password replaced by `PUSHWORKER_REDIS_PASSWORD` when that is set.
+    /// Where Redis is: `PUSHWORKER_REDIS_URL` (docs/redis.md "URLs"), its password replaced by
+    /// `PUSHWORKER_REDIS_PASSWORD` when that is set; a `rediss…://` URL gets the TLS files
+    /// (`PUSHWORKER_REDIS_CA_FILE`, `_CERT_FILE`, `_KEY_FILE`), a Sentinel URL the Sentinels'
+    /// password (`PUSHWORKER_REDIS_SENTINEL_PASSWORD`).
     public func redisTarget() throws(RedisError) -> RedisTarget {
-        switch try RedisTarget(url: redisURL) {
-        case .standalone(var endpoint):
-            if let redisPassword { endpoint.password = redisPassword }
-            return .standalone(endpoint)
-        case .cluster(var endpoint):
-            if let redisPassword { endpoint.password = redisPassword }
-            return .cluster(endpoint)
+        var target = try RedisTarget(url: redisURL)
+        if let redisPassword { target.password = redisPassword }
+        if target.usesTLS { target.tls = RedisTLS(caFile: redisCAFile, certificateFile: redisCertFile, keyFile: redisKeyFile) }
+        if case .sentinel(var endpoint) = target, let redisSentinelPassword {
+            endpoint.sentinelPassword = redisSentinelPassword
+            target = .sentinel(endpoint)
         }
+        return target
     }
 
     /// A client for ``redisTarget()`` (it connects at its first command).
@@ -155,6 +167,9 @@ public struct Configuration: Sendable {
             "PUSHWORKER_TOPIC_DLQ=\(topicDLQ)", "PUSHWORKER_TOPIC_EVENTS=\(topicEvents)",
             "PUSHWORKER_REDIS_URL=\(Self.redactURL(redisURL))",
             "PUSHWORKER_REDIS_PASSWORD=\(redisPassword == nil ? "" : "<redacted>")",
+            "PUSHWORKER_REDIS_CA_FILE=\(redisCAFile ?? "")",
+            "PUSHWORKER_REDIS_CERT_FILE=\(redisCertFile ?? "")", "PUSHWORKER_REDIS_KEY_FILE=\(redisKeyFile ?? "")",
+            "PUSHWORKER_REDIS_SENTINEL_PASSWORD=\(redisSentinelPassword == nil ? "" : "<redacted>")",
             "PUSHWORKER_CREDENTIALS_DIR=\(credentialsDir ?? "")",
             "PUSHWORKER_MSGID_KEYS=\(Self.redactKeys(msgIDKeys))",
             "PUSHWORKER_CA_FILE=\(caFile ?? "")",

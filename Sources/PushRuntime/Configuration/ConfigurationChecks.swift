@@ -105,11 +105,17 @@ enum ConfigurationChecks {
     /// `PUSHWORKER_CA_FILE`: a readable file holding at least one PEM certificate (curl would
     /// otherwise fail every TLS handshake with it).
     static func caFile(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return "PUSHWORKER_CA_FILE: cannot read \(path)" }
+        pemFile(path, variable: "PUSHWORKER_CA_FILE", marker: "-----BEGIN CERTIFICATE-----")
+    }
+
+    /// A readable file holding `marker` (a PEM header), or the problem naming `variable`.
+    static func pemFile(_ path: String, variable: String, marker: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return "\(variable): cannot read \(path)" }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 16 << 20)) ?? Data()
-        guard head.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
-            return "PUSHWORKER_CA_FILE: \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        guard head.range(of: Data(marker.utf8)) != nil else {
+            let what = marker.contains("PRIVATE KEY") ? "PEM private key (-----BEGIN … PRIVATE KEY-----)" : "PEM certificate (\(marker))"
+            return "\(variable): \(path) holds no \(what)"
         }
         return nil
     }

@@ -48,10 +48,18 @@ extension Configuration {
         Variable("PUSHWORKER_TOPIC_TOKENS", "push.tokens.v1", "invalidated tokens topic", .text(\.topicTokens)),
         Variable("PUSHWORKER_TOPIC_DLQ", "push.dlq.v1", "dead-letter topic", .text(\.topicDLQ)),
         Variable("PUSHWORKER_TOPIC_EVENTS", "push.events.v1", "tracking events topic", .text(\.topicEvents)),
-        Variable("PUSHWORKER_REDIS_URL", nil, "redis://[:password@]host:port[/db] (required for run)",
+        Variable("PUSHWORKER_REDIS_URL", nil,
+                 "redis[s]://[user:password@]host:port[/db], redis[s]+cluster://…, redis[s]+sentinel://h1:p1,h2:p2/<master>[/db] or unix:// (required for run)",
                  .required(\.redisURL, for: redisPurposes)),
         Variable("PUSHWORKER_REDIS_PASSWORD", nil, "Redis password (overrides the URL's; e.g. from a Secret key)",
                  .optionalText(\.redisPassword)),
+        Variable("PUSHWORKER_REDIS_CA_FILE", nil, "PEM CA certificates that verify Redis's TLS certificates (rediss…:// URLs; unset: the system store)",
+                 .optionalText(\.redisCAFile)),
+        Variable("PUSHWORKER_REDIS_CERT_FILE", nil, "client certificate (PEM) for Redis servers that require one (rediss…://; with PUSHWORKER_REDIS_KEY_FILE)",
+                 .optionalText(\.redisCertFile)),
+        Variable("PUSHWORKER_REDIS_KEY_FILE", nil, "private key (PEM) of PUSHWORKER_REDIS_CERT_FILE", .optionalText(\.redisKeyFile)),
+        Variable("PUSHWORKER_REDIS_SENTINEL_PASSWORD", nil, "the Sentinels' own password (redis+sentinel://; the URL's password is the master's)",
+                 .optionalText(\.redisSentinelPassword)),
         Variable("PUSHWORKER_CREDENTIALS_DIR", nil, "folder with one sub-folder of credentials per app", .optionalText(\.credentialsDir)),
         Variable("PUSHWORKER_MSGID_KEYS", nil, "kid:base64key[,…] msgId HMAC keys (≥ 32 bytes); first signs (required)",
                  .required(\.msgIDKeys, for: keyPurposes)),
@@ -296,15 +304,48 @@ struct ConfigurationReader {
             }
         }
         if let ca = configuration.caFile, let problem = ConfigurationChecks.caFile(ca) { problems.append(problem) }
-        if Configuration.redisPurposes.contains(purpose), !configuration.redisURL.isEmpty {
-            // RedisTarget's errors never contain the password (redis://, unix:// or redis+cluster://).
-            do { _ = try RedisTarget(url: configuration.redisURL) } catch { problems.append("PUSHWORKER_REDIS_URL: \(error)") }
-        }
+        if Configuration.redisPurposes.contains(purpose), !configuration.redisURL.isEmpty { checkRedis(configuration) }
         if Configuration.kafkaPurposes.contains(purpose) { problems += ConfigurationChecks.kafkaProperties(configuration) }
         let known = Set(Configuration.table.map(\.name))
         for key in values.keys where key.hasPrefix("PUSHWORKER_") && !key.hasPrefix("PUSHWORKER_RDKAFKA_") && !known.contains(key) {
             let hint = Suggestion.closestVariable(to: key, prefix: "PUSHWORKER_", in: known).map { "did you mean \($0)?" } ?? "typo?"
             problems.append("\(key) is not a pushworker setting (\(hint))")
+        }
+    }
+
+    /// The Redis URL parses (RedisTarget's errors never contain the password), the TLS and
+    /// Sentinel settings belong to its scheme, and the TLS files load (read as the client will).
+    private mutating func checkRedis(_ configuration: Configuration) {
+        let target: RedisTarget
+        do { target = try RedisTarget(url: configuration.redisURL) } catch {
+            problems.append("PUSHWORKER_REDIS_URL: \(error)")
+            return
+        }
+        let files = [("PUSHWORKER_REDIS_CA_FILE", configuration.redisCAFile, "-----BEGIN CERTIFICATE-----"),
+                     ("PUSHWORKER_REDIS_CERT_FILE", configuration.redisCertFile, "-----BEGIN CERTIFICATE-----"),
+                     ("PUSHWORKER_REDIS_KEY_FILE", configuration.redisKeyFile, "PRIVATE KEY-----")]
+        let given = files.filter { $0.1 != nil }
+        if !target.usesTLS, let first = given.first {
+            problems.append("\(first.0) is set but PUSHWORKER_REDIS_URL does not use TLS: write rediss://, rediss+cluster:// or rediss+sentinel://")
+            return
+        }
+        if (configuration.redisCertFile == nil) != (configuration.redisKeyFile == nil) {
+            problems.append("PUSHWORKER_REDIS_CERT_FILE and PUSHWORKER_REDIS_KEY_FILE go together (a client certificate and its key)")
+        }
+        if configuration.redisSentinelPassword != nil {
+            if case .sentinel = target {} else {
+                problems.append("PUSHWORKER_REDIS_SENTINEL_PASSWORD is set but PUSHWORKER_REDIS_URL names no Sentinels (redis+sentinel://…)")
+            }
+        }
+        var filesReadable = true
+        for (name, path, marker) in given {
+            guard let path, let problem = ConfigurationChecks.pemFile(path, variable: name, marker: marker) else { continue }
+            problems.append(problem)
+            filesReadable = false
+        }
+        // OpenSSL reads the files as the client will: a key that does not match its certificate.
+        if target.usesTLS, filesReadable, (configuration.redisCertFile == nil) == (configuration.redisKeyFile == nil) {
+            do { try configuration.redisTarget().makeClient().close() } catch { problems.append("PUSHWORKER_REDIS_CA_FILE / _CERT_FILE / _KEY_FILE: \(error)") }
         }
     }
 

@@ -270,8 +270,8 @@ final class ClaimStage: Sendable {
                 // Recipients still waiting queue behind the slowest bucket, one every 1 / rate
                 // seconds after those of this worker already waiting for it in memory: those whose
                 // turn is within ``tokenWaitInMemorySeconds`` wait in memory and ask again soon; the
-                // others go to the retry topic, due at their turn (at most
-                // ``throttleParkMaxSeconds`` ahead, so a cancel or pause reaches them soon). A
+                // others go to the retry topic, due at their turn (20 to 60 s ahead:
+                // ``throttleParkMinSeconds``, ``throttleParkMaxSeconds``). A
                 // throttled campaign holds neither slots nor the memory (its jobs' unfinished
                 // processings) other campaigns' jobs need.
                 let slowest = group.buckets.min { $0.ratePerSecond < $1.ratePerSecond } ?? group.buckets[0]
@@ -286,7 +286,7 @@ final class ClaimStage: Sendable {
                     let turn = Double(place) * interval
                     if turn > min(settings.admission.holdMaxSeconds, Self.tokenWaitInMemorySeconds) {
                         request.waitsForBucket = nil
-                        park(request, until: now + min(turn, Self.throttleParkMaxSeconds), now: now)
+                        park(request, until: now + min(max(turn, Self.throttleParkMinSeconds), Self.throttleParkMaxSeconds), now: now)
                     } else {
                         request.waitsForBucket = slowest.key
                         waiting.append(request)
@@ -307,7 +307,10 @@ final class ClaimStage: Sendable {
         return taken.indices.filter { granted[$0] }.map { taken[$0] }
     }
 
-    /// The furthest a recipient waiting for tokens is parked ahead: it then asks again.
+    /// How far ahead a recipient waiting for tokens is parked: at its turn, but at least the
+    /// minimum (fewer trips through the retry topic) and at most the maximum (a cancel or pause
+    /// reaches it soon).
+    static let throttleParkMinSeconds = 20.0
     static let throttleParkMaxSeconds = 60.0
     /// A recipient waits for tokens in memory only when its turn is this close: a few seconds
     /// of the bucket's rate smooth the sends, and few processings stay open for it.

@@ -3,7 +3,9 @@ import PushRuntime
 
 /// Whether the fleet's state answers, as the pipeline last saw it: a failed call marks it away
 /// (the worker stops claiming and `/readyz` answers 503); the next call or probe that succeeds
-/// marks it back and runs the "back" action (writing again what Redis may have lost).
+/// marks it back and runs the "back" action (writing again what Redis may have lost). A probe
+/// that finds a new master (Sentinel) runs the "back" action too: the new master may not have
+/// received the old one's last writes.
 ///
 /// Thread safety: an atomic and a lock; any thread.
 final class RedisHealth: Sendable {
@@ -40,19 +42,26 @@ final class RedisHealth: Sendable {
         }
     }
 
-    /// A probe found it away.
-    func probeFailed() {
-        problem.withLock { $0 = "unreachable: no answer to PING" }
+    /// A probe found it away; `detail` says why when the client knows (e.g. no master known).
+    func probeFailed(detail: String? = nil) {
+        problem.withLock { $0 = "unreachable: \(detail ?? "no answer to PING")" }
         if healthy.exchange(false, ordering: .relaxed) {
             metrics.increment("pushworker_redis_errors_total")
             logger.error("redis unreachable: no new claims until it is back", ["redis.check": "ping"])
         }
     }
 
-    /// A call succeeded: when it was away, it may have lost its data.
-    func answered() {
-        guard !healthy.exchange(true, ordering: .relaxed) else { return }
-        logger.info("redis is back: re-recording the unfinished jobs' sent markers and claims")
+    /// A call succeeded: when it was away, or when `newMaster` names the master it moved to, it
+    /// may have lost its data.
+    func answered(newMaster: String? = nil) {
+        let wasAway = !healthy.exchange(true, ordering: .relaxed)
+        if let newMaster {
+            logger.warning("redis master changed: re-recording the unfinished jobs' sent markers and claims", ["redis.master": newMaster])
+        } else if wasAway {
+            logger.info("redis is back: re-recording the unfinished jobs' sent markers and claims")
+        } else {
+            return
+        }
         back.withLock { $0 }?()
     }
 }

@@ -53,6 +53,8 @@ public final class Worker: Sendable {
     /// Readiness must notice Redis loss while idle: a PING every 2 s on its own queue.
     let redisProbe = DispatchQueue(label: "pushworker.redis-probe")
     let redisProbing = Atomic<Bool>(false)
+    /// The Sentinel client's master switches the probe has seen.
+    let redisMasterSwitches = Atomic<Int>(0)
     /// The consumer-lag query blocks for a broker round trip: off the consumer thread.
     let lagQueue = DispatchQueue(label: "pushworker.lag")
     let lagQuerying = Atomic<Bool>(false)
@@ -81,7 +83,7 @@ public final class Worker: Sendable {
                               maxInFlightPerOrigin: configuration.httpConnections * configuration.httpStreams,
                               webPushGuard: WebPushAddressGuard(policy: planner.webPushPolicy))
 
-        // redis:// or redis+cluster://
+        // One server, a Cluster, or Sentinel's master.
         state = DeliveryStateStore(client: try configuration.redisClient(),
                                    guardSettings: CampaignGuard(invalidShare: configuration.guardInvalidShare, minSends: configuration.guardMinSends))
         let controls = CampaignControls(state: state, metrics: metrics, logger: logger)
@@ -297,14 +299,24 @@ public final class Worker: Sendable {
         redisProbe.async { _ = pw_allocator_purge() }
     }
 
-    /// Off the loop's thread: one PING at a time (for `/readyz`); when Redis is back, what it may
-    /// have lost is written again.
+    /// Off the loop's thread: one PING at a time (for `/readyz`; with Sentinel, a Sentinel's word
+    /// on where the master is and the master's `ROLE`); when Redis is back, or the master moved,
+    /// what it may have lost is written again.
     private func pingRedis() {
         guard !redisProbing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         redisProbe.async { [self] in
             let answered = state.isReachable()
             if let cluster = state.client as? RedisClusterClient { publishNodeStats(cluster.nodeStats()) }
-            if answered { health.answered() } else { health.probeFailed() }
+            let sentinel = state.client as? RedisSentinelClient
+            if answered {
+                var newMaster: String?
+                if let sentinel, redisMasterSwitches.exchange(sentinel.masterSwitchCount, ordering: .relaxed) != sentinel.masterSwitchCount {
+                    newMaster = sentinel.master?.description ?? "?"
+                }
+                health.answered(newMaster: newMaster)
+            } else {
+                health.probeFailed(detail: sentinel?.problem)
+            }
             redisProbing.store(false, ordering: .releasing)
         }
     }

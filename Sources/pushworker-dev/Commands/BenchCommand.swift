@@ -49,7 +49,13 @@ enum BenchCommand {
       --sandbox-arg=ARG     pass ARG to `pushworker-dev sandbox` (repeatable), e.g.
                             --sandbox-arg=--throttle-share=0.05 to exercise retries
       --brokers HOST:PORT   use this Kafka (e.g. `pushworker-dev dev-broker`; topics must exist)
-      --redis-url URL       use this Redis instead of starting redis-server (redis:// or redis+cluster://)
+      --redis-url URL       use this Redis instead of starting redis-server (any PUSHWORKER_REDIS_URL form;
+                            PUSHWORKER_REDIS_CA_FILE & co. from the environment reach the workers)
+      --redis-tls           the redis-server started speaks TLS (a CA made for the run): the
+                            workers use rediss:// and PUSHWORKER_REDIS_CA_FILE
+      --compare-plain       with --redis-tls: the server listens on a plain port too and every
+                            second worker uses it: TLS (A) against plain (B) in ONE run, the
+                            TLS/plain worker CPU ratio (no target; --workers 2 by default)
       --redis-cluster       start a Redis Cluster of 3 masters (redis-cli --cluster create) instead
       --cluster-replicas N  replicas per master of that cluster (default 0)
       --compare-standalone  with the cluster: --rounds pairs of runs, standalone and cluster
@@ -102,7 +108,7 @@ enum BenchCommand {
             "notifications", "job-size", "mix", "dead-share", "partitions", "workers", "worker-cpus",
             "sandbox-threads", "brokers", "redis-url", "svg", "cluster-replicas", "rounds", "worker-wrapper",
             "compare-binary", "compare-wrapper",
-        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone", "lean-recipients"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
+        ]), flags: runFlags.union(["backlog", "redis-cluster", "compare-standalone", "lean-recipients", "redis-tls", "compare-plain"]), options: BenchE2E.Options(), summary: e2eSummary) { parsed, options in
             try readRunOptions(parsed, into: &options, timeout: (600, 5...86_400))
             options.notifications = try parsed.integer("notifications", default: 50_000, in: 1...10_000_000)
             options.jobSize = try parsed.integer("job-size", default: 500, in: 1...100_000)
@@ -119,9 +125,11 @@ enum BenchCommand {
             if let tool = options.compareWrapper?.first, !tool.hasPrefix("/") {
                 throw PushCore.UsageError("--compare-wrapper needs an absolute path first (e.g. /usr/bin/env NAME=VALUE)")
             }
+            options.redisTLS = parsed.flag("redis-tls")
+            options.comparePlain = parsed.flag("compare-plain")
             options.workers = try parsed.integer("workers", default: options.isComparing ? 2 : 1, in: 1...16)
             if options.isComparing && options.workers % 2 != 0 {
-                throw PushCore.UsageError("--compare-binary/--compare-wrapper need an even --workers (A and B alternate)")
+                throw PushCore.UsageError("--compare-binary/--compare-wrapper/--compare-plain need an even --workers (A and B alternate)")
             }
             options.workerCPUs = parsed.value("worker-cpus")
             options.workerWrapper = parsed.value("worker-wrapper").map { $0.split(separator: " ").map(String.init) } ?? []
@@ -139,6 +147,10 @@ enum BenchCommand {
             options.rounds = try parsed.integer("rounds", default: 3, in: 1...50)
             if options.compareStandalone { options.redisCluster = true }
             if options.redisCluster && options.redisURL != nil { throw PushCore.UsageError("--redis-cluster starts its own cluster: drop --redis-url") }
+            if options.comparePlain && !options.redisTLS { throw PushCore.UsageError("--compare-plain compares with --redis-tls: add it") }
+            if options.redisTLS && (options.redisCluster || options.redisURL != nil) {
+                throw PushCore.UsageError("--redis-tls starts one TLS redis-server: drop --redis-cluster, --compare-standalone and --redis-url")
+            }
         } bench: { options in
             options.compareStandalone ? try BenchE2ECompare(options: options).run() : try BenchE2E(options: options).run()
         } extra: { options, report in
@@ -482,12 +494,18 @@ enum BenchCommand {
     }
 
     /// The A/B lines of a `--compare-binary` / `--compare-wrapper` run ("" otherwise).
+    /// `--compare-plain`'s line: which worker used which URL, and TLS / plain.
+    static func tlsLine(_ comparison: [String: Any]) -> String {
+        guard let tls = comparison["redisA"] as? String, let plain = comparison["redisB"] as? String else { return "" }
+        return "\n  A: \(tls), B: \(plain); worker CPU TLS / plain \(text(comparison["tlsToPlainWorkerCPU"]))"
+    }
+
     static func comparisonLines(_ report: [String: Any]) -> String {
         guard let comparison = report["comparison"] as? [String: Any] else { return "" }
         return """
 
           A/B in one run     A \(text(comparison["aCPUMicrosPerNotification"])) µs/notification (I/O thread \(text(comparison["aIOThreadMicrosPerNotification"]))), B \(text(comparison["bCPUMicrosPerNotification"])) (I/O thread \(text(comparison["bIOThreadMicrosPerNotification"])))
-          B/A                \(text(comparison["bToA"])) (I/O thread \(text(comparison["ioThreadBToA"])), rest \(text(comparison["restBToA"])))
+          B/A                \(text(comparison["bToA"])) (I/O thread \(text(comparison["ioThreadBToA"])), rest \(text(comparison["restBToA"])))\(tlsLine(comparison))
         """
     }
 }

@@ -78,6 +78,10 @@ public enum ConnectionCheck {
         let client: any RedisPipelining
         do { client = try target.makeClient(timeout: .seconds(3)) } catch { return [Line(.failure, "redis", "\(target): \(error)")] }
         defer { client.close() }
+        // The first command's error says why (a refused certificate names the setting to change).
+        do { _ = try client.pipeline([["PING"]]) } catch {
+            return [Line(.failure, "redis", "\(target) does not answer PING (\(error)): check PUSHWORKER_REDIS_URL, the password (PUSHWORKER_REDIS_PASSWORD) and the network")]
+        }
         guard client.ping() else {
             return [Line(.failure, "redis", "\(target) does not answer PING: check PUSHWORKER_REDIS_URL, the password (PUSHWORKER_REDIS_PASSWORD) and the network")]
         }
@@ -85,7 +89,8 @@ public enum ConnectionCheck {
         do { try store.preloadScripts() } catch {
             return [Line(.failure, "redis", "\(target) answers PING but refuses the scripts: \(error) (a managed Redis without EVAL/SCRIPT?)")]
         }
-        return [Line(.ok, "redis", "\(target): PING answered, the claim/record/rate scripts loaded")]
+        let master = (client as? RedisSentinelClient)?.master.map { " (the Sentinels' master: \($0))" } ?? ""
+        return [Line(.ok, "redis", "\(target)\(master): PING answered, the claim/record/rate scripts loaded")]
     }
 
     // MARK: Credentials

@@ -261,6 +261,15 @@ worker Deployment so every render runs them.
 {{- if and (not $redis.url) (or (not $redis.existingSecret) $redis.existingSecretPasswordKey) }}
 {{- $errors = append $errors "redis.url or redis.existingSecret is required (PUSHWORKER_REDIS_URL; with redis.existingSecretPasswordKey the URL still comes from redis.url)" }}
 {{- end }}
+{{- if and $redis.existingSecretSentinelPasswordKey (not $redis.existingSecret) }}
+{{- $errors = append $errors "redis.existingSecretSentinelPasswordKey needs redis.existingSecret (the Secret holding the Sentinels' password)" }}
+{{- end }}
+{{- if and $redis.existingSecretSentinelPasswordKey $redis.url (not (regexMatch "^rediss?\\+sentinel://" $redis.url)) }}
+{{- $errors = append $errors "redis.existingSecretSentinelPasswordKey is for Sentinel: redis.url must be redis+sentinel:// or rediss+sentinel://" }}
+{{- end }}
+{{- if and (or $redis.tls.caSecret $redis.tls.clientSecret) $redis.url (not (hasPrefix "rediss" $redis.url)) }}
+{{- $errors = append $errors "redis.tls.caSecret / clientSecret need TLS: redis.url must be rediss://, rediss+cluster:// or rediss+sentinel://" }}
+{{- end }}
 {{- if regexMatch "^[a-z+]+://[^/@]*:[^/@]+@" ($redis.url | default "") }}
 {{- $errors = append $errors "redis.url carries a password, and it would land in a ConfigMap: put the password in a Secret (redis.existingSecret + redis.existingSecretPasswordKey) or the whole URL (redis.existingSecret + redis.existingSecretKey)" }}
 {{- end }}
@@ -309,6 +318,46 @@ worker Deployment so every render runs them.
 {{- end }}
 {{- end }}
 
+{{/* The Redis TLS Secrets' mounts (redis.tls), for the worker and events containers. */}}
+{{- define "pushworker.redisTLSVolumeMounts" -}}
+{{- if .Values.redis.tls.caSecret }}
+- name: redis-tls-ca
+  mountPath: {{ printf "%s/ca" .Values.redis.tls.mountPath }}
+  readOnly: true
+{{- end }}
+{{- if .Values.redis.tls.clientSecret }}
+- name: redis-tls-client
+  mountPath: {{ printf "%s/client" .Values.redis.tls.mountPath }}
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* The Redis TLS Secrets' volumes: only the keys named, read by the owner only. */}}
+{{- define "pushworker.redisTLSVolumes" -}}
+{{- with .Values.redis.tls }}
+{{- if .caSecret }}
+- name: redis-tls-ca
+  secret:
+    secretName: {{ .caSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ .caKey }}
+        path: {{ .caKey }}
+{{- end }}
+{{- if .clientSecret }}
+- name: redis-tls-client
+  secret:
+    secretName: {{ .clientSecret }}
+    defaultMode: 0440
+    items:
+      - key: {{ .clientCertKey }}
+        path: {{ .clientCertKey }}
+      - key: {{ .clientKeyKey }}
+        path: {{ .clientKeyKey }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* "true" when PUSHWORKER_REDIS_URL comes whole from redis.existingSecret. */}}
 {{- define "pushworker.redisUrlFromSecret" -}}
 {{- if and .Values.redis.existingSecret (not .Values.redis.existingSecretPasswordKey) }}true{{ end }}
@@ -348,6 +397,13 @@ its own line, indented 2, after a newline.
       secretKeyRef:
         name: {{ .Values.redis.existingSecret }}
         key: {{ .Values.redis.existingSecretPasswordKey }}
+  {{- end }}
+  {{- if .Values.redis.existingSecretSentinelPasswordKey }}
+  - name: PUSHWORKER_REDIS_SENTINEL_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ .Values.redis.existingSecret }}
+        key: {{ .Values.redis.existingSecretSentinelPasswordKey }}
   {{- end }}
   {{- range .Values.kafka.secretProperties }}
   - name: {{ printf "PUSHWORKER_RDKAFKA_%s" (.property | upper | replace "." "_" | replace "-" "_") }}
