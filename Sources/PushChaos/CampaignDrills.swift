@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushProcess
+import PushDevTools
 import PushRedis
 
 /// The campaign-control drills (docs/campaigns.md): a campaign of 20,000 iOS recipients
