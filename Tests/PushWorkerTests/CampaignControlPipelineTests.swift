@@ -51,7 +51,7 @@ struct CampaignControlPipelineTests {
         h.round()
         #expect(h.transport.queuedCount == 3)
         h.state.setControl(app: "app_a", campaign: "sale", CampaignControl(state: .paused))
-        h.controls.refresh(active: h.registry.runs.map(\.campaign))
+        h.controls.refresh(active: h.registry.runs.map(\.campaign), now: h.clock.monotonicSeconds)
         h.transport.writeQueued()
         h.flush()
         #expect(h.transport.written.isEmpty)
@@ -72,7 +72,7 @@ struct CampaignControlPipelineTests {
         h.round()
         #expect(h.transport.written.count == 2)
         h.state.setControl(app: "app_a", campaign: "sale", CampaignControl(state: .cancelled))
-        h.controls.refresh(active: h.registry.runs.map(\.campaign))
+        h.controls.refresh(active: h.registry.runs.map(\.campaign), now: h.clock.monotonicSeconds)
         h.transport.answer(FakeTransport.ok)
         h.flush()
         h.job(campaign: "sale", count: 3, first: 100)
@@ -92,8 +92,20 @@ struct CampaignControlPipelineTests {
         h.job(campaign: "sale", count: 5)
         h.round()
         #expect(h.transport.written.count == 2)
-        #expect(h.queue.count == 3, "the rest wait for tokens, holding no slot")
+        // One a second: the next two turns are within 2 s and wait in memory, holding no slot;
+        // the third goes to the retry topic.
+        #expect(h.queue.count == 2)
         #expect(h.slots.current == 2)
+        h.transport.answer(FakeTransport.ok)
+        h.flush()
+        h.state.setTokens(10, bucket: RedisKeys.campaignBucket(appID: "app_a", campaignID: "sale"))
+        h.clock.advance(1)
+        h.drainQueue()
+        #expect(h.transport.written.count == 4)
+        h.transport.answer(FakeTransport.ok)
+        h.flush()
+        let parked = try JobDecoder.decode(try #require(h.sink.produced("retry").first).value)
+        #expect(parked.recipients.count == 1)
     }
 
     @Test("sendBy: a job's deadline that passed ends its recipients expired/send_by_passed; a control's deadline wins over the job's")
@@ -127,6 +139,21 @@ struct CampaignControlPipelineTests {
         #expect(h.transport.written.count == 4)
         #expect(h.statuses() == Array(repeating: "invalid_token", count: 4))
         #expect(h.sink.produced("retry").count == 1)
+    }
+
+    @Test("a control read more than a second ago is read again before it decides: a resume reaches recipients coming back from the retry topic")
+    func staleControlIsReadAgain() throws {
+        let h = try PipelineHarness()
+        h.state.setControl(app: "app_a", campaign: "sale", CampaignControl(state: .paused))
+        h.job(campaign: "sale", count: 1)
+        h.round()
+        h.flush()
+        #expect(h.sink.produced("retry").count == 1)
+        h.state.setControl(app: "app_a", campaign: "sale", .none)
+        h.clock.advance(2)
+        h.job(campaign: "sale", count: 1, first: 1)
+        h.round()
+        #expect(h.transport.written.count == 1)
     }
 
     @Test("a campaign's control is read before its first claim: a control set before the job arrived holds from the first round")

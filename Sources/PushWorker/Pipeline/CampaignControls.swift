@@ -13,6 +13,8 @@ final class CampaignCell: Sendable {
     private let stateCode = Atomic<UInt8>(0)
     private let known = Atomic<Bool>(false)
     private let detail = Mutex<CampaignControl>(.none)
+    /// When the control was last read from Redis (monotonic seconds; -∞ before the first read).
+    private let readAt = Mutex<Double>(-.infinity)
 
     init(appID: String, campaignID: String) {
         self.appID = appID
@@ -30,13 +32,19 @@ final class CampaignCell: Sendable {
     /// False until the control was read from Redis once.
     var isKnown: Bool { known.load(ordering: .relaxed) }
 
+    /// Whether the control was read from Redis within `seconds` before `now` (monotonic).
+    func isFresh(now: Double, within seconds: Double) -> Bool { now - readAt.withLock { $0 } <= seconds }
+
     /// Whether a claimed request may still be written: the campaign neither paused nor cancelled.
     var allowsSending: Bool { stateCode.load(ordering: .relaxed) == 0 }
 
     var control: CampaignControl { detail.withLock { $0 } }
 
-    func update(_ control: CampaignControl) {
+    /// The control as read from Redis at `at` (monotonic seconds; nil: learned otherwise, the
+    /// time of the last read is kept).
+    func update(_ control: CampaignControl, readAt at: Double? = nil) {
         detail.withLock { $0 = control }
+        if let at { readAt.withLock { $0 = max($0, at) } }
         let code: UInt8 = switch control.state {
         case .active: 0
         case .paused: 1
@@ -92,13 +100,14 @@ final class CampaignControls: Sendable {
         }
     }
 
-    /// Reads the controls of `cells` (one round trip) and updates them; false when Redis did not answer.
+    /// Reads the controls of `cells` (one round trip) and updates them, read at `now`
+    /// (monotonic); false when Redis did not answer.
     @discardableResult
-    func read(_ cells: [CampaignCell]) -> Bool {
+    func read(_ cells: [CampaignCell], now: Double) -> Bool {
         guard !cells.isEmpty else { return true }
         do {
             let controls = try state.controls(cells.map { ($0.appID, $0.campaignID) })
-            for (cell, control) in zip(cells, controls) { apply(control, to: cell) }
+            for (cell, control) in zip(cells, controls) { apply(control, to: cell, readAt: now) }
             return true
         } catch {
             logger.warning("campaign controls not read", ["error": "\(error)"])
@@ -106,10 +115,10 @@ final class CampaignControls: Sendable {
         }
     }
 
-    /// Updates a cell, logging a change of state.
-    func apply(_ control: CampaignControl, to cell: CampaignCell) {
+    /// Updates a cell with a control read at `readAt`, logging a change of state.
+    func apply(_ control: CampaignControl, to cell: CampaignCell, readAt: Double) {
         let before = cell.isKnown ? cell.state : nil
-        cell.update(control)
+        cell.update(control, readAt: readAt)
         if let before, before != control.state {
             logger.info("campaign control changed", ["app.id": cell.appID, "campaign.id": cell.campaignID, "state": control.state.rawValue,
                                                      "reason": control.reason ?? ""])
@@ -118,11 +127,11 @@ final class CampaignControls: Sendable {
 
     /// Reads again the controls of the campaigns that have work here (`active`: their cells) and
     /// forgets the cells of campaigns that have none.
-    func refresh(active: [CampaignCell]) {
+    func refresh(active: [CampaignCell], now: Double) {
         var seen = Set<ObjectIdentifier>()
         let unique = active.filter { seen.insert(ObjectIdentifier($0)).inserted }
         cells.withLock { cells in cells = cells.filter { seen.contains(ObjectIdentifier($0.value)) } }
-        read(unique)
+        read(unique, now: now)
         publishCounts()
     }
 

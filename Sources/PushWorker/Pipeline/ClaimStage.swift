@@ -137,17 +137,19 @@ final class ClaimStage: Sendable {
     }
 
     /// Applies the campaign controls (docs/campaigns.md) to the taken recipients before they
-    /// take tokens or claims: a campaign this worker has not read yet is read first (one round
-    /// trip for all such campaigns); a paused campaign's recipients are parked, a cancelled one's
-    /// end `cancelled`, and those past the deadline (`sendBy`) end `expired`. Answers the rest.
+    /// take tokens or claims: a campaign whose control was not read within the refresh period
+    /// (or never) is read first (one round trip for all such campaigns); a paused campaign's
+    /// recipients are parked, a cancelled one's end `cancelled`, and those past the deadline
+    /// (`sendBy`) end `expired`. Answers the rest.
     private func steer(_ taken: [ClaimRequest], now: Double, kept: inout [ClaimRequest]) -> [ClaimRequest] {
         var unknown: [CampaignCell] = []
         var last: ObjectIdentifier?
         for request in taken where ObjectIdentifier(request.run.campaign) != last {
-            last = ObjectIdentifier(request.run.campaign)
-            if !request.run.campaign.isKnown && !unknown.contains(where: { $0 === request.run.campaign }) { unknown.append(request.run.campaign) }
+            let cell = request.run.campaign
+            last = ObjectIdentifier(cell)
+            if !cell.isFresh(now: now, within: controls.refreshSeconds) && !unknown.contains(where: { $0 === cell }) { unknown.append(cell) }
         }
-        if !unknown.isEmpty && !controls.read(unknown) {
+        if !unknown.isEmpty && !controls.read(unknown, now: now) {
             // Not known: nothing of those campaigns is claimed until it is (Redis answers the claim
             // too, so this waits with it).
             for request in taken {
@@ -270,8 +272,8 @@ final class ClaimStage: Sendable {
                 // Recipients still waiting queue behind the slowest bucket, one every 1 / rate
                 // seconds after those of this worker already waiting for it in memory: those whose
                 // turn is within ``tokenWaitInMemorySeconds`` wait in memory and ask again soon; the
-                // others go to the retry topic, due at their turn (20 to 60 s ahead:
-                // ``throttleParkMinSeconds``, ``throttleParkMaxSeconds``). A
+                // others go to the retry topic, due at their turn (at most
+                // ``throttleParkMaxSeconds`` ahead). A
                 // throttled campaign holds neither slots nor the memory (its jobs' unfinished
                 // processings) other campaigns' jobs need.
                 let slowest = group.buckets.min { $0.ratePerSecond < $1.ratePerSecond } ?? group.buckets[0]
@@ -286,7 +288,7 @@ final class ClaimStage: Sendable {
                     let turn = Double(place) * interval
                     if turn > min(settings.admission.holdMaxSeconds, Self.tokenWaitInMemorySeconds) {
                         request.waitsForBucket = nil
-                        park(request, until: now + min(max(turn, Self.throttleParkMinSeconds), Self.throttleParkMaxSeconds), now: now)
+                        park(request, until: now + min(turn, Self.throttleParkMaxSeconds), now: now)
                     } else {
                         request.waitsForBucket = slowest.key
                         waiting.append(request)
@@ -307,10 +309,8 @@ final class ClaimStage: Sendable {
         return taken.indices.filter { granted[$0] }.map { taken[$0] }
     }
 
-    /// How far ahead a recipient waiting for tokens is parked: at its turn, but at least the
-    /// minimum (fewer trips through the retry topic) and at most the maximum (a cancel or pause
-    /// reaches it soon).
-    static let throttleParkMinSeconds = 20.0
+    /// How far ahead a recipient waiting for tokens is parked at most: at its turn, or sooner,
+    /// so a cancel or pause reaches it soon.
     static let throttleParkMaxSeconds = 60.0
     /// A recipient waits for tokens in memory only when its turn is this close: a few seconds
     /// of the bucket's rate smooth the sends, and few processings stay open for it.
@@ -475,7 +475,7 @@ final class ClaimStage: Sendable {
             queue.restore(taken.map { var request = $0; request.due = now + 1; return request })
             return nil
         }
-        for (cell, control) in zip(campaigns, answers.controls) { controls.apply(control, to: cell) }
+        for (cell, control) in zip(campaigns, answers.controls) { controls.apply(control, to: cell, readAt: startedAt) }
         // Backoffs another worker set: this worker's endpoint holds them too, from now on.
         var heldNow: Set<Int> = []
         for (position, endpoint) in pairEndpoints.enumerated() {

@@ -418,17 +418,31 @@ final class JobRun: Sendable {
         }
     }
 
-    /// Retries due within this long share one retry job; later ones (parked behind a long hold)
-    /// go in another, so a short backoff is never stretched to a long hold's end.
+    /// Retries share a retry job (due at the group's longest wait) when their waits fall in the
+    /// same window: 2 s wide up to a minute, a minute wide beyond. A short backoff is never
+    /// stretched to a long hold's end, and recipients parked for a token bucket at successive
+    /// turns come back spread, not all at the last one.
     static let retryGroupSeconds = 60.0
+
+    /// The window a retry's wait falls in (``retryGroupSeconds``).
+    static func retryGroup(_ delay: Double, holdMaxSeconds: Double) -> Int {
+        let wait = max(0, delay)
+        if wait <= holdMaxSeconds { return Int(wait / 2) }
+        return 1_000_000 + Int(min(wait, 1e9) / 60)
+    }
 
     private static func next(_ state: inout State, holdMaxSeconds: Double) -> Next {
         guard state.unpublished == 0, !state.isFinished else { return .nothing }
         if !state.retries.isEmpty && !state.retryJobsProduced {
             state.retryJobsProduced = true
-            let soon = state.retries.filter { $0.delay <= holdMaxSeconds }
-            let later = state.retries.filter { $0.delay > holdMaxSeconds }
-            let groups = [soon, later].filter { !$0.isEmpty }
+            var order: [Int] = []
+            var members: [Int: [RetryEntry]] = [:]
+            for retry in state.retries {
+                let group = retryGroup(retry.delay, holdMaxSeconds: holdMaxSeconds)
+                if members[group] == nil { order.append(group) }
+                members[group, default: []].append(retry)
+            }
+            let groups = order.sorted().compactMap { members[$0] }
             state.unacknowledged += groups.count
             return .produceRetryJobs(groups)
         }

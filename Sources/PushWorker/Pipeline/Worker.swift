@@ -221,7 +221,7 @@ public final class Worker: Sendable {
                 case .pingRedis: pingRedis()
                 case .trimHeap: trimHeap()
                 case .renewLeases: claims.renewLeases()
-                case .refreshControls: claims.controls.refresh(active: registry.runs.map(\.campaign))
+                case .refreshControls: claims.controls.refresh(active: registry.runs.map(\.campaign), now: clock.monotonicSeconds)
                 case .beginDrain:
                     logger.info("stopping: no new claims; waiting for the answers in flight",
                                 ["in_flight": "\(slots.current)", "pending.jobs": "\(registry.offsets.pendingCount)"])
