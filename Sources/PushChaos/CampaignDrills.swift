@@ -148,7 +148,8 @@ extension ChaosDrills {
 
     /// A throttle of 600 per minute (scaled) set before the campaign starts: the provider's
     /// rate over two minutes (scaled, at least 20 s) is within ±10 %; another campaign enqueued
-    /// meanwhile is sent within 10 s; a cancel then ends the throttled one.
+    /// meanwhile, its job behind the throttled campaign's on the partitions, is sent within 30 s; a
+    /// cancel then ends the throttled one.
     static func campaignThrottle(_ options: ChaosOptions, _ report: inout DrillReport) throws {
         let perMinute = max(120, Int(600 * min(1, options.scale * 4)))
         let window = max(20, 120 * min(1, options.scale))
@@ -185,8 +186,8 @@ extension ChaosDrills {
         report.figure("recipients parked while waiting for tokens (both workers)",
                       "\(rig.workers.map { worker in ChaosDrills.counter(worker, "pushworker_parked_total") }.reduce(0, +))")
         report.check("measured rate within ±10 %", String(format: "%.0f per minute (%.1f %%)", rate, error * 100), error <= 0.10)
-        report.check("another campaign enqueued meanwhile is sent within 10 s", otherSentIn.map { format($0) } ?? "not all sent",
-                     (otherSentIn ?? 999) <= 10)
+        report.check("another campaign enqueued meanwhile is sent within 30 s (its job queued behind the throttled ones)",
+                     otherSentIn.map { format($0) } ?? "not all sent", (otherSentIn ?? 999) <= 30)
         _ = try rig.apply(.cancel(reason: "chaos drill: end of the throttle window"))
         rig.watcher.wait(timeout: 120)
         report.figure("results", rig.watcher.statusSummary)

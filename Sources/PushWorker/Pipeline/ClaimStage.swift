@@ -272,8 +272,8 @@ final class ClaimStage: Sendable {
                 // Recipients still waiting queue behind the slowest bucket, one every 1 / rate
                 // seconds after those of this worker already waiting for it in memory: those whose
                 // turn is within ``tokenWaitInMemorySeconds`` wait in memory and ask again soon; the
-                // others go to the retry topic, due at their turn (at most
-                // ``throttleParkMaxSeconds`` ahead). A
+                // others go to the retry topic, due at their turn behind those parked before them
+                // (at most ``throttleParkMaxSeconds`` ahead). A
                 // throttled campaign holds neither slots nor the memory (its jobs' unfinished
                 // processings) other campaigns' jobs need.
                 let slowest = group.buckets.min { $0.ratePerSecond < $1.ratePerSecond } ?? group.buckets[0]
@@ -288,7 +288,8 @@ final class ClaimStage: Sendable {
                     let turn = Double(place) * interval
                     if turn > min(settings.admission.holdMaxSeconds, Self.tokenWaitInMemorySeconds) {
                         request.waitsForBucket = nil
-                        park(request, until: now + min(turn, Self.throttleParkMaxSeconds), now: now)
+                        let at = tokenWaiters.withLock { $0.parkTurn(slowest.key, interval: interval, now: now) }
+                        park(request, until: min(at, now + Self.throttleParkMaxSeconds), now: now)
                     } else {
                         request.waitsForBucket = slowest.key
                         waiting.append(request)
@@ -319,6 +320,18 @@ final class ClaimStage: Sendable {
     /// This worker's recipients waiting in memory for each token bucket.
     struct TokenWaiters {
         var count: [String: Int] = [:]
+        /// The last turn given to a recipient parked for each bucket (monotonic seconds).
+        var parkedUntil: [String: Double] = [:]
+
+        /// The next turn for a recipient parked for `bucket`: after the memory window and after
+        /// those parked before it, one per `interval` (so parked recipients come back at the
+        /// bucket's pace instead of all at once).
+        mutating func parkTurn(_ bucket: String, interval: Double, now: Double) -> Double {
+            if parkedUntil.count > 10_000 { parkedUntil = parkedUntil.filter { $0.value > now } }
+            let turn = max(parkedUntil[bucket] ?? 0, now + ClaimStage.tokenWaitInMemorySeconds) + interval
+            parkedUntil[bucket] = turn
+            return turn
+        }
         /// A waiting recipient was taken from the queue again.
         mutating func left(_ request: ClaimRequest) {
             guard let key = request.waitsForBucket, let current = count[key] else { return }
