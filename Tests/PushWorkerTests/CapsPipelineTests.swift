@@ -56,6 +56,19 @@ struct CapsPipelineTests {
         #expect(h.statuses().filter { $0 == "sent" }.count == 6)
     }
 
+    @Test("a round whose recipients were all capped takes no slot: the next round claims the rest at once")
+    func allCappedRoundLooksAgain() throws {
+        let h = try PipelineHarness(perApp: 10, caps: FrequencyCaps(rules: ["marketing": [CapRule(count: 1, windowMs: 86_400_000)]]))
+        h.job(campaign: "c1", count: 10, extra: Self.marketing)
+        run(h)
+        h.job(campaign: "c2", count: 20, extra: Self.marketing)
+        h.round()
+        h.flush()
+        #expect(h.statuses().filter { $0 == "capped" }.count == 10)
+        h.round()
+        #expect(h.transport.written.count == 20, "users 10…19 are claimed and written by the next round, with nothing else changed")
+    }
+
     @Test("not counted: a job without capCategory, a category without caps, a recipient without userId")
     func notCounted() throws {
         let h = try PipelineHarness(caps: Self.twoPerDay)

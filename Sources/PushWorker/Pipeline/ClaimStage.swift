@@ -431,6 +431,7 @@ final class ClaimStage: Sendable {
                 outcomes.add(run, index, .final(run.result(index, .capped, reason: nil, atMs: nowMs, attempts: run.attemptsBefore(index))),
                              holdsSlot: false)
                 metrics.increment("pushworker_capped_total", [("category", run.capPolicy?.category ?? "")])
+                if counts.capped == 0 { forgetLastRound() } // it took no slot: the next round looks again
                 counts.capped += 1
             }
         }
