@@ -7,7 +7,7 @@ import PushEncoding
 ///     campaign spring_sale of app app_demo: paused
 ///       reason     too many complaints
 ///       updated    2026-05-01T10:00:00.000Z
-///       counts     sent 1200 · invalid_token 3 · rejected 0 · failed 1 · expired 0 · duplicate 0 · cancelled 0
+///       counts     sent 1200 · invalid_token 3 · rejected 0 · failed 1 · expired 0 · duplicate 0 · cancelled 0 · capped 0
 ///       rate       42 sent in the last minute
 ///       throttle   6000 per minute
 ///       deadline   none

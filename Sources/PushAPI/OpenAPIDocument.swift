@@ -918,7 +918,7 @@ public enum OpenAPIDocument {
               "type": "integer",
               "minimum": 0
             },
-            "description": "Final results by status (sent, invalid_token, rejected, failed, expired, duplicate, cancelled; 0 when none)."
+            "description": "Final results by status (sent, invalid_token, rejected, failed, expired, duplicate, cancelled, capped; 0 when none)."
           },
           "sendsPerMinute": {
             "type": "integer",

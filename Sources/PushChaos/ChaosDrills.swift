@@ -14,7 +14,7 @@ import PushDevTools
 public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
     public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
-                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + campaignDrillNames
+                               "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + campaignDrillNames + ["caps"]
         + clusterDrillNames + sentinelDrillNames
 
     /// The drills of the once-promise when the provider does not answer (docs/reliability.md).
@@ -53,6 +53,7 @@ public enum ChaosDrills {
             case "campaign-pause": try campaignPause(options, &report)
             case "campaign-throttle": try campaignThrottle(options, &report)
             case "campaign-guard": try campaignGuard(options, &report)
+            case "caps": try capsDrill(options, &report)
             case "cluster-campaign": try withCluster(cluster, options) { try clusterCampaign(options, cluster: $0, &report) }
             case "cluster-reshard": try withCluster(cluster, options) { try clusterReshard(options, cluster: $0, &report) }
             case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }

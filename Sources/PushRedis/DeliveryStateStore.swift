@@ -55,10 +55,13 @@ public final class DeliveryStateStore: Sendable {
         public var platform: String
         /// The caller's hash of the token (never the token itself).
         public var tokenHash: String
+        /// The frequency cap the send counts against (docs/caps.md); nil: not counted.
+        public var cap: CapTarget?
 
-        public init(appID: String, campaignID: String, key: DedupKey, owner: String, platform: String, tokenHash: String) {
+        public init(appID: String, campaignID: String, key: DedupKey, owner: String, platform: String, tokenHash: String,
+                    cap: CapTarget? = nil) {
             self.appID = appID; self.campaignID = campaignID; self.key = key; self.owner = owner
-            self.platform = platform; self.tokenHash = tokenHash
+            self.platform = platform; self.tokenHash = tokenHash; self.cap = cap
         }
     }
 
@@ -113,8 +116,12 @@ public final class DeliveryStateStore: Sendable {
             : controls.map { .string(RedisKeys.campaignControl(appID: $0.appID, campaignID: $0.campaignID)) }
         for group in groups {
             commands.append(Self.claimCommand(items, group, nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: unansweredLimit,
-                                              controlKeys: controlKeys, keyCache: keyCache))
+                                              controlKeys: controlKeys, capsInScript: !keysMustShareSlot, keyCache: keyCache))
         }
+        // On a Cluster each user's cap set is reserved by its own script call in this round trip.
+        let reservationStart = commands.count
+        let reservations = keysMustShareSlot ? Self.capReservations(items, nowMs: nowMs) : []
+        commands += reservations.map(\.command)
         let invalidStart = commands.count
         let invalidCommands = Self.mgetCommands(Self.invalidTokenKeys(items.lazy.map { ($0.appID, $0.platform, $0.tokenHash) }))
         commands += invalidCommands
@@ -138,6 +145,9 @@ public final class DeliveryStateStore: Sendable {
                 }
                 answers[index] = code
             }
+        }
+        if !reservations.isEmpty {
+            try settleReservations(items, &answers, reservations, Array(replies[reservationStart..<invalidStart]))
         }
         var invalid: [Int64?] = []
         invalid.reserveCapacity(items.count)
@@ -174,12 +184,15 @@ public final class DeliveryStateStore: Sendable {
         /// provider may have shown it): the msgId's count of such attempts goes up by one and is
         /// kept this long, and the claim is released. Ignored when `sentRetentionMs` is set.
         public var unansweredRetentionMs: Int64?
+        /// What becomes of the send's frequency-cap reservation (docs/caps.md); nil: nothing.
+        public var cap: CapChange?
 
         public init(appID: String, campaignID: String, key: DedupKey, owner: String, sentRetentionMs: Int64?,
-                    unansweredRetentionMs: Int64? = nil) {
+                    unansweredRetentionMs: Int64? = nil, cap: CapChange? = nil) {
             self.appID = appID; self.campaignID = campaignID; self.key = key; self.owner = owner
             self.sentRetentionMs = sentRetentionMs
             self.unansweredRetentionMs = unansweredRetentionMs
+            self.cap = cap
         }
     }
 
@@ -204,6 +217,7 @@ public final class DeliveryStateStore: Sendable {
         for group in self.groups(entries.count, { (entries[$0].appID, entries[$0].campaignID, entries[$0].key.bucket) }) {
             commands.append(Self.recordCommand(entries, group, keyCache: keyCache))
         }
+        commands += Self.capRecordCommands(entries)
         let invalidKeys = Self.invalidTokenKeys(invalid.lazy.map { ($0.appID, $0.platform, $0.tokenHash) })
         for (entry, key) in zip(invalid, invalidKeys) {
             commands.append(Self.keepMax.invocation(keys: [key], arguments: [.int(entry.invalidSinceMs), "px", .int(invalidTTLMs)]))
@@ -253,21 +267,26 @@ public final class DeliveryStateStore: Sendable {
     }
 
     /// `claim` KEYS: (sent set, claims hash) per distinct bucket of the group, then the control
-    /// keys; ARGV: now (-1: Redis's clock), lease, unanswered limit, number of control keys,
-    /// then per item: bucket position (1-based), member, owner.
+    /// keys, then the cap sets; ARGV: now (-1: Redis's clock), lease, unanswered limit, number of
+    /// control keys, number of cap sets, each cap set's caps, then per item: bucket position
+    /// (1-based), member, owner, and (only when the call holds cap sets) the item's cap set
+    /// position (0: not counted). A group without caps passes no per-item cap argument.
     private static func claimCommand(_ items: [ClaimItem], _ group: [Int], nowMs: Int64?, leaseMs: Int64, unansweredLimit: Int,
-                                     controlKeys: [RedisArgument], keyCache: DedupKeyCache) -> [RedisArgument] {
+                                     controlKeys: [RedisArgument], capsInScript: Bool, keyCache: DedupKeyCache) -> [RedisArgument] {
         var keys = ScriptKeys(cache: keyCache)
+        let caps = capsInScript ? CapKeys(items, group) : CapKeys()
         var arguments: [RedisArgument] = [.int(nowMs.map { max(0, $0) } ?? -1), .int(leaseMs), .int(Int64(max(1, unansweredLimit))),
-                                          .int(Int64(controlKeys.count))]
-        arguments.reserveCapacity(4 + 3 * group.count)
-        for index in group {
+                                          .int(Int64(controlKeys.count)), .int(Int64(caps.keys.count))]
+        arguments.reserveCapacity(5 + caps.keys.count + (caps.keys.isEmpty ? 3 : 4) * group.count)
+        arguments += caps.rules
+        for (offset, index) in group.enumerated() {
             let item = items[index]
             arguments.append(.int(Int64(keys.position(app: item.appID, campaign: item.campaignID, key: item.key))))
             arguments.append(.int(item.key.memberValue))
             arguments.append(.string(item.owner))
+            if !caps.keys.isEmpty { arguments.append(.int(Int64(caps.positions[offset]))) }
         }
-        return claimScript.invocation(keyArguments: keys.keys + controlKeys, arguments: arguments)
+        return claimScript.invocation(keyArguments: keys.keys + controlKeys + caps.keys, arguments: arguments)
     }
 
     /// `record` KEYS as for claim; ARGV per entry: bucket position, member, owner, retention ms
@@ -585,27 +604,34 @@ public final class DeliveryStateStore: Sendable {
     // MARK: - Scripts
 
     /// Every script the store runs (preloaded, and known to the `NOSCRIPT` fallback).
-    static let scripts = [claimScript, recordScript, keepMax, backoffScript, tokenBucket, controlScript, countScript]
+    static let scripts = [claimScript, recordScript, keepMax, backoffScript, tokenBucket, controlScript, countScript,
+                          capReserveScript, capConfirmScript]
 
     /// The claim (docs/redis.md "Claims"). KEYS: per bucket its sent set (an intset of members)
     /// and its claims hash (member → `owner:leaseEndMs`; `u<member>` → count of attempts whose
     /// outcome is unknown, and the flag field `u` once the hash holds any), then the campaign
-    /// control hashes to honour. ARGV: now ms (-1: Redis's `TIME`), lease ms, unanswered limit,
-    /// the number of control keys, then per item: bucket position, member, owner. Replies one
-    /// code per item (``ClaimReply``): an item not sent whose campaign's control (named by its
-    /// bucket key's app and campaign) is paused or cancelled answers 6 or 7, nothing changed.
-    /// The claims hash lives at least two leases past its last claim, so a dead worker's claims
+    /// control hashes to honour, then the frequency-cap sets (docs/caps.md). ARGV: now ms (-1:
+    /// Redis's `TIME`), lease ms, unanswered limit, the number of control keys, the number of cap
+    /// sets, each cap set's caps (`count:windowMs,…`), then per item: bucket position, member,
+    /// owner, and when the call holds cap sets the item's cap set (0: none). Replies one code per
+    /// item (``ClaimReply``): an item not sent whose campaign's control (named by its bucket
+    /// key's app and campaign) is paused or cancelled answers 6 or 7, nothing changed; an item
+    /// that would be claimed but whose user reached a cap answers 8, nothing changed; otherwise
+    /// a counted item's send is reserved in its cap set (``capFunctions``) with its claim. The
+    /// claims hash lives at least two leases past its last claim, so a dead worker's claims
     /// vanish.
-    static let claimScript = RedisScript("""
+    static let claimScript = RedisScript(capFunctions + """
         local now, lease, limit, nctl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+        local ncap = tonumber(ARGV[5])
         if now < 0 then
           local t = redis.call('TIME')
           now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         end
         local out, touched, marked = {}, {}, {}
-        local ctl, ctlOf = {}, {}
-        for j = #KEYS - nctl + 1, #KEYS do ctl[KEYS[j]] = false end
-        for i = 5, #ARGV, 3 do
+        local ctl, ctlOf, caps = {}, {}, {}
+        for j = #KEYS - ncap - nctl + 1, #KEYS - ncap do ctl[KEYS[j]] = false end
+        local stride = ncap > 0 and 4 or 3
+        for i = 6 + ncap, #ARGV, stride do
           local b, m, owner = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
           local sent, claims = KEYS[2 * b - 1], KEYS[2 * b]
           local halt = 0
@@ -642,7 +668,16 @@ public final class DeliveryStateStore: Sendable {
                 if unanswered >= limit then code = 4 elseif unanswered > 0 then code = 5 end
               end
             end
-            if code ~= 2 and code ~= 4 then
+            local cj = stride == 4 and tonumber(ARGV[i + 3]) or 0
+            if cj > 0 and code ~= 2 and code ~= 4 then
+              local st = caps[cj]
+              if st == nil then
+                st = cap_open(KEYS[#KEYS - ncap + cj], ARGV[5 + cj], now)
+                caps[cj] = st
+              end
+              if cap_take(st, string.match(sent, '^pw:{[^:]*:([^:]*):') .. '|' .. m, now) == 0 then code = 8 end
+            end
+            if code ~= 2 and code ~= 4 and code ~= 8 then
               redis.call('HSET', claims, m, owner .. ':' .. string.format('%d', now + lease))
               touched[claims] = true
             end
@@ -652,6 +687,7 @@ public final class DeliveryStateStore: Sendable {
         for claims in pairs(touched) do
           if redis.call('PTTL', claims) < 2 * lease then redis.call('PEXPIRE', claims, 2 * lease) end
         end
+        for _, st in pairs(caps) do cap_close(st) end
         return out
         """)
 

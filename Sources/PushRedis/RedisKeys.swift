@@ -27,6 +27,7 @@ import PushCore
 /// | `pw:{app}:ev:cmp:<campaignId>:v:<variant>` | hash event type → count | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:<type>` | HyperLogLog of msgIds | event counter TTL |
 /// | `pw:{app}:ev:uq:<campaignId>:v:<variant>:<type>` | HyperLogLog of msgIds | event counter TTL |
+/// | `pw:{app:user}:cap:<category>` | sorted set `campaign|fingerprint` → send time ms of one user's capped sends (docs/caps.md) | the category's longest cap window, refreshed on each send |
 /// | `pw:api:idem:<tokenId>:<key>` | the first answer to a `POST /v1/jobs` with that `Idempotency-Key` | `PUSHWORKER_API_IDEMPOTENCY_TTL_SECONDS` (24 h; 2 min while it is pending) |
 public enum RedisKeys {
     /// The sent fingerprints of one bucket of a campaign (a set).
@@ -161,6 +162,18 @@ public enum RedisKeys {
     /// token, never the token) and key, no hash tag.
     public static func apiIdempotency(tokenID: String, key: String) -> String {
         "pw:api:idem:\(escape(tokenID)):\(escape(key))"
+    }
+
+    /// One user's sends of one frequency-cap category (docs/caps.md): tagged `{app:user}`, so a
+    /// Cluster spreads users over its slots and one script call holds every category of a user.
+    public static func frequencyCap(appID: String, userID: String, category: String) -> String {
+        concat("pw:{", escape(appID), ":", escape(userID), "}:cap:" + escape(category))
+    }
+
+    /// A send's member in a frequency-cap set: the campaign (escaped, as in its bucket keys) and
+    /// the msgId's fingerprint, so the claim script builds the same member from a bucket key.
+    public static func capMember(campaignID: String, key: DedupKey) -> String {
+        "\(escape(campaignID))|\(key.memberValue)"
     }
 
     private static func prefix(_ appID: String) -> String { "pw:{\(escape(appID))}:" }

@@ -93,7 +93,7 @@ struct CampaignJSONTests {
         #expect(lines[0] == "campaign spring\\u{a} of app app_demo: paused")
         #expect(lines.contains("  reason     bad\\u{1b}[31m"))
         #expect(lines.contains("  updated    2026-05-01T15:40:00.000Z"))
-        #expect(lines.contains("  counts     sent 1200 · invalid_token 3 · rejected 0 · failed 0 · expired 0 · duplicate 0 · cancelled 0"))
+        #expect(lines.contains("  counts     sent 1200 · invalid_token 3 · rejected 0 · failed 0 · expired 0 · duplicate 0 · cancelled 0 · capped 0"))
         #expect(lines.contains("  rate       42 sent in the last minute"))
         #expect(lines.contains("  throttle   6000 per minute"))
         #expect(lines.contains("  deadline   none"))

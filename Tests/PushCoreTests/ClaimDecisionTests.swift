@@ -24,6 +24,8 @@ struct ClaimDecisionTests {
         (.paused, 1_000, nil, .paused),
         (.cancelled, nil, nil, .cancelled),                // campaign cancelled: final `cancelled`
         (.cancelled, 1_000, nil, .cancelled),
+        (.capped, nil, nil, .capped),                      // the user reached a frequency cap: final `capped`
+        (.capped, 1_000, nil, .capped),
     ])
     func verdicts(reply: ClaimReply, invalidSince: Int64?, tokenUpdatedAt: Int64?, expected: ClaimVerdict) {
         #expect(ClaimDecision.verdict(reply, invalidSinceMs: invalidSince, tokenUpdatedAtMs: tokenUpdatedAt) == expected)
@@ -31,7 +33,7 @@ struct ClaimDecisionTests {
 
     @Test("script reply codes are the documented ones")
     func replyCodes() {
-        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6, 7])
+        #expect(ClaimReply.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6, 7, 8])
     }
 }
 

@@ -42,6 +42,13 @@ struct DeliveryDiagnosisTests {
         #expect(DeliveryDiagnosis.hint(platform: .ios, status: .expired, reason: nil, httpStatus: nil, detail: nil) == nil)
     }
 
+    @Test("a capped recipient's hint names the frequency cap; the results summary lists capped with the other statuses")
+    func cappedHint() {
+        let hint = DeliveryDiagnosis.hint(platform: .ios, status: .capped, reason: nil, httpStatus: nil, detail: nil)
+        #expect(hint?.contains("frequency cap") == true && hint?.contains("nothing was sent") == true, "\(hint ?? "nil")")
+        #expect(ResultSummary(filter: ResultFilter()).byStatus.map(\.status).contains("capped"))
+    }
+
     @Test("outcomes that explain themselves get no hint", arguments: [
         (DeliveryStatus.sent, nil as String?, 200 as Int?), (.duplicate, nil, nil), (.invalidToken, "Unregistered", 410),
         (.rejected, "payload_too_large", nil), (.failed, "TooManyRequests", 429),

@@ -51,6 +51,12 @@ public struct InMemoryClaims: Sendable {
         return reply
     }
 
+    /// The answer ``claim(_:owner:nowMs:leaseMs:unansweredLimit:)`` would give, changing nothing.
+    public func peek(_ key: Key, owner: String, nowMs: Int64, unansweredLimit: Int = 2) -> ClaimReply {
+        var copy = self
+        return copy.claim(key, owner: owner, nowMs: nowMs, leaseMs: 1, unansweredLimit: unansweredLimit)
+    }
+
     /// How a recorded outcome ends a claim.
     public enum Recorded: Sendable { case sent, released, unanswered }
 
@@ -75,4 +81,52 @@ public struct InMemoryClaims: Sendable {
 
     /// The claim's holder, whatever its lease.
     public func holder(_ key: Key) -> String? { claims[key]?.owner }
+}
+
+/// Frequency caps (docs/caps.md) as a plain Swift model of the cap scripts' `cap_take`: per cap
+/// set, member (`campaign|fingerprint`) → send time ms.
+public struct InMemoryCaps: Sendable {
+    private var sets: [String: [String: Int64]] = [:]
+
+    public init() {}
+
+    /// As `cap_take` after `cap_open`: sends older than the longest window are dropped; 2 when
+    /// `member` is there, 0 when some cap's window holds its count of distinct campaigns (and
+    /// the member's campaign is not among the kept sends), else 1 and the member is added.
+    public mutating func take(key: String, rules: String, member: String, nowMs: Int64) -> Int {
+        let caps: [(count: Int, windowMs: Int64)] = rules.split(separator: ",").compactMap { rule in
+            let parts = rule.split(separator: ":")
+            guard parts.count == 2, let count = Int(parts[0]), let window = Int64(parts[1]) else { return nil }
+            return (count, window)
+        }
+        let longest = caps.map(\.windowMs).max() ?? 0
+        var entries = (sets[key] ?? [:]).filter { $0.value > nowMs - longest }
+        defer { sets[key] = entries }
+        if entries[member] != nil { return 2 }
+        let campaign = Self.campaign(member)
+        if !entries.keys.contains(where: { Self.campaign($0) == campaign }) {
+            for cap in caps {
+                let campaigns = Set(entries.filter { $0.value > nowMs - cap.windowMs }.keys.map(Self.campaign))
+                if campaigns.count >= cap.count { return 0 }
+            }
+        }
+        entries[member] = nowMs
+        return 1
+    }
+
+    /// A sent send: added unless there.
+    public mutating func confirm(key: String, member: String, nowMs: Int64) {
+        if sets[key]?[member] == nil { sets[key, default: [:]][member] = nowMs }
+    }
+
+    /// A reservation given back.
+    public mutating func giveBack(key: String, member: String) { sets[key]?[member] = nil }
+
+    /// The sends kept in a cap set.
+    public func sends(key: String) -> [String: Int64] { sets[key] ?? [:] }
+
+    private static func campaign(_ member: String) -> Substring {
+        guard let bar = member.lastIndex(of: "|") else { return Substring(member) }
+        return member[..<bar]
+    }
 }

@@ -46,6 +46,7 @@ public final class FakeDeliveryState: DeliveryStatePort {
         /// Campaign controls and final-result counts, by `app|campaign`.
         var controls: [String: CampaignControl] = [:]
         var counts: [String: [DeliveryStatus: Int]] = [:]
+        var caps = InMemoryCaps()
     }
     private let state = Mutex(State())
     /// The guardrail applied as results are counted.
@@ -82,8 +83,15 @@ public final class FakeDeliveryState: DeliveryStatePort {
                    !state.claims.isSent(key(item.appID, item.campaignID, item.key)) {
                     return control.state == .paused ? .paused : .cancelled
                 }
-                return state.claims.claim(key(item.appID, item.campaignID, item.key), owner: item.owner, nowMs: nowMs, leaseMs: leaseMs,
-                                          unansweredLimit: unansweredLimit)
+                let claimKey = key(item.appID, item.campaignID, item.key)
+                // As the claim script: a send the claim would take is decided against its cap first.
+                if let cap = item.cap, [.claimed, .alreadyOurs, .claimedResend].contains(
+                    state.claims.peek(claimKey, owner: item.owner, nowMs: nowMs, unansweredLimit: unansweredLimit)),
+                   state.caps.take(key: cap.key, rules: cap.rules, member: RedisKeys.capMember(campaignID: item.campaignID, key: item.key),
+                                   nowMs: nowMs) == 0 {
+                    return .capped
+                }
+                return state.claims.claim(claimKey, owner: item.owner, nowMs: nowMs, leaseMs: leaseMs, unansweredLimit: unansweredLimit)
             }
             let controlAnswers = controls.map { state.controls["\($0.appID)|\($0.campaignID)"] ?? .none }
             let invalid = items.map { state.invalid["\($0.appID)|\($0.platform)|\($0.tokenHash)"] }
@@ -124,6 +132,11 @@ public final class FakeDeliveryState: DeliveryStatePort {
                     : entry.unansweredRetentionMs != nil ? .unanswered : .released
                 state.claims.record(key(entry.appID, entry.campaignID, entry.key), owner: entry.owner, outcome)
                 if outcome == .unanswered { state.unanswered[entry.key.fingerprint, default: 0] += 1 }
+                if let change = entry.cap {
+                    let member = RedisKeys.capMember(campaignID: entry.campaignID, key: entry.key)
+                    if change.confirm { state.caps.confirm(key: change.target.key, member: member, nowMs: Int64(clock.wallSeconds * 1000)) }
+                    else { state.caps.giveBack(key: change.target.key, member: member) }
+                }
                 state.records.append(entry)
             }
             for token in invalid {
@@ -207,6 +220,11 @@ public final class FakeDeliveryState: DeliveryStatePort {
     public func setTokens(_ tokens: Int, bucket: String) { state.withLock { $0.tokens[bucket] = tokens } }
 
     public var claimCalls: Int { state.withLock { $0.claimCalls } }
+
+    /// The sends counted for `user`'s `category` of `app` (docs/caps.md), member → time ms.
+    public func capSends(app: String, user: String, category: String) -> [String: Int64] {
+        state.withLock { $0.caps.sends(key: RedisKeys.frequencyCap(appID: app, userID: user, category: category)) }
+    }
 }
 
 /// A message sink that keeps what it was given, acknowledging each message on a queue of its

@@ -96,6 +96,16 @@ struct ConfigurationTests {
         #expect(problems.contains { $0.hasPrefix(expected) }, "\(problems)")
     }
 
+    @Test("PUSHWORKER_CAPS: caps per category; a bad value is refused naming the variable and the item (config check exits 78)")
+    func caps() throws {
+        #expect(try Self.load([:]).caps.isEmpty)
+        let caps = try Self.load(["PUSHWORKER_CAPS": "marketing=3/1d,marketing=1/1h"]).caps
+        #expect(caps.rules(for: "marketing")?.count == 2)
+        #expect(try Self.load(["PUSHWORKER_CAPS": "marketing=3/1d"]).redactedLines().contains("PUSHWORKER_CAPS=marketing=3/1d"))
+        let problems = Self.problems(["PUSHWORKER_CAPS": "marketing=3/1d,promo=3/1w"])
+        #expect(problems.count == 1 && problems[0].hasPrefix("PUSHWORKER_CAPS: 'promo=3/1w': the window must be"), "\(problems)")
+    }
+
     @Test("required names are reported for the purposes that need them")
     func required() {
         #expect(Self.problemsOf([:], .worker) == ["PUSHWORKER_KAFKA_BROKERS is required", "PUSHWORKER_MSGID_KEYS is required", "PUSHWORKER_REDIS_URL is required"])

@@ -36,7 +36,7 @@ final class PipelineHarness: @unchecked Sendable {
 
     init(policy: UnansweredPolicy = .replace, maxInFlight: Int = 100, perApp: Int = 50, holdMaxSeconds: Double = 30, leaseMs: Int64 = 30_000,
          requestTimeoutSeconds: Double = 10, maxAttempts: Int = 5, queuesWrites: Bool = false, pauseRecheckSeconds: Double = 10,
-         state sharedState: FakeDeliveryState? = nil, clock sharedClock: ManualClock? = nil) throws {
+         state sharedState: FakeDeliveryState? = nil, clock sharedClock: ManualClock? = nil, caps: FrequencyCaps = FrequencyCaps()) throws {
         clock = sharedClock ?? ManualClock()
         state = sharedState ?? FakeDeliveryState(clock: clock)
         transport = FakeTransport(queuesWrites: queuesWrites)
@@ -67,7 +67,7 @@ final class PipelineHarness: @unchecked Sendable {
             all[app] = AppCredentials(appID: app, apns: apns, fcm: nil, webPush: nil, additionalDataAtRoot: false, ratePerSecond: nil, problems: [])
         }
         let publisher = self.publisher
-        intake = JobIntake(settings: .init(dedupMaxSeconds: 86_400), planner: planner, credentials: { credentials[$0] }, clock: clock,
+        intake = JobIntake(settings: .init(dedupMaxSeconds: 86_400, caps: caps), planner: planner, credentials: { credentials[$0] }, clock: clock,
                            registry: registry, queue: queue, endpoints: endpoints, outcomes: publisher,
                            deadLetter: { publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics, logger: logger)
     }
@@ -75,10 +75,11 @@ final class PipelineHarness: @unchecked Sendable {
     /// A job of `count` iOS recipients of `app`, processed as a polled message.
     @discardableResult
     func job(app: String = "app_a", campaign: String = "cmp", count: Int, id: String? = nil, first: Int = 0, numbers: [Int]? = nil,
-             extra: String = "") -> JobRun? {
+             extra: String = "", userIDs: Bool = true) -> JobRun? {
         let recipients = (numbers ?? Array(first..<(first + count))).map { n in
             let token = String(repeating: "a", count: 56) + String(format: "%08x", n)
-            return #"{"userId":"u\#(n)","subscriptionId":"s\#(n)","platform":"ios","token":"\#(token)"}"#
+            let user = userIDs ? #""userId":"u\#(n)","# : ""
+            return #"{\#(user)"subscriptionId":"s\#(n)","platform":"ios","token":"\#(token)"}"#
         }.joined(separator: ",")
         let jobID = id ?? campaign + ":" + String(offset)
         let json = #"{"schemaVersion":1,"jobId":"\#(jobID)","appId":"\#(app)","campaignId":"\#(campaign)"\#(extra),"content":{"defaultLanguage":"en","languages":{"en":{"title":"Hi","body":"Sale"}}},"recipients":[\#(recipients)]}"#

@@ -45,6 +45,16 @@ struct UsageErrorTests {
                 "\(result.stderr)")
     }
 
+    @Test("a bad PUSHWORKER_CAPS is named with its item (config check, exit 78)")
+    func badCaps() throws {
+        let result = try runCommand(BuiltProducts.pushworker, ["config", "check"], environment: CLITest.environment([
+            "PUSHWORKER_KAFKA_BROKERS": "127.0.0.1:9092", "PUSHWORKER_MSGID_KEYS": CLITest.keys, "PUSHWORKER_REDIS_URL": "redis://127.0.0.1:6379",
+            "PUSHWORKER_CAPS": "marketing=3/1d,marketing=many/1h",
+        ]))
+        #expect(result.status == ExitCode.config)
+        #expect(result.stderr.contains("- PUSHWORKER_CAPS: 'marketing=many/1h': the count must be a whole number from 1 to 1000000"), "\(result.stderr)")
+    }
+
     /// Runs `pushworker ARGUMENTS` with a terminal on its standard input (util-linux `script`),
     /// which gets end-of-file at once; what the terminal showed (stdout and stderr).
     static func onTerminal(_ arguments: String, environment: [String: String] = [:]) throws -> String {

@@ -19,6 +19,9 @@ public enum ClaimReply: Int, Sendable, Equatable, CaseIterable {
     case paused = 6
     /// Its campaign is cancelled: not claimed, nothing changed; final result `cancelled`.
     case cancelled = 7
+    /// Its user reached a frequency cap of its category (docs/caps.md): not claimed, nothing
+    /// counted; final result `capped`.
+    case capped = 8
 }
 
 /// What to do with one recipient after a claim round trip.
@@ -43,6 +46,8 @@ public enum ClaimVerdict: Sendable, Equatable {
     case paused
     /// Its campaign is cancelled: result `cancelled`, nothing sent (and nothing claimed).
     case cancelled
+    /// Its user reached a frequency cap: result `capped`, nothing sent (and nothing claimed).
+    case capped
 }
 
 /// The pure rule behind one recipient's verdict (table-tested: ClaimDecisionTests).
@@ -60,6 +65,7 @@ public enum ClaimDecision {
         case .unansweredFinal: return .unanswered
         case .paused: return .paused
         case .cancelled: return .cancelled
+        case .capped: return .capped
         case .claimed, .alreadyOurs, .claimedResend:
             if let invalidSinceMs, tokenUpdatedAtMs.map({ invalidSinceMs >= $0 }) ?? true {
                 return .knownInvalid(invalidSinceMs: invalidSinceMs)

@@ -39,6 +39,8 @@ public struct FanOutJob: Sendable, Equatable {
     /// The campaign's deadline: a recipient not sent by then is `expired` (reason
     /// `send_by_passed`); a campaign control's deadline wins over it (docs/campaigns.md).
     public internal(set) var sendBy: Date? = nil
+    /// The frequency-cap category its recipients are counted in (docs/caps.md); nil: not counted.
+    public internal(set) var capCategory: String? = nil
     /// The document as received with `recipients` an empty array in its place: what
     /// ``encoded(recipients:attempt:notBefore:)`` writes back around the recipients. The
     /// recipients' own JSON stays with each ``Recipient`` (``Recipient/source``), as bytes of the

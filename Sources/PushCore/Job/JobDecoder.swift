@@ -87,6 +87,8 @@ public enum JobDecoder {
         let attempt = root.int(.attempt, in: 0...10_000) ?? 0
         let notBefore = root.date(.notBefore)
         let sendBy = root.date(.sendBy)
+        let capCategory = root.string(.capCategory)
+        if let capCategory, !FrequencyCaps.isValidCategory(capCategory) { root.report(.capCategory, "must match [A-Za-z0-9._-]{1,64}") }
 
         let contentMembers = root.required(.content) { root.object($0, ContentField.self) }
         let content = contentMembers.map(decodeContent)
@@ -141,6 +143,7 @@ public enum JobDecoder {
                          notBefore: notBefore, head: .object(head))
         job.audience = audience
         job.sendBy = sendBy
+        job.capCategory = capCategory
         return job
     }
 

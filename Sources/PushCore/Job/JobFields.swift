@@ -71,6 +71,8 @@ public enum JobField: String, JobFieldTable {
     case throttlePerMinute, content, data, ios, android, web, recipients
     /// The campaign's deadline (docs/campaigns.md).
     case sendBy
+    /// The frequency-cap category (docs/caps.md).
+    case capCategory
     /// Retry jobs (docs/reference/job.md).
     case attempt, notBefore
     /// An FCM topic or condition instead of `recipients` (docs/reference/job.md).

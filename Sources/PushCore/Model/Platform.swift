@@ -25,6 +25,8 @@ public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable, Codable {
     case duplicate
     /// Nothing sent: its campaign was cancelled (docs/campaigns.md).
     case cancelled
+    /// Nothing sent: its user reached a frequency cap of the job's `capCategory` (docs/caps.md).
+    case capped
 }
 
 /// Why a recipient is `expired` (its result's `reason`; docs/reference/records.md).

@@ -24,6 +24,7 @@ public enum DeliveryDiagnosis {
     public static func hint(platform: Platform, status: DeliveryStatus, reason: String?, httpStatus: Int?, detail: String?) -> String? {
         if status == .expired { return expiryHint(reason) }
         if status == .cancelled { return "its campaign was cancelled (`pushworker campaign status` shows who and why): nothing was sent" }
+        if status == .capped { return "its user reached a frequency cap of the job's capCategory (PUSHWORKER_CAPS, docs/caps.md): nothing was sent" }
         guard status != .sent, status != .duplicate, status != .invalidToken else { return nil }
         let detailText = detail ?? ""
         let lowered = detailText.lowercased()

@@ -82,6 +82,8 @@ public struct Configuration: Sendable {
     public var guardMinSends: Int = 200
     /// How long a paused campaign's recipients wait on the retry topic before another look.
     public var pauseRecheckSeconds: Int = 10
+    /// Frequency caps per category (docs/caps.md). Default: none.
+    public var caps = FrequencyCaps()
     /// A retry message due further ahead than this goes to the dead-letter topic. Default 3600 s.
     public var retryMaxDelaySeconds: Int = 3600
     /// `pushworker api`'s listener (docs/reference/api.md). Default `0.0.0.0:9500`.
@@ -181,7 +183,8 @@ public struct Configuration: Sendable {
             "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_DRAIN_SECONDS=\(Int(shutdownGraceSeconds))",
             "PUSHWORKER_RESEND_UNANSWERED=\(resendUnanswered)", "PUSHWORKER_MAX_IN_FLIGHT_PER_APP=\(maxInFlightPerApp)",
             "PUSHWORKER_HOLD_MAX_SECONDS=\(holdMaxSeconds)", "PUSHWORKER_GUARD_INVALID_SHARE=\(guardInvalidShare)",
-            "PUSHWORKER_GUARD_MIN_SENDS=\(guardMinSends)", "PUSHWORKER_PAUSE_RECHECK_SECONDS=\(pauseRecheckSeconds)", "PUSHWORKER_RETRY_MAX_DELAY_SECONDS=\(retryMaxDelaySeconds)",
+            "PUSHWORKER_GUARD_MIN_SENDS=\(guardMinSends)", "PUSHWORKER_PAUSE_RECHECK_SECONDS=\(pauseRecheckSeconds)",
+            "PUSHWORKER_CAPS=\(caps.text)", "PUSHWORKER_RETRY_MAX_DELAY_SECONDS=\(retryMaxDelaySeconds)",
             "PUSHWORKER_HTTP_CONNECTIONS=\(httpConnections)", "PUSHWORKER_HTTP_STREAMS=\(httpStreams)",
             "PUSHWORKER_REQUEST_TIMEOUT_MS=\(requestTimeoutMs)",
             "PUSHWORKER_CLAIM_LEASE_SECONDS=\(claimLeaseSeconds)", "PUSHWORKER_DEDUP_MAX_SECONDS=\(dedupMaxSeconds)",

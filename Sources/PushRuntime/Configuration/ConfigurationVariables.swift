@@ -120,6 +120,14 @@ extension Configuration {
         Variable("PUSHWORKER_PAUSE_RECHECK_SECONDS", "10",
                  "a paused campaign's recipients wait on the retry topic this long before they are looked at again",
                  .integer(\.pauseRecheckSeconds, 1...3600)),
+        Variable("PUSHWORKER_CAPS", nil,
+                 "frequency caps: category=count/window[,…] with windows in s, m, h or d (marketing=3/1d,marketing=1/1h); jobs name theirs in capCategory",
+                 .custom { reader, configuration in
+                     guard let text = reader.string("PUSHWORKER_CAPS") else { return }
+                     do { configuration.caps = try FrequencyCaps(parsing: text) } catch {
+                         reader.problems.append("PUSHWORKER_CAPS: \(error)")
+                     }
+                 }),
         Variable("PUSHWORKER_RETRY_MAX_DELAY_SECONDS", "3600",
                  "a retry message due further ahead than this goes to the dead-letter topic (not_before_too_far)",
                  .integer(\.retryMaxDelaySeconds, 1...31_536_000)),

@@ -29,7 +29,7 @@ extension Metrics {
                 ("pushworker_redis_errors_total", [[]]),
                 ("pushworker_kafka_errors_total", [[]]),
                 ("pushworker_token_refreshes_total", providers.map { [("provider", $0)] }),
-                ("pushworker_claims_total", ["send", "resend", "duplicate", "wait", "known_invalid", "unanswered"].map { [("verdict", $0)] }),
+                ("pushworker_claims_total", ["send", "resend", "duplicate", "wait", "known_invalid", "unanswered", "capped"].map { [("verdict", $0)] }),
                 ("pushworker_claims_lost_total", [[]]),
                 ("pushworker_unanswered_total", ["resend", "left", "failed"].map { [("action", $0)] }),
                 ("pushworker_parked_total", [[]]),
@@ -78,6 +78,7 @@ extension Metrics {
         "process_cpu_seconds_total",  // read at scrape time, not a stored counter
         "pushworker_redis_round_trips_total",    // read at scrape time from the client (0 from the start)
         "pushworker_api_requests_total",         // route × code: the codes a route answers appear as they happen
+        "pushworker_capped_total",               // category: PUSHWORKER_CAPS's (declared by the worker at start-up)
     ]
 
     /// Declares `role`'s series, `pushworker_build_info` and the process gauges. Call once, at

@@ -367,7 +367,7 @@ final class ClaimStage: Sendable {
         var again: [ClaimRequest] = []
         var releases: [DeliveryStateStore.RecordEntry] = []
         var taking: [Int: Int] = [:]
-        var counts = (send: 0, resend: 0, duplicate: 0, wait: 0, invalid: 0, unanswered: 0)
+        var counts = (send: 0, resend: 0, duplicate: 0, wait: 0, invalid: 0, unanswered: 0, capped: 0)
         let nowMs = Int64(clock.wallSeconds * 1000)
         for (position, request) in taken.enumerated() {
             let run = request.run, index = request.index
@@ -377,7 +377,8 @@ final class ClaimStage: Sendable {
             case .send, .resend:
                 if !run.campaign.allowsSending {
                     // A Cluster's claim cannot read the control itself: the control read with it says stop.
-                    if let entry = run.recordEntry(index, .released) { releases.append(entry) }
+                    // A cancelled recipient's cap reservation is given back; a parked one keeps it.
+                    if let entry = run.recordEntry(index, .released, cap: run.campaign.state == .paused ? nil : .giveBack) { releases.append(entry) }
                     if run.campaign.state == .paused { parkPaused(request, now: now) } else { cancel(request, wallNow: Double(nowMs) / 1000) }
                     continue
                 }
@@ -438,6 +439,13 @@ final class ClaimStage: Sendable {
             case .cancelled:
                 run.campaign.update(state: .cancelled)
                 cancel(request, wallNow: Double(nowMs) / 1000)
+            case .capped:
+                run.dropRequest(index)
+                outcomes.add(run, index, .final(run.result(index, .capped, reason: nil, atMs: nowMs, attempts: run.attemptsBefore(index))),
+                             holdsSlot: false)
+                metrics.increment("pushworker_capped_total", [("category", run.capPolicy?.category ?? "")])
+                if counts.capped == 0 { forgetLastRound() } // it took no slot: the next round looks again
+                counts.capped += 1
             }
         }
         if !releases.isEmpty {
@@ -445,7 +453,7 @@ final class ClaimStage: Sendable {
         }
         queue.append(again)
         for (verdict, count) in [("send", counts.send), ("resend", counts.resend), ("duplicate", counts.duplicate), ("wait", counts.wait),
-                                 ("known_invalid", counts.invalid), ("unanswered", counts.unanswered)] where count > 0 {
+                                 ("known_invalid", counts.invalid), ("unanswered", counts.unanswered), ("capped", counts.capped)] where count > 0 {
             metrics.increment("pushworker_claims_total", [("verdict", verdict)], by: Double(count))
         }
         let sending = counts.send + counts.resend
@@ -467,7 +475,7 @@ final class ClaimStage: Sendable {
         var pairs: [(appID: String, provider: String)] = []
         var campaigns: [CampaignCell] = []
         for request in taken {
-            items.append(request.run.claimItem(request.index))
+            items.append(request.run.claimItem(request.index, counting: true))
             if campaigns.last !== request.run.campaign && !campaigns.contains(where: { $0 === request.run.campaign }) {
                 campaigns.append(request.run.campaign)
             }
@@ -525,7 +533,7 @@ final class ClaimStage: Sendable {
                 case .claimed, .alreadyOurs, .claimedResend:
                     // Recorded meanwhile: the renewal wrote a claim nobody holds; give it back.
                     if !run.renewed(index, at: now), let entry = run.recordEntry(index, .released) { stale.append(entry) }
-                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled:
+                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled, .capped:
                     run.noteLost(index)
                     lost += 1
                 }

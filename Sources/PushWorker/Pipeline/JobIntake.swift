@@ -12,6 +12,8 @@ final class JobIntake: Sendable {
     struct Settings: Sendable {
         /// `PUSHWORKER_DEDUP_MAX_SECONDS`.
         var dedupMaxSeconds: Int
+        /// `PUSHWORKER_CAPS` (docs/caps.md).
+        var caps = FrequencyCaps()
     }
 
     let settings: Settings
@@ -67,7 +69,7 @@ final class JobIntake: Sendable {
         let run = JobRun(job: job.withoutRecipients, credentials: appCredentials, partition: message.topicPartition, offset: message.offset,
                          generation: registry.offsets.generation(of: message.topicPartition) ?? -1, parts: consume parts, plan: plan,
                          owner: registry.nextOwner(), retentionMs: retention, startedAt: now, endpoints: endpoints.ids(appID: job.appID),
-                         campaign: controls.cell(appID: job.appID, campaignID: job.campaignID))
+                         campaign: controls.cell(appID: job.appID, campaignID: job.campaignID), caps: settings.caps)
         registry.add(run)
         metrics.increment("pushworker_jobs_total", [("outcome", "accepted")])
         logger.info("job started", ["job.id": job.jobID, "campaign.id": job.campaignID, "job.recipients": "\(recipientCount)",

@@ -64,6 +64,25 @@ final class JobRun: Sendable {
     let campaign: CampaignCell
     /// The endpoint id (``EndpointTable``) of each platform, by ``ProviderMetrics/index(_:)``.
     let endpoints: [Int]
+    /// The job's frequency cap (docs/caps.md): its `capCategory` when `PUSHWORKER_CAPS` has caps
+    /// for it, else nil (nothing counted).
+    let capPolicy: CapPolicy?
+
+    /// A job's category and its caps as the scripts read them.
+    struct CapPolicy: Sendable {
+        let category: String
+        let rules: [CapRule]
+        let scriptRules: String
+        let longestMs: Int64
+
+        init?(category: String?, caps: FrequencyCaps) {
+            guard let category, let rules = caps.rules(for: category) else { return nil }
+            self.category = category
+            self.rules = rules
+            scriptRules = FrequencyCaps.scriptArgument(rules)
+            longestMs = rules.map(\.windowMs).max() ?? 1000
+        }
+    }
 
     private struct State {
         /// A final outcome or retry hand-off was decided (first one wins).
@@ -159,8 +178,9 @@ final class JobRun: Sendable {
 
     init(job: FanOutJob, credentials: AppCredentials?, partition: TopicPartition, offset: Int64, generation: Int,
          parts: consuming Parts, plan: JobPlan?, owner: String, retentionMs: Int64, startedAt: Double, endpoints: [Int],
-         campaign: CampaignCell? = nil) {
+         campaign: CampaignCell? = nil, caps: FrequencyCaps = FrequencyCaps()) {
         self.job = job
+        capPolicy = CapPolicy(category: job.capCategory, caps: caps)
         self.campaign = campaign ?? CampaignCell(appID: job.appID, campaignID: job.campaignID)
         self.credentials = credentials
         self.partition = partition
@@ -234,22 +254,38 @@ final class JobRun: Sendable {
         }
     }
 
-    /// The claim item of recipient `index`. Only recipients with a msgId are claimed.
-    func claimItem(_ index: Int) -> DeliveryStateStore.ClaimItem {
+    /// The claim item of recipient `index`. Only recipients with a msgId are claimed. `counting`:
+    /// the claim also decides and reserves the send against the job's frequency cap (a claim
+    /// for sending; never a lease renewal or a re-record).
+    func claimItem(_ index: Int, counting: Bool = false) -> DeliveryStateStore.ClaimItem {
         let key = keys[index] ?? DedupKey(msgID: "")
         return DeliveryStateStore.ClaimItem(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
-                                            platform: plans[index].platform, tokenHash: plans[index].tokenHash)
+                                            platform: plans[index].platform, tokenHash: plans[index].tokenHash,
+                                            cap: counting ? capTarget(index) : nil)
+    }
+
+    /// Recipient `index`'s frequency cap: nil when the job is not counted or the recipient has
+    /// no `userId` (docs/caps.md).
+    func capTarget(_ index: Int) -> DeliveryStateStore.CapTarget? {
+        guard let capPolicy, let userID = plans[index].recipient.userID, !userID.isEmpty else { return nil }
+        return DeliveryStateStore.CapTarget(key: RedisKeys.frequencyCap(appID: job.appID, userID: userID, category: capPolicy.category),
+                                            rules: capPolicy.scriptRules, longestMs: capPolicy.longestMs)
     }
 
     /// How recipient `index`'s claim ends in the fleet's state.
     enum RecordKind { case sent, released, unanswered }
 
+    /// What a record does to recipient `index`'s cap reservation: confirm it (sent) or give it
+    /// back (claimed, not sent).
+    enum CapRecord { case confirm, giveBack }
+
     /// The record entry of recipient `index`.
-    func recordEntry(_ index: Int, _ kind: RecordKind) -> DeliveryStateStore.RecordEntry? {
+    func recordEntry(_ index: Int, _ kind: RecordKind, cap: CapRecord? = nil) -> DeliveryStateStore.RecordEntry? {
         guard let key = keys[index] else { return nil }
+        let change = cap.flatMap { cap in capTarget(index).map { DeliveryStateStore.CapChange(target: $0, confirm: cap == .confirm) } }
         return DeliveryStateStore.RecordEntry(appID: job.appID, campaignID: job.campaignID, key: key, owner: owner,
                                               sentRetentionMs: kind == .sent ? retentionMs : nil,
-                                              unansweredRetentionMs: kind == .unanswered ? retentionMs : nil)
+                                              unansweredRetentionMs: kind == .unanswered ? retentionMs : nil, cap: change)
     }
 
     // MARK: claims held

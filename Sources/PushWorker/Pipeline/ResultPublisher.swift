@@ -136,10 +136,16 @@ final class ResultPublisher: Sendable {
             let run = entries[position].run, index = entries[position].index
             let held = run.noteClaimReleased(index)
             let kind: JobRun.RecordKind?
+            var cap: JobRun.CapRecord?
             switch entries[position].outcome {
             case .final(let result, let token, let isSent, let countsUnanswered):
                 campaignCounts.count(run.campaign, result.status)
                 kind = isSent ? .sent : countsUnanswered ? .unanswered : held ? .released : nil
+                // docs/caps.md: a sent notification counts; a claimed one that was not sent gives
+                // its reservation back, unless it may have been shown (written, never answered).
+                if run.capPolicy != nil {
+                    cap = isSent ? .confirm : held && !countsUnanswered && result.reason != "unanswered" ? .giveBack : nil
+                }
                 if isSent { run.noteSent(index) }
                 if let token { invalid.append((token.appID, token.platform, token.tokenHash, token.invalidSinceMs)) }
             case .resend, .leaveUnanswered:
@@ -147,7 +153,7 @@ final class ResultPublisher: Sendable {
             case .retry, .requeue, .release:
                 kind = held ? .released : nil
             }
-            if let kind, let record = run.recordEntry(index, kind) { records.append(record) }
+            if let kind, let record = run.recordEntry(index, kind, cap: cap) { records.append(record) }
         }
         var recorded = false
         if !records.isEmpty || !invalid.isEmpty || !campaignCounts.isEmpty {
@@ -339,7 +345,7 @@ final class ResultPublisher: Sendable {
             for (position, reply) in answers.replies.enumerated() {
                 switch reply {
                 case .claimed, .alreadyOurs, .claimedResend: owners[position].run.noteClaimed(owners[position].index, at: startedAt)
-                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled:
+                case .alreadySent, .claimedElsewhere, .unansweredFinal, .paused, .cancelled, .capped:
                     owners[position].run.noteLost(owners[position].index)
                     lost += 1
                 }
@@ -477,6 +483,7 @@ struct CampaignTally {
         case .expired: 4
         case .duplicate: 5
         case .cancelled: 6
+        case .capped: 7
         }
     }
 }

@@ -128,7 +128,7 @@ public final class Worker: Sendable {
             logger: logger, background: finisher)
         let store = credentials
         intake = JobIntake(
-            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds), planner: planner,
+            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds, caps: configuration.caps), planner: planner,
             credentials: { store.credentials(for: $0) }, clock: clock, registry: registry, queue: claimQueue, endpoints: endpoints,
             outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics,
             logger: logger)
@@ -136,6 +136,7 @@ public final class Worker: Sendable {
             finisher.async { publisher.reRecord(leaseMs: leaseMs, unansweredLimit: policy.claimLimit) }
         }
 
+        for category in configuration.caps.rules.keys.sorted() { metrics.declare("pushworker_capped_total", [("category", category)]) }
         metrics.gauge("pushworker_in_flight") { [slots] in Double(slots.current) }
         metrics.gauge("pushworker_unfinished_recipients") { [registry] in Double(registry.unfinishedRecipients) }
         metrics.gauge("pushworker_claims_queued") { [claimQueue] in Double(claimQueue.count) }
