@@ -70,7 +70,7 @@ struct TopicsCommandTests {
         let result = try runCommand(BuiltProducts.pushworker, ["topics", "print", "--dir", repositoryTopics])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 7)
+        #expect(lines.count == 8)
         #expect(lines[0].hasPrefix("TOPIC"))
         let jobs = try #require(lines.first { $0.hasPrefix("push.jobs.v1 ") })
         #expect(jobs.split(separator: " ", omittingEmptySubsequences: true) == ["push.jobs.v1", "24", "3", "7d", "delete", "jobId",
@@ -84,7 +84,7 @@ struct TopicsCommandTests {
         let result = try runCommand(BuiltProducts.pushworker, ["topics", "print", "--dir", repositoryTopics, "--json"])
         #expect(result.status == 0)
         let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        #expect(array.count == 6)
+        #expect(array.count == 7)
         let jobs = try #require(array.first { $0["name"] as? String == "push.jobs.v1" })
         #expect(jobs["partitions"] as? Int == 24)
         #expect((jobs["config"] as? [String: String])?["cleanup.policy"] == "delete")

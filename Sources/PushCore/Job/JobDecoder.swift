@@ -87,6 +87,11 @@ public enum JobDecoder {
         let attempt = root.int(.attempt, in: 0...10_000) ?? 0
         let notBefore = root.date(.notBefore)
         let sendBy = root.date(.sendBy)
+        var lane = JobLane.bulk
+        if let text = root.string(.lane) {
+            if let known = JobLane(rawValue: text) { lane = known } else { root.report(.lane, "must be \"transactional\" or \"bulk\"") }
+        }
+        let local = decodeLocalTime(root)
 
         let contentMembers = root.required(.content) { root.object($0, ContentField.self) }
         let content = contentMembers.map(decodeContent)
@@ -141,7 +146,33 @@ public enum JobDecoder {
                          notBefore: notBefore, head: .object(head))
         job.audience = audience
         job.sendBy = sendBy
+        job.lane = lane
+        (job.quietHours, job.sendAtLocal, job.timezone) = local
         return job
+    }
+
+    /// `quietHours`, `sendAtLocal` and `timezone` (docs/local-time.md): a bad one is a job error.
+    private static func decodeLocalTime(_ root: JobMembers<JobField>) -> (QuietHours?, ClockTime?, String?) {
+        var quietHours: QuietHours?
+        if let section = root.object(.quietHours, QuietHoursField.self) {
+            func time(_ field: QuietHoursField) -> ClockTime? {
+                guard let text = section.required(field, section.string) else { return nil }
+                guard let time = ClockTime(parsing: text) else { section.report(field, "must be HH:MM (00:00 to 23:59)"); return nil }
+                return time
+            }
+            if let start = time(.start), let end = time(.end) {
+                quietHours = QuietHours(start: start, end: end)
+                if quietHours == nil { section.report(.end, "must differ from start") }
+            }
+        }
+        var sendAtLocal: ClockTime?
+        if let text = root.string(.sendAtLocal) {
+            sendAtLocal = ClockTime(parsing: text)
+            if sendAtLocal == nil { root.report(.sendAtLocal, "must be HH:MM (00:00 to 23:59)") }
+        }
+        let timezone = root.string(.timezone)
+        if let timezone, TimeZone(identifier: timezone) == nil { root.report(.timezone, "not an IANA time zone name (e.g. Europe/Paris)") }
+        return (quietHours, sendAtLocal, timezone)
     }
 
     /// `[A-Za-z0-9._-]+`, not `.` or `..` (it names a folder under the credentials directory).
@@ -393,6 +424,7 @@ public enum JobDecoder {
         var language: String?, browser: String?, subscription: Recipient.Subscription?
         var properties: [String: String] = [:]
         var tokenUpdatedAt: Date?
+        var timezone: String?
         var seen: UInt16 = 0
         let members = object.members
         for index in members.indices {  // (by index: no copy of each member)
@@ -423,11 +455,14 @@ public enum JobDecoder {
                 }
                 properties = collected
             case .tokenUpdatedAt: tokenUpdatedAt = members[index].value.stringValue.flatMap(RFC3339Timestamp.parse)
+            case .timezone: timezone = members[index].value.stringValue
             }
         }
-        return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
+        var recipient = Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
                          language: language, browser: browser, subscription: subscription, properties: properties,
                          tokenUpdatedAt: tokenUpdatedAt, sourceStorage: source)
+        recipient.timezone = timezone
+        return recipient
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.

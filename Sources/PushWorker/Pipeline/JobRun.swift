@@ -64,6 +64,8 @@ final class JobRun: Sendable {
     let campaign: CampaignCell
     /// The endpoint id (``EndpointTable``) of each platform, by ``ProviderMetrics/index(_:)``.
     let endpoints: [Int]
+    /// The job's lane is transactional (docs/lanes.md): claimed first, free of the bulk bound.
+    let transactional: Bool
 
     private struct State {
         /// A final outcome or retry hand-off was decided (first one wins).
@@ -175,6 +177,7 @@ final class JobRun: Sendable {
         self.retentionMs = retentionMs
         self.startedAt = startedAt
         self.endpoints = endpoints
+        transactional = job.lane == .transactional
         horizon = Self.horizon(job: job, seenAt: startedAt, retentionMs: retentionMs)
         state = Mutex(State(decided: Array(repeating: false, count: count), claimedAt: Array(repeating: 0, count: count),
                             unpublished: count))

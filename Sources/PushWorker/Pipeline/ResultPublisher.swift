@@ -87,7 +87,7 @@ final class ResultPublisher: Sendable {
             if holdsSlot {
                 var byEndpoint = Array(repeating: 0, count: run.endpoint(index) + 1)
                 byEndpoint[run.endpoint(index)] = -1
-                giveBack(byEndpoint, count: 1)
+                giveBack(byEndpoint, count: 1, bulk: run.transactional ? 0 : 1)
             }
             return
         }
@@ -169,7 +169,7 @@ final class ResultPublisher: Sendable {
             let sent = records.filter { $0.sentRetentionMs != nil }
             if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
         }
-        var released = 0
+        var released = 0, releasedBulk = 0
         var releasedBy: [Int] = []
         var tally = ResultTally()
         var output = ResultOutput()
@@ -179,6 +179,7 @@ final class ResultPublisher: Sendable {
             let run = entries[position].run, index = entries[position].index
             if entries[position].holdsSlot {
                 released += 1
+                if !run.transactional { releasedBulk += 1 }
                 let endpoint = run.endpoint(index)
                 if endpoint >= releasedBy.count { releasedBy += Array(repeating: 0, count: endpoint + 1 - releasedBy.count) }
                 releasedBy[endpoint] -= 1
@@ -211,12 +212,12 @@ final class ResultPublisher: Sendable {
         }
         tally.flush(into: metrics)
         claimQueue.append(requeues)
-        if released > 0 { giveBack(releasedBy, count: released) }
+        if released > 0 { giveBack(releasedBy, count: released, bulk: releasedBulk) }
     }
 
-    private func giveBack(_ byEndpoint: [Int], count: Int) {
+    private func giveBack(_ byEndpoint: [Int], count: Int, bulk: Int) {
         endpoints.addInFlight(byEndpoint)
-        slots.release(count)
+        slots.release(count, bulk: bulk)
     }
 
     /// Produces one recipient's result (and token invalidation).
