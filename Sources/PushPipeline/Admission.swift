@@ -45,9 +45,15 @@ public struct Admission: Sendable, Equatable {
     /// The longest a held recipient waits in memory (`PUSHWORKER_HOLD_MAX_SECONDS`).
     public var holdMaxSeconds: Double
 
-    public init(maxInFlightPerEndpoint: Int, holdMaxSeconds: Double) {
+    /// The per-endpoint cap of bulk candidates: (1 − `PUSHWORKER_TRANSACTIONAL_RESERVE`) × the
+    /// cap, at least 1, so transactional work of a busy app × provider still finds room.
+    public var bulkMaxInFlightPerEndpoint: Int
+
+    public init(maxInFlightPerEndpoint: Int, holdMaxSeconds: Double, transactionalReserve: Double = 0) {
         self.maxInFlightPerEndpoint = max(1, maxInFlightPerEndpoint)
         self.holdMaxSeconds = max(0, holdMaxSeconds)
+        let share = 1 - min(max(transactionalReserve, 0), 1)
+        self.bulkMaxInFlightPerEndpoint = max(1, Int((Double(self.maxInFlightPerEndpoint) * share).rounded(.down)))
     }
 
     /// One choice per candidate, in order. Transactional candidates are looked at first (in
@@ -77,7 +83,8 @@ public struct Admission: Sendable, Equatable {
             guard candidate.due <= now, taken < room, candidate.transactional || bulkTaken < bulkRoom else { return }
             if endpoint >= takenBy.count { takenBy += Array(repeating: 0, count: endpoint + 1 - takenBy.count) }
             let already = takenBy[endpoint]
-            let limit = gate == .probe ? 1 : maxInFlightPerEndpoint - (endpoint < inFlight.count ? inFlight[endpoint] : 0)
+            let cap = candidate.transactional ? maxInFlightPerEndpoint : bulkMaxInFlightPerEndpoint
+            let limit = gate == .probe ? 1 : cap - (endpoint < inFlight.count ? inFlight[endpoint] : 0)
             guard already < limit else { return }
             takenBy[endpoint] = already + 1
             taken += 1

@@ -7,7 +7,8 @@ public enum JobLane: String, Sendable, CaseIterable {
 }
 
 /// The lanes whose job topics one worker consumes (`PUSHWORKER_LANES`, docs/lanes.md). The retry
-/// topic is consumed whatever the selection.
+/// topic is consumed by `both` and `bulk` workers (a dedicated transactional worker takes only
+/// its own topic).
 public enum LaneSelection: String, Sendable, CaseIterable {
     case both
     case transactional

@@ -117,7 +117,8 @@ public final class Worker: Sendable {
         claims = ClaimStage(
             settings: .init(leaseMs: leaseMs, unansweredLimit: policy.claimLimit,
                             admission: Admission(maxInFlightPerEndpoint: configuration.maxInFlightPerApp,
-                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds)),
+                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds),
+                                                 transactionalReserve: configuration.transactionalReserve),
                             pauseRecheckSeconds: Double(configuration.pauseRecheckSeconds)),
             state: state, clock: clock, queue: claimQueue, endpoints: endpoints, slots: slots, registry: registry, outcomes: publisher,
             health: health, controls: controls, metrics: metrics, logger: logger)
@@ -293,12 +294,13 @@ public final class Worker: Sendable {
     }
 
     /// The topics a worker consumes: its lanes' job topics (`PUSHWORKER_LANES`, docs/lanes.md)
-    /// and the retry topic.
+    /// and, unless it is dedicated to the transactional lane, the retry topic.
     static func consumedTopics(_ configuration: Configuration) -> [String] {
         var topics: [String] = []
         if configuration.lanes.consumes(.transactional) { topics.append(configuration.topicJobsTransactional) }
         if configuration.lanes.consumes(.bulk) { topics.append(configuration.topicJobs) }
-        return topics + [configuration.topicRetry]
+        if configuration.lanes.consumes(.bulk) { topics.append(configuration.topicRetry) }
+        return topics
     }
 
     /// A job at least this large (bytes) is followed by a heap trim.
