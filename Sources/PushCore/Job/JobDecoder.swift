@@ -160,7 +160,8 @@ public enum JobDecoder {
                 guard let time = ClockTime(parsing: text) else { section.report(field, "must be HH:MM (00:00 to 23:59)"); return nil }
                 return time
             }
-            if let start = time(.start), let end = time(.end) {
+            let start = time(.start), end = time(.end)
+            if let start, let end {
                 quietHours = QuietHours(start: start, end: end)
                 if quietHours == nil { section.report(.end, "must differ from start") }
             }

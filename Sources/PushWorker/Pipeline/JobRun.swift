@@ -15,8 +15,10 @@ enum RecipientOutcome: Sendable {
     /// provider accepted it (its msgId is recorded as sent); `countsUnanswered` when the attempt
     /// was written and never answered (the fleet counts it).
     case final(ResultRecord, token: TokenRecord? = nil, isSent: Bool = false, countsUnanswered: Bool = false)
-    /// To the retry topic after `attempts` attempts in all, due in `delaySeconds`.
-    case retry(Recipient, attempts: Int, delaySeconds: Double)
+    /// To the retry topic after `attempts` attempts in all, due in `delaySeconds`;
+    /// `keepsLocalTime`: the retry job keeps the job's `sendAtLocal` (a local-time wait cut to
+    /// the retry topic's longest delay, docs/local-time.md); every other retry job drops it.
+    case retry(Recipient, attempts: Int, delaySeconds: Double, keepsLocalTime: Bool = false)
     /// Written and never answered, first time: the fleet counts it, then it is claimed and sent
     /// once more (``PushPipeline/AttemptDecision/resend``). `attempts`: made so far.
     case resend(attempts: Int)
@@ -104,6 +106,7 @@ final class JobRun: Sendable {
         var recipient: Recipient
         var attempts: Int
         var delay: Double
+        var keepsLocalTime = false
     }
 
     /// What each recipient's plan said before any claim.
@@ -391,10 +394,10 @@ final class JobRun: Sendable {
     }
 
     /// A recipient goes to the retry topic (with one of this processing's retry jobs).
-    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double) -> Next {
+    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double, keepsLocalTime: Bool = false) -> Next {
         state.withLock { state in
             state.unpublished -= 1
-            state.retries.append(RetryEntry(recipient: recipient, attempts: attempts, delay: delay))
+            state.retries.append(RetryEntry(recipient: recipient, attempts: attempts, delay: delay, keepsLocalTime: keepsLocalTime))
             return Self.next(&state, holdMaxSeconds: Self.retryGroupSeconds)
         }
     }
@@ -421,23 +424,46 @@ final class JobRun: Sendable {
         }
     }
 
-    /// Retries due within this long share one retry job; later ones (parked behind a long hold)
-    /// go in another, so a short backoff is never stretched to a long hold's end.
+    /// Retries due within this long share one retry job; later ones (parked behind a long hold,
+    /// deferred to a local time) go in one job per this long of due time, so a short backoff is
+    /// never stretched to a long hold's end and recipients deferred to different local times
+    /// are each due at theirs. Retries that keep the job's `sendAtLocal` never share a job
+    /// with the others.
     static let retryGroupSeconds = 60.0
 
     private static func next(_ state: inout State, holdMaxSeconds: Double) -> Next {
         guard state.unpublished == 0, !state.isFinished else { return .nothing }
         if !state.retries.isEmpty && !state.retryJobsProduced {
             state.retryJobsProduced = true
-            let soon = state.retries.filter { $0.delay <= holdMaxSeconds }
-            let later = state.retries.filter { $0.delay > holdMaxSeconds }
-            let groups = [soon, later].filter { !$0.isEmpty }
+            let groups = retryGroups(state.retries, groupSeconds: holdMaxSeconds)
             state.unacknowledged += groups.count
             return .produceRetryJobs(groups)
         }
         guard state.unacknowledged == 0 else { return .nothing }
         state.isFinished = true
         return .finish
+    }
+
+    /// The retry jobs of `retries`: those due within `groupSeconds` together, the later ones by
+    /// `groupSeconds`-wide slice of due time; separately for those that keep `sendAtLocal`.
+    /// In order of first appearance.
+    static func retryGroups(_ retries: [RetryEntry], groupSeconds: Double) -> [[RetryEntry]] {
+        var groups: [[RetryEntry]] = []
+        var groupOf: [RetryGroupKey: Int] = [:]
+        for entry in retries {
+            let slice = entry.delay <= groupSeconds ? -1 : Int((entry.delay / groupSeconds).rounded(.down))
+            let key = RetryGroupKey(slice: slice, keepsLocalTime: entry.keepsLocalTime)
+            if let index = groupOf[key] { groups[index].append(entry) } else {
+                groupOf[key] = groups.count
+                groups.append([entry])
+            }
+        }
+        return groups
+    }
+
+    private struct RetryGroupKey: Hashable {
+        var slice: Int
+        var keepsLocalTime: Bool
     }
 
     // MARK: results

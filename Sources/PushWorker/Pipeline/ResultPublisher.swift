@@ -187,9 +187,9 @@ final class ResultPublisher: Sendable {
             switch entries[position].outcome {
             case .final(let result, let token, _, _):
                 publish(run, result, token, &tally, &output)
-            case .retry(let recipient, let attempts, let delay):
+            case .retry(let recipient, let attempts, let delay, let keepsLocalTime):
                 metrics.increment("pushworker_retries_total")
-                perform(run, run.deferToRetry(recipient, attempts: attempts, delay: delay))
+                perform(run, run.deferToRetry(recipient, attempts: attempts, delay: delay, keepsLocalTime: keepsLocalTime))
             case .resend(let attempts):
                 if recorded {
                     // The unknown attempt is counted: the claim that follows says "resend".
@@ -265,7 +265,10 @@ final class ResultPublisher: Sendable {
         let attempts = retries.map(\.attempts).max() ?? 1
         let delay = retries.map(\.delay).max() ?? 1
         let notBefore = Date(timeIntervalSince1970: clock.wallSeconds + delay)
-        let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: notBefore)
+        // Past its local send time (a claimed retry, or deferred to that time), a recipient
+        // waits for it no more (docs/local-time.md).
+        let dropped = run.job.sendAtLocal != nil && !(retries.first?.keepsLocalTime ?? false) ? ["sendAtLocal"] : []
+        let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: notBefore, without: dropped)
         sink.produce(topic: topics.retry, key: Array(run.job.jobID.utf8), value: value, headers: []) { [self] in
             perform(run, run.acknowledged())
         }

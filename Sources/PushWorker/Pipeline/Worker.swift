@@ -129,7 +129,8 @@ public final class Worker: Sendable {
             logger: logger, background: finisher)
         let store = credentials
         intake = JobIntake(
-            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds), planner: planner,
+            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds, quietHours: configuration.quietHours,
+                            maxDeferSeconds: Double(max(1, configuration.retryMaxDelaySeconds - 60))), planner: planner,
             credentials: { store.credentials(for: $0) }, clock: clock, registry: registry, queue: claimQueue, endpoints: endpoints,
             outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics,
             logger: logger)
