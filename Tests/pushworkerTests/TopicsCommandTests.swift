@@ -20,7 +20,7 @@ struct TopicsCommandTests {
     @Test("the repository's declarations load, sorted, with their configs")
     func loadRepository() throws {
         let declared = try TopicDeclarations.load(directory: repositoryTopics)
-        #expect(declared.map(\.name) == ["push.dlq.v1", "push.events.v1", "push.jobs.v1", "push.results.v1", "push.retry.v1", "push.tokens.v1"])
+        #expect(declared.map(\.name) == ["push.dlq.v1", "push.events.v1", "push.jobs.transactional.v1", "push.jobs.v1", "push.results.v1", "push.retry.v1", "push.tokens.v1"])
         let jobs = try #require(declared.first { $0.name == "push.jobs.v1" })
         #expect(jobs.partitions == 24)
         #expect(jobs.key == "jobId")
@@ -112,7 +112,7 @@ struct TopicsCommandTests {
         #expect(process.wait(timeout: 30) == 0, "\(process.stderr())")
         #expect(process.stderr().contains("topics: declarations from built into pushworker"))
         let lines = process.stdout().split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(lines.count == 7)
+        #expect(lines.count == 8)
         #expect(lines.contains(["staging.jobs", "24", "3", "7d", "delete", "jobId", "PUSHWORKER_TOPIC_JOBS", "push.jobs.v1"]))
         #expect(lines.contains { $0.first == "staging.dlq" && $0.last == "push.dlq.v1" })
         #expect(lines.contains { $0.first == "push.results.v1" && $0.last == "-" })
@@ -193,7 +193,7 @@ struct TopicsApplyMockTests {
                                     environment: ["PUSHWORKER_KAFKA_BROKERS": cluster.bootstrapServers, "PUSHWORKER_TOPIC_JOBS": "staging.jobs"], timeout: 30)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 6)
+        #expect(lines.count == 7)
         #expect(lines.allSatisfy { $0.hasPrefix("would create ") && $0.contains("replicationFactor=1") })
         #expect(lines.contains { $0.hasPrefix("would create staging.jobs partitions=24") })
     }
