@@ -1203,7 +1203,8 @@ def expect_operator_features(set_name: str, docs: list[dict], eff: dict, values:
         env = env_names(c)
         check(L("topics Job has the Kafka settings inline (no ConfigMap before install)"),
               "envFrom" not in c and env.get("PUSHWORKER_KAFKA_BROKERS", {}).get("value") == eff["kafka"]["brokers"]
-              and all(env.get(f"PUSHWORKER_TOPIC_{k.upper()}", {}).get("value") == v for k, v in eff["kafka"]["topics"].items()), json.dumps(env))
+              and all(env.get("PUSHWORKER_TOPIC_" + re.sub(r"([a-z])([A-Z])", r"\1_\2", k).upper(), {}).get("value") == v
+                      for k, v in eff["kafka"]["topics"].items()), json.dumps(env))
         for prop, value in (eff["kafka"].get("properties") or {}).items():
             name = "PUSHWORKER_RDKAFKA_" + prop.upper().replace(".", "_").replace("-", "_")
             check(L(f"topics Job passes {name}"), env.get(name, {}).get("value") == str(value))

@@ -33,6 +33,7 @@ FIXTURES = ROOT / "Tests" / "Fixtures"
 KINDS = ("job", "result", "token", "event")
 EXPECTED_TOPICS = {
     "push.jobs.v1": "jobId",
+    "push.jobs.transactional.v1": "jobId",
     "push.retry.v1": "jobId",
     "push.results.v1": "subscriptionId",
     "push.tokens.v1": "subscriptionId",

@@ -64,7 +64,7 @@ public enum APIProcess {
             tokens: tokens, campaigns: store,
             idempotency: IdempotencyStore(redis: redis, ttlMs: Int64(configuration.apiIdempotencyTTLSeconds) * 1000,
                                           pendingTTLMs: Int64(configuration.apiProduceTimeoutSeconds + 60) * 1000),
-            publisher: JobPublisher(producer: producer, topic: configuration.topicJobs, timeout: .seconds(configuration.apiProduceTimeoutSeconds)),
+            publisher: JobPublisher(producer: producer, topic: configuration.topicJobs, transactionalTopic: configuration.topicJobsTransactional, timeout: .seconds(configuration.apiProduceTimeoutSeconds)),
             metrics: metrics, logger: logger, readiness: { health.readiness }))
         guard let address = HostPort(configuration.apiAddr) else { return ExitCode.config }
         let listener: HTTPListener

@@ -135,17 +135,17 @@ public final class APIService: Sendable {
         case .failure(let error): return .failure(error)
         }
         let publisher = dependencies.publisher
-        if case .failure(let error) = publisher.publish(jobIDs: accepted.jobIDs, records: accepted.records) {
+        if case .failure(let error) = publisher.publish(jobIDs: accepted.jobIDs, records: accepted.records, lanes: accepted.lanes) {
             if error.code == "kafka_unavailable" { dependencies.metrics.increment("pushworker_kafka_errors_total") }
             dependencies.logger.warning("jobs not produced", ["api.token": tokenID, "error": error.message])
             return .failure(error)
         }
         dependencies.metrics.increment("pushworker_api_jobs_total", by: Double(accepted.jobIDs.count))
         var fields = ["api.token": tokenID, "jobs": "\(accepted.jobIDs.count)", "recipients": "\(accepted.recipients)",
-                      "topic": publisher.topic, "job_id": accepted.jobIDs[0]]
+                      "topic": publisher.topic(for: accepted.lanes.first ?? .bulk), "job_id": accepted.jobIDs[0]]
         if let key { fields["idempotency_key"] = key }
         dependencies.logger.info("jobs produced", fields)
-        return .success(APIResponses.json(202, JobSubmission.acceptedJSON(accepted, topic: publisher.topic)))
+        return .success(APIResponses.json(202, JobSubmission.acceptedJSON(accepted, topic: publisher.topic(for: accepted.lanes.first ?? .bulk))))
     }
 
     // MARK: - Campaigns

@@ -1,9 +1,10 @@
 import Dispatch
+import PushCore
 import PushKafka
 import Synchronization
 
-/// Produces the jobs of one `POST /v1/jobs` to the jobs topic, keyed by jobId (as `pushworker
-/// enqueue` does), and waits until Kafka acknowledged every one or one failed.
+/// Produces the jobs of one `POST /v1/jobs` to their lane's jobs topic (docs/lanes.md), keyed by
+/// jobId (as `pushworker enqueue` does), and waits until Kafka acknowledged every one or one failed.
 ///
 /// Failures: a job over the topic's size limit (`MSG_SIZE_TOO_LARGE`) is the caller's to fix
 /// (422 `job_too_large`, naming the job); anything else (brokers down, topic missing, no
@@ -13,20 +14,28 @@ import Synchronization
 public struct JobPublisher: Sendable {
     public let producer: KafkaProducer
     public let topic: String
+    /// The transactional lane's topic (`PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL`); nil sends every job to `topic`.
+    public let transactionalTopic: String?
     /// Longest wait for the acknowledgements (the producer's `message.timeout.ms` is set to it).
     public let timeout: Duration
 
-    public init(producer: KafkaProducer, topic: String, timeout: Duration) {
-        self.producer = producer; self.topic = topic; self.timeout = timeout
+    public init(producer: KafkaProducer, topic: String, transactionalTopic: String? = nil, timeout: Duration) {
+        self.producer = producer; self.topic = topic; self.transactionalTopic = transactionalTopic; self.timeout = timeout
+    }
+
+    /// The topic of a job of `lane`.
+    public func topic(for lane: JobLane) -> String {
+        lane == .transactional ? transactionalTopic ?? topic : topic
     }
 
     /// Blocking: call it from the listener's thread, never from the cooperative pool.
-    public func publish(jobIDs: [String], records: [[UInt8]]) -> Result<Void, APIError> {
+    /// `lanes`: each record's lane (missing ones are bulk).
+    public func publish(jobIDs: [String], records: [[UInt8]], lanes: [JobLane] = []) -> Result<Void, APIError> {
         let group = DispatchGroup()
         let state = Mutex<(acknowledged: Int, failure: (index: Int, error: KafkaError)?)>((0, nil))
         for (index, record) in records.enumerated() {
             group.enter()
-            producer.produce(topic: topic, key: Array(jobIDs[index].utf8), value: record) { result in
+            producer.produce(topic: topic(for: index < lanes.count ? lanes[index] : .bulk), key: Array(jobIDs[index].utf8), value: record) { result in
                 state.withLock { state in
                     switch result {
                     case .success: state.acknowledged += 1
@@ -51,7 +60,8 @@ public struct JobPublisher: Sendable {
         }
         var detail = "\(field) (jobId \(jobIDs[failure.index])): \(failure.error.message) [\(failure.error.name)]"
         if failure.error.code == KafkaError.unknownTopic || failure.error.code == KafkaError.unknownTopicOrPartition {
-            detail += " (create the topic \(topic): pushworker topics apply)"
+            let failedTopic = topic(for: failure.index < lanes.count ? lanes[failure.index] : .bulk)
+            detail += " (create the topic \(failedTopic): pushworker topics apply)"
         }
         return .failure(.kafkaUnavailable("\(detail); \(acknowledged) of \(records.count) jobs acknowledged"))
     }

@@ -21,6 +21,8 @@ public enum JobSubmission {
     public struct Accepted: Sendable {
         public var jobIDs: [String]
         public var records: [[UInt8]]
+        /// Each job's lane (docs/lanes.md): which topic it goes to.
+        public var lanes: [JobLane] = []
         /// Recipients of all jobs (an audience job counts 1, as in `enqueue`).
         public var recipients: Int
         /// Remarks that do not stop a job (unknown fields, template variables without a value).
@@ -53,6 +55,7 @@ public enum JobSubmission {
             case .success(let checked):
                 let job = checked.job
                 accepted.jobIDs.append(job.jobID)
+                accepted.lanes.append(job.lane)
                 // The job as received (written compactly), or with its relative dates resolved.
                 accepted.records.append((checked.resolvedDates.isEmpty ? value : job.document).jsonBytes())
                 accepted.recipients += job.audience == nil ? job.recipients.count : 1

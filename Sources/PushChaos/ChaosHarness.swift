@@ -66,7 +66,7 @@ struct ChaosError: Error, CustomStringConvertible {
 /// Real services as separate processes for one drill: `pushworker-dev dev-broker`, `redis-server`
 /// (restartable on the same port), `pushworker-dev sandbox` and `pushworker run` workers.
 final class ChaosHarness {
-    static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
+    static let topics = ["push.jobs.v1", "push.jobs.transactional.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
     static let app = "app_chaos"
 
     let options: ChaosOptions

@@ -14,7 +14,11 @@ public struct Admission: Sendable, Equatable {
         public var due: Double
         /// Its app × provider endpoint, an index into the per-endpoint arrays.
         public var endpoint: Int
-        public init(due: Double, endpoint: Int) { self.due = due; self.endpoint = endpoint }
+        /// Transactional work (docs/lanes.md): taken before bulk work, not bounded by `bulkRoom`.
+        public var transactional: Bool
+        public init(due: Double, endpoint: Int, transactional: Bool = false) {
+            self.due = due; self.endpoint = endpoint; self.transactional = transactional
+        }
     }
 
     /// An endpoint's state this round.
@@ -41,46 +45,57 @@ public struct Admission: Sendable, Equatable {
     /// The longest a held recipient waits in memory (`PUSHWORKER_HOLD_MAX_SECONDS`).
     public var holdMaxSeconds: Double
 
-    public init(maxInFlightPerEndpoint: Int, holdMaxSeconds: Double) {
+    /// The per-endpoint cap of bulk candidates: (1 − `PUSHWORKER_TRANSACTIONAL_RESERVE`) × the
+    /// cap, at least 1, so transactional work of a busy app × provider still finds room.
+    public var bulkMaxInFlightPerEndpoint: Int
+
+    public init(maxInFlightPerEndpoint: Int, holdMaxSeconds: Double, transactionalReserve: Double = 0) {
         self.maxInFlightPerEndpoint = max(1, maxInFlightPerEndpoint)
         self.holdMaxSeconds = max(0, holdMaxSeconds)
+        let share = 1 - min(max(transactionalReserve, 0), 1)
+        self.bulkMaxInFlightPerEndpoint = max(1, Int((Double(self.maxInFlightPerEndpoint) * share).rounded(.down)))
     }
 
-    /// One choice per candidate, in order.
+    /// One choice per candidate, in order. Transactional candidates are looked at first (in
+    /// queue order), then bulk ones (docs/lanes.md).
     /// - Parameters:
     ///   - room: free in-flight slots of the worker.
+    ///   - bulkRoom: of those, how many bulk candidates may take (the rest is kept for
+    ///     transactional work, `PUSHWORKER_TRANSACTIONAL_RESERVE`).
     ///   - inFlight: recipients in flight per endpoint (index = ``Candidate/endpoint``).
     ///   - gates: per endpoint; an endpoint past the array's end is open.
     ///   - parkHeld: park every held recipient now (the worker is saturated by load and the held
     ///     ones must not keep it from taking other tenants' jobs).
-    public func choose(_ candidates: [Candidate], room: Int, now: Double, inFlight: [Int], gates: [Gate],
+    public func choose(_ candidates: [Candidate], room: Int, bulkRoom: Int = .max, now: Double, inFlight: [Int], gates: [Gate],
                        parkHeld: Bool = false) -> [Choice] {
-        var choices: [Choice] = []
-        choices.reserveCapacity(candidates.count)
-        var taken = 0
+        var choices = [Choice](repeating: .keep, count: candidates.count)
+        var taken = 0, bulkTaken = 0
         var takenBy = [Int](repeating: 0, count: max(gates.count, inFlight.count) + 1)
-        for candidate in candidates {
+        func decide(_ position: Int) {
+            let candidate = candidates[position]
             let endpoint = candidate.endpoint
             let gate = endpoint < gates.count ? gates[endpoint] : .open
             if case .held(let until) = gate {
                 let end = max(until, candidate.due)
-                choices.append(parkHeld || end - now > holdMaxSeconds ? .park(until: end) : .keep)
-                continue
+                if parkHeld || end - now > holdMaxSeconds { choices[position] = .park(until: end) }
+                return
             }
-            guard candidate.due <= now, taken < room else {
-                choices.append(.keep)
-                continue
-            }
+            guard candidate.due <= now, taken < room, candidate.transactional || bulkTaken < bulkRoom else { return }
             if endpoint >= takenBy.count { takenBy += Array(repeating: 0, count: endpoint + 1 - takenBy.count) }
             let already = takenBy[endpoint]
-            let limit = gate == .probe ? 1 : maxInFlightPerEndpoint - (endpoint < inFlight.count ? inFlight[endpoint] : 0)
-            guard already < limit else {
-                choices.append(.keep)
-                continue
-            }
+            let cap = candidate.transactional ? maxInFlightPerEndpoint : bulkMaxInFlightPerEndpoint
+            let limit = gate == .probe ? 1 : cap - (endpoint < inFlight.count ? inFlight[endpoint] : 0)
+            guard already < limit else { return }
             takenBy[endpoint] = already + 1
             taken += 1
-            choices.append(.take)
+            if !candidate.transactional { bulkTaken += 1 }
+            choices[position] = .take
+        }
+        if candidates.contains(where: \.transactional) {
+            for position in candidates.indices where candidates[position].transactional { decide(position) }
+            for position in candidates.indices where !candidates[position].transactional { decide(position) }
+        } else {
+            for position in candidates.indices { decide(position) }
         }
         return choices
     }

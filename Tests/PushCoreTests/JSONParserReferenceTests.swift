@@ -265,7 +265,7 @@ struct JSONParserReferenceTests {
     @Test("RecipientField.named is RecipientField(rawValue:)")
     func recipientFieldNames() {
         let names = RecipientField.allCases.map(\.rawValue)
-            + ["", "Token", "tokens", "toke", "userid", "subscriptionID", "tokenUpdatedAtX", "é", "platforM", "languagE"]
+            + ["", "Token", "tokens", "toke", "userid", "subscriptionID", "tokenUpdatedAtX", "é", "platforM", "languagE", "timezonE", "timeZone"]
         for name in names { #expect(RecipientField.named(name) == RecipientField(rawValue: name), "\(name)") }
     }
 }
@@ -294,6 +294,7 @@ enum ReferenceRecipientDecoding {
                                   source: source)
         // As the initializer read the platform before its fast path.
         recipient.platform = recipient.platformName.flatMap { Platform(rawValue: $0.lowercased()) }
+        recipient.timezone = member(.timezone)?.stringValue
         return recipient
     }
 

@@ -16,7 +16,7 @@ final class E2EEnvironment: @unchecked Sendable {
     let credentialsDir: String
     let seed = "e2e-seed"
     let msgIDKeys = "k1:" + Data((0..<32).map { UInt8($0 * 7 % 256) }).base64EncodedString()
-    static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
+    static let topics = ["push.jobs.v1", "push.jobs.transactional.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
 
     init(sandboxArguments: [String] = []) throws {
         folder = try TemporaryFolder.make(prefix: "e2e")

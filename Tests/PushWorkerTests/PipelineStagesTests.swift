@@ -36,7 +36,8 @@ final class PipelineHarness: @unchecked Sendable {
 
     init(policy: UnansweredPolicy = .replace, maxInFlight: Int = 100, perApp: Int = 50, holdMaxSeconds: Double = 30, leaseMs: Int64 = 30_000,
          requestTimeoutSeconds: Double = 10, maxAttempts: Int = 5, queuesWrites: Bool = false, pauseRecheckSeconds: Double = 10,
-         state sharedState: FakeDeliveryState? = nil, clock sharedClock: ManualClock? = nil, caps: FrequencyCaps = FrequencyCaps()) throws {
+         state sharedState: FakeDeliveryState? = nil, clock sharedClock: ManualClock? = nil, caps: FrequencyCaps = FrequencyCaps(),
+         quietHours: [String: QuietHours] = [:], maxDeferSeconds: Double = 3540) throws {
         clock = sharedClock ?? ManualClock()
         state = sharedState ?? FakeDeliveryState(clock: clock)
         transport = FakeTransport(queuesWrites: queuesWrites)
@@ -67,7 +68,7 @@ final class PipelineHarness: @unchecked Sendable {
             all[app] = AppCredentials(appID: app, apns: apns, fcm: nil, webPush: nil, additionalDataAtRoot: false, ratePerSecond: nil, problems: [])
         }
         let publisher = self.publisher
-        intake = JobIntake(settings: .init(dedupMaxSeconds: 86_400, caps: caps), planner: planner, credentials: { credentials[$0] }, clock: clock,
+        intake = JobIntake(settings: .init(dedupMaxSeconds: 86_400, caps: caps, quietHours: quietHours, maxDeferSeconds: maxDeferSeconds), planner: planner, credentials: { credentials[$0] }, clock: clock,
                            registry: registry, queue: queue, endpoints: endpoints, outcomes: publisher,
                            deadLetter: { publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics, logger: logger)
     }

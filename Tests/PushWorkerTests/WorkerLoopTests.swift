@@ -231,3 +231,54 @@ struct WorkerLoopTests {
         #expect(Self.words(loop.turn(Self.reading(25, inFlight: 5, stop: true))) == ["commit", "finish"])
     }
 }
+
+/// docs/lanes.md: a worker saturated by bulk work keeps polling the transactional topic.
+@Suite("WorkerLoop lanes")
+struct WorkerLoopLaneTests {
+    static let b0 = TopicPartition(topic: "push.jobs.v1", partition: 0)
+    static let t0 = TopicPartition(topic: "push.jobs.transactional.v1", partition: 0)
+    static let r0 = TopicPartition(topic: "push.retry.v1", partition: 0)
+
+    static func loop() -> WorkerLoop {
+        var settings = WorkerLoop.Settings(maxInFlight: 100, saturationPauseSeconds: 5, drainSeconds: 25)
+        settings.priorityTopics = ["push.jobs.transactional.v1"]
+        return WorkerLoop(settings: settings)
+    }
+
+    static func reading(_ now: Double, unclaimed: Int, priority: Int = 0, redis: Bool = true) -> WorkerLoop.Reading {
+        WorkerLoop.Reading(now: now, inFlight: 80, unclaimed: unclaimed, unfinishedMessages: 1, assignment: [b0, t0, r0],
+                           redisHealthy: redis, stopRequested: false, unfinishedRecipients: unclaimed, priorityUnclaimed: priority)
+    }
+
+    @Test("saturated by bulk: the bulk and retry partitions are paused at once and the transactional one is polled")
+    func saturatedPollsTransactional() {
+        var loop = Self.loop()
+        let words = WorkerLoopTests.words(loop.turn(Self.reading(10, unclaimed: 50_000)))
+        #expect(words.prefix(4) == ["claim 20 park", "pause push.jobs.v1[0],push.retry.v1[0]", "poll 1 20ms", "commit"])
+        // Long saturation: the transactional partition is still never paused.
+        let later = WorkerLoopTests.words(loop.turn(Self.reading(20, unclaimed: 40_000)))
+        #expect(later.prefix(3) == ["claim 20 park", "poll 1 20ms", "commit"])
+        #expect(loop.paused == [Self.b0, Self.r0])
+        // Below the bound again: everything resumed.
+        let free = WorkerLoopTests.words(loop.turn(Self.reading(21, unclaimed: 0)))
+        #expect(free.prefix(2) == ["claim 20", "resume push.jobs.v1[0],push.retry.v1[0]"])
+        #expect(loop.paused.isEmpty)
+    }
+
+    @Test("transactional work filling the worker, or Redis away, stops the transactional polling too")
+    func boundedByTransactionalLoad() {
+        var loop = Self.loop()
+        let full = WorkerLoopTests.words(loop.turn(Self.reading(10, unclaimed: 200, priority: 100)))
+        #expect(full.prefix(3) == ["claim 20 park", "wait 20ms", "commit"])
+        var away = Self.loop()
+        let words = WorkerLoopTests.words(away.turn(Self.reading(10, unclaimed: 50_000, redis: false)))
+        #expect(words.contains("pause push.jobs.transactional.v1[0],push.jobs.v1[0],push.retry.v1[0]"))
+    }
+
+    @Test("a worker without the transactional topic behaves as before: a short saturation is waited out")
+    func withoutPriorityTopic() {
+        var loop = WorkerLoop(settings: WorkerLoop.Settings(maxInFlight: 100, saturationPauseSeconds: 5, drainSeconds: 25))
+        let words = WorkerLoopTests.words(loop.turn(Self.reading(10, unclaimed: 50_000)))
+        #expect(words.prefix(3) == ["claim 20 park", "wait 20ms", "commit"])
+    }
+}

@@ -20,7 +20,7 @@ struct TopicsCommandTests {
     @Test("the repository's declarations load, sorted, with their configs")
     func loadRepository() throws {
         let declared = try TopicDeclarations.load(directory: repositoryTopics)
-        #expect(declared.map(\.name) == ["push.dlq.v1", "push.events.v1", "push.jobs.v1", "push.results.v1", "push.retry.v1", "push.tokens.v1"])
+        #expect(declared.map(\.name) == ["push.dlq.v1", "push.events.v1", "push.jobs.transactional.v1", "push.jobs.v1", "push.results.v1", "push.retry.v1", "push.tokens.v1"])
         let jobs = try #require(declared.first { $0.name == "push.jobs.v1" })
         #expect(jobs.partitions == 24)
         #expect(jobs.key == "jobId")
@@ -70,7 +70,7 @@ struct TopicsCommandTests {
         let result = try runCommand(BuiltProducts.pushworker, ["topics", "print", "--dir", repositoryTopics])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 7)
+        #expect(lines.count == 8)
         #expect(lines[0].hasPrefix("TOPIC"))
         let jobs = try #require(lines.first { $0.hasPrefix("push.jobs.v1 ") })
         #expect(jobs.split(separator: " ", omittingEmptySubsequences: true) == ["push.jobs.v1", "24", "3", "7d", "delete", "jobId",
@@ -84,7 +84,7 @@ struct TopicsCommandTests {
         let result = try runCommand(BuiltProducts.pushworker, ["topics", "print", "--dir", repositoryTopics, "--json"])
         #expect(result.status == 0)
         let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        #expect(array.count == 6)
+        #expect(array.count == 7)
         let jobs = try #require(array.first { $0["name"] as? String == "push.jobs.v1" })
         #expect(jobs["partitions"] as? Int == 24)
         #expect((jobs["config"] as? [String: String])?["cleanup.policy"] == "delete")
@@ -112,7 +112,7 @@ struct TopicsCommandTests {
         #expect(process.wait(timeout: 30) == 0, "\(process.stderr())")
         #expect(process.stderr().contains("topics: declarations from built into pushworker"))
         let lines = process.stdout().split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(lines.count == 7)
+        #expect(lines.count == 8)
         #expect(lines.contains(["staging.jobs", "24", "3", "7d", "delete", "jobId", "PUSHWORKER_TOPIC_JOBS", "push.jobs.v1"]))
         #expect(lines.contains { $0.first == "staging.dlq" && $0.last == "push.dlq.v1" })
         #expect(lines.contains { $0.first == "push.results.v1" && $0.last == "-" })
@@ -193,7 +193,7 @@ struct TopicsApplyMockTests {
                                     environment: ["PUSHWORKER_KAFKA_BROKERS": cluster.bootstrapServers, "PUSHWORKER_TOPIC_JOBS": "staging.jobs"], timeout: 30)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 6)
+        #expect(lines.count == 7)
         #expect(lines.allSatisfy { $0.hasPrefix("would create ") && $0.contains("replicationFactor=1") })
         #expect(lines.contains { $0.hasPrefix("would create staging.jobs partitions=24") })
     }

@@ -49,6 +49,13 @@ public struct FanOutJob: Sendable, Equatable {
     /// An FCM topic or condition instead of `recipients` (docs/reference/job.md); `recipients` is then
     /// empty and the audience is the job's one recipient (``FCMAudience/recipient``).
     public internal(set) var audience: FCMAudience? = nil
+    /// The job's lane (docs/lanes.md): `transactional` or `bulk` (the default).
+    public internal(set) var lane: JobLane = .bulk
+    /// Local-time delivery (docs/local-time.md): the job's quiet hours, its local send time, and
+    /// the IANA zone of recipients that name none (else UTC).
+    public internal(set) var quietHours: QuietHours? = nil
+    public internal(set) var sendAtLocal: ClockTime? = nil
+    public internal(set) var timezone: String? = nil
 
     /// How many recipients the job plans and has results for: its `recipients`, or the one
     /// audience of an audience job.
@@ -77,8 +84,10 @@ public struct FanOutJob: Sendable, Equatable {
     /// and how `enqueue --batch` splits a job. Every other member is written back as received.
     /// An audience job (docs/reference/job.md) keeps its `audience` and gets no `recipients` whatever
     /// `recipients` holds (its one recipient is the audience).
-    public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil) -> [UInt8] {
+    /// `without`: top-level members left out (a retry job past its local send time drops `sendAtLocal`).
+    public func encoded(recipients: [Recipient], attempt: Int? = nil, notBefore: Date? = nil, without: [String] = []) -> [UInt8] {
         var root = head.objectValue ?? JSONObject()
+        for name in without where root[name] != nil { root[name] = nil }
         if audience == nil { root["recipients"] = .array(recipients.map(\.json)) }
         if let attempt { root["attempt"] = .number(JSONNumber(attempt)) }
         if let notBefore {
@@ -177,6 +186,9 @@ public struct Recipient: Sendable, Equatable {
     public var properties: [String: String]
     /// When the token was (re-)registered (docs/reference/records.md); nil when absent or unreadable.
     public var tokenUpdatedAt: Date?
+    /// The recipient's IANA time zone (`Europe/Paris`), as given; checked only by a job with
+    /// local-time rules (docs/local-time.md).
+    public var timezone: String? = nil
     /// The recipient's JSON as received, written back verbatim in retry jobs.
     public var source: JSONValue? {
         get { sourceStorage?.value }
@@ -234,6 +246,7 @@ public struct Recipient: Sendable, Equatable {
             object["properties"] = .object(JSONObject(properties.sorted { $0.key < $1.key }
                 .map { (key: $0.key, value: JSONValue.string($0.value)) }))
         }
+        if let timezone { object["timezone"] = .string(timezone) }
         if let tokenUpdatedAt { object["tokenUpdatedAt"] = .string(RFC3339Timestamp.format(tokenUpdatedAt, milliseconds: true)) }
         return .object(object)
     }

@@ -89,6 +89,11 @@ public enum JobDecoder {
         let sendBy = root.date(.sendBy)
         let capCategory = root.string(.capCategory)
         if let capCategory, !FrequencyCaps.isValidCategory(capCategory) { root.report(.capCategory, "must match [A-Za-z0-9._-]{1,64}") }
+        var lane = JobLane.bulk
+        if let text = root.string(.lane) {
+            if let known = JobLane(rawValue: text) { lane = known } else { root.report(.lane, "must be \"transactional\" or \"bulk\"") }
+        }
+        let local = decodeLocalTime(root)
 
         let contentMembers = root.required(.content) { root.object($0, ContentField.self) }
         let content = contentMembers.map(decodeContent)
@@ -144,7 +149,34 @@ public enum JobDecoder {
         job.audience = audience
         job.sendBy = sendBy
         job.capCategory = capCategory
+        job.lane = lane
+        (job.quietHours, job.sendAtLocal, job.timezone) = local
         return job
+    }
+
+    /// `quietHours`, `sendAtLocal` and `timezone` (docs/local-time.md): a bad one is a job error.
+    private static func decodeLocalTime(_ root: JobMembers<JobField>) -> (QuietHours?, ClockTime?, String?) {
+        var quietHours: QuietHours?
+        if let section = root.object(.quietHours, QuietHoursField.self) {
+            func time(_ field: QuietHoursField) -> ClockTime? {
+                guard let text = section.required(field, section.string) else { return nil }
+                guard let time = ClockTime(parsing: text) else { section.report(field, "must be HH:MM (00:00 to 23:59)"); return nil }
+                return time
+            }
+            let start = time(.start), end = time(.end)
+            if let start, let end {
+                quietHours = QuietHours(start: start, end: end)
+                if quietHours == nil { section.report(.end, "must differ from start") }
+            }
+        }
+        var sendAtLocal: ClockTime?
+        if let text = root.string(.sendAtLocal) {
+            sendAtLocal = ClockTime(parsing: text)
+            if sendAtLocal == nil { root.report(.sendAtLocal, "must be HH:MM (00:00 to 23:59)") }
+        }
+        let timezone = root.string(.timezone)
+        if let timezone, TimeZone(identifier: timezone) == nil { root.report(.timezone, "not an IANA time zone name (e.g. Europe/Paris)") }
+        return (quietHours, sendAtLocal, timezone)
     }
 
     /// `[A-Za-z0-9._-]+`, not `.` or `..` (it names a folder under the credentials directory).
@@ -396,6 +428,7 @@ public enum JobDecoder {
         var language: String?, browser: String?, subscription: Recipient.Subscription?
         var properties: [String: String] = [:]
         var tokenUpdatedAt: Date?
+        var timezone: String?
         var seen: UInt16 = 0
         let members = object.members
         for index in members.indices {  // (by index: no copy of each member)
@@ -426,11 +459,14 @@ public enum JobDecoder {
                 }
                 properties = collected
             case .tokenUpdatedAt: tokenUpdatedAt = members[index].value.stringValue.flatMap(RFC3339Timestamp.parse)
+            case .timezone: timezone = members[index].value.stringValue
             }
         }
-        return Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
+        var recipient = Recipient(userID: userID, subscriptionID: subscriptionID ?? "", platformName: platformName, token: token,
                          language: language, browser: browser, subscription: subscription, properties: properties,
                          tokenUpdatedAt: tokenUpdatedAt, sourceStorage: source)
+        recipient.timezone = timezone
+        return recipient
     }
 
     /// Strings as they are, numbers as their literal, booleans as `true`/`false`; else nil.

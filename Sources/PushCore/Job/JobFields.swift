@@ -77,6 +77,10 @@ public enum JobField: String, JobFieldTable {
     case attempt, notBefore
     /// An FCM topic or condition instead of `recipients` (docs/reference/job.md).
     case audience
+    /// The job's lane (docs/lanes.md).
+    case lane
+    /// Local-time delivery (docs/local-time.md).
+    case quietHours, sendAtLocal, timezone
 
     public static let objectName = "$"
     public static let aliases: [String: JobField] = [
@@ -98,9 +102,18 @@ public enum JobField: String, JobFieldTable {
         case .web: .object(WebField.schema)
         case .recipients: .objects(RecipientField.schema)
         case .audience: .object(AudienceField.schema)
+        case .quietHours: .object(QuietHoursField.schema)
         default: .value
         }
     }
+}
+
+/// `$.quietHours` (docs/local-time.md).
+public enum QuietHoursField: String, JobFieldTable {
+    case start, end
+
+    public static let objectName = "$.quietHours"
+    public static let aliases: [String: QuietHoursField] = ["from": .start, "begin": .start, "to": .end, "until": .end]
 }
 
 /// `$.audience` (docs/reference/job.md): exactly one of its members.
@@ -227,6 +240,8 @@ public enum WebField: String, JobFieldTable {
 /// `$.recipients[i]`: one device or browser.
 public enum RecipientField: String, JobFieldTable {
     case userId, subscriptionId, platform, token, language, browser, subscription, properties, tokenUpdatedAt
+    /// Local-time delivery (docs/local-time.md).
+    case timezone
 
     public static let objectName = "$.recipients[i]"
     public static let aliases: [String: RecipientField] = [
@@ -237,6 +252,7 @@ public enum RecipientField: String, JobFieldTable {
         "pushSubscription": .subscription, "webPushSubscription": .subscription,
         "vars": .properties, "variables": .properties, "attributes": .properties, "tags": .properties, "data": .properties,
         "personalization": .properties, "tokenUpdated": .tokenUpdatedAt, "registeredAt": .tokenUpdatedAt,
+        "tz": .timezone, "timeZone": .timezone, "zone": .timezone,
     ]
     public var shape: JobFieldShape {
         switch self {
@@ -258,7 +274,10 @@ extension RecipientField {
         case 5: candidate = .token
         case 6: candidate = .userId
         case 7: candidate = .browser
-        case 8: if name == RecipientField.platform.rawValue { return .platform }; candidate = .language
+        case 8:
+            if name == RecipientField.platform.rawValue { return .platform }
+            if name == RecipientField.timezone.rawValue { return .timezone }
+            candidate = .language
         case 10: candidate = .properties
         case 12: candidate = .subscription
         case 14: if name == RecipientField.subscriptionId.rawValue { return .subscriptionId }; candidate = .tokenUpdatedAt
@@ -279,6 +298,7 @@ extension RecipientField {
         case .subscription: 1 << 6
         case .properties: 1 << 7
         case .tokenUpdatedAt: 1 << 8
+        case .timezone: 1 << 9
         }
     }
 }

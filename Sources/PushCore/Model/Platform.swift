@@ -39,4 +39,9 @@ public enum ExpiryReason: String, Sendable, CaseIterable {
     /// The campaign's deadline (`sendBy`, the job's or the campaign control's) passed before it
     /// was sent.
     case sendByPassed = "send_by_passed"
+    /// The recipient's quiet hours end after the job's `expiresAt` or `sendBy` (docs/local-time.md).
+    case inQuietHours = "expired_in_quiet_hours"
+    /// The recipient's next local send time (`sendAtLocal`) is after the job's `expiresAt` or
+    /// `sendBy` (docs/local-time.md).
+    case beforeSendAtLocal = "expired_before_send_at_local"
 }

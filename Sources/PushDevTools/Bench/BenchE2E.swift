@@ -74,7 +74,7 @@ package struct BenchE2E: Benchmark {
     }
 
     static let appID = "app_bench"
-    static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1"]
+    static let topics = ["push.jobs.v1", "push.jobs.transactional.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1"]
 
     let options: Options
     /// A cluster started by the caller (``BenchE2ECompare`` shares one across rounds); flushed

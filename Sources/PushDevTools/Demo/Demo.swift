@@ -16,7 +16,7 @@ import PushEncoding
 /// is stopped. The sandbox runs with its inbox (docs/sandbox.md "Inbox") and `pushworker events`
 /// beside it, so presses in the inbox are counted; `keep` leaves it all running until Ctrl-C.
 public enum Demo {
-    static let topics = ["push.jobs.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
+    static let topics = ["push.jobs.v1", "push.jobs.transactional.v1", "push.retry.v1", "push.results.v1", "push.tokens.v1", "push.dlq.v1", "push.events.v1"]
 
     static func step(_ text: String) { printError("▸ \(text)") }
 

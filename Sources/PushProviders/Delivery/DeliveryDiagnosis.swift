@@ -16,6 +16,10 @@ public enum DeliveryDiagnosis {
             return "the recipient waited for its app × provider (a backoff, an open circuit breaker) past the job's expiresAt, createdAt + ttlSeconds or the de-duplication retention: nothing was sent"
         case .sendByPassed?:
             return "the campaign's sendBy deadline (the job's, or one set by `pushworker campaign deadline`) passed before it was sent: nothing was sent"
+        case .inQuietHours?:
+            return "the recipient's quiet hours end after the job's expiresAt or sendBy: nothing was sent; give a later deadline or no quietHours (docs/local-time.md)"
+        case .beforeSendAtLocal?:
+            return "the recipient's next local send time (sendAtLocal) is after the job's expiresAt or sendBy: nothing was sent (docs/local-time.md)"
         case nil:
             return nil
         }

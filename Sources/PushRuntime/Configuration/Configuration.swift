@@ -10,6 +10,8 @@ public struct Configuration: Sendable {
     public var kafkaBrokers = ""
     public var kafkaGroup = "pushworker"
     public var topicJobs = "push.jobs.v1"
+    /// The transactional lane's jobs (docs/lanes.md).
+    public var topicJobsTransactional = "push.jobs.transactional.v1"
     public var topicRetry = "push.retry.v1"
     public var topicResults = "push.results.v1"
     public var topicTokens = "push.tokens.v1"
@@ -43,6 +45,13 @@ public struct Configuration: Sendable {
     public var httpAddr = "0.0.0.0:9400"
     /// Recipients being delivered at once. Default 2000.
     public var maxInFlight = 2000
+    /// Share of `maxInFlight` kept for transactional work: bulk work uses at most
+    /// (1 − reserve) × `maxInFlight` slots (docs/lanes.md). Default 0.2.
+    public var transactionalReserve = 0.2
+    /// The lanes whose job topics this worker consumes (docs/lanes.md). Default both.
+    public var lanes: LaneSelection = .both
+    /// Per-app default quiet hours (`PUSHWORKER_QUIET_HOURS`, docs/local-time.md), by app id.
+    public var quietHours: [String: QuietHours] = [:]
     /// A saturation (`maxInFlight` reached) lasting this long pauses the consumer's partitions;
     /// shorter ones are waited out without polling. Default 5000 ms.
     public var saturationPauseMs: Int = 5000
@@ -164,7 +173,8 @@ public struct Configuration: Sendable {
     public func redactedLines() -> [String] {
         var lines = [
             "PUSHWORKER_KAFKA_BROKERS=\(kafkaBrokers)", "PUSHWORKER_KAFKA_GROUP=\(kafkaGroup)",
-            "PUSHWORKER_TOPIC_JOBS=\(topicJobs)", "PUSHWORKER_TOPIC_RETRY=\(topicRetry)",
+            "PUSHWORKER_TOPIC_JOBS=\(topicJobs)", "PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL=\(topicJobsTransactional)",
+            "PUSHWORKER_TOPIC_RETRY=\(topicRetry)",
             "PUSHWORKER_TOPIC_RESULTS=\(topicResults)", "PUSHWORKER_TOPIC_TOKENS=\(topicTokens)",
             "PUSHWORKER_TOPIC_DLQ=\(topicDLQ)", "PUSHWORKER_TOPIC_EVENTS=\(topicEvents)",
             "PUSHWORKER_REDIS_URL=\(Self.redactURL(redisURL))",
@@ -180,6 +190,8 @@ public struct Configuration: Sendable {
             "PUSHWORKER_WEBPUSH_ALLOWED_HOSTS=\(webPushAllowedHosts.joined(separator: ","))",
             "PUSHWORKER_HTTP_ADDR=\(httpAddr)", "PUSHWORKER_MAX_IN_FLIGHT=\(maxInFlight)",
             "PUSHWORKER_SATURATION_PAUSE_MS=\(saturationPauseMs)",
+            "PUSHWORKER_TRANSACTIONAL_RESERVE=\(transactionalReserve)", "PUSHWORKER_LANES=\(lanes.rawValue)",
+            "PUSHWORKER_QUIET_HOURS=\(QuietHours.describe(quietHours))",
             "PUSHWORKER_MAX_ATTEMPTS=\(maxAttempts)", "PUSHWORKER_DRAIN_SECONDS=\(Int(shutdownGraceSeconds))",
             "PUSHWORKER_RESEND_UNANSWERED=\(resendUnanswered)", "PUSHWORKER_MAX_IN_FLIGHT_PER_APP=\(maxInFlightPerApp)",
             "PUSHWORKER_HOLD_MAX_SECONDS=\(holdMaxSeconds)", "PUSHWORKER_GUARD_INVALID_SHARE=\(guardInvalidShare)",

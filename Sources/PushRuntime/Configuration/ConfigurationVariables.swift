@@ -43,6 +43,8 @@ extension Configuration {
                  .required(\.kafkaBrokers, for: kafkaPurposes)),
         Variable("PUSHWORKER_KAFKA_GROUP", "pushworker", "consumer group of the fleet", .text(\.kafkaGroup)),
         Variable("PUSHWORKER_TOPIC_JOBS", "push.jobs.v1", "fan-out jobs topic", .text(\.topicJobs)),
+        Variable("PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL", "push.jobs.transactional.v1", "fan-out jobs topic of the transactional lane",
+                 .text(\.topicJobsTransactional)),
         Variable("PUSHWORKER_TOPIC_RETRY", "push.retry.v1", "retry topic", .text(\.topicRetry)),
         Variable("PUSHWORKER_TOPIC_RESULTS", "push.results.v1", "delivery results topic", .text(\.topicResults)),
         Variable("PUSHWORKER_TOPIC_TOKENS", "push.tokens.v1", "invalidated tokens topic", .text(\.topicTokens)),
@@ -81,6 +83,28 @@ extension Configuration {
         Variable("PUSHWORKER_HTTP_ADDR", "0.0.0.0:9400", "metrics/health listener (IPv4:port or localhost:port)", .text(\.httpAddr)),
         Variable("PUSHWORKER_MAX_IN_FLIGHT", "2000", "recipients in delivery at once (back-pressure)",
                  .integer(\.maxInFlight, 1...1_000_000)),
+        Variable("PUSHWORKER_TRANSACTIONAL_RESERVE", "0.2",
+                 "share of PUSHWORKER_MAX_IN_FLIGHT kept for transactional jobs (bulk uses at most the rest; 0 keeps none)",
+                 .custom { reader, configuration in
+                     guard let text = reader.string("PUSHWORKER_TRANSACTIONAL_RESERVE") else { return }
+                     if let share = Double(text), share >= 0, share < 1 { configuration.transactionalReserve = share }
+                     else { reader.problems.append("PUSHWORKER_TRANSACTIONAL_RESERVE must be a number from 0 to below 1, got '\(text)'") }
+                 }),
+        Variable("PUSHWORKER_LANES", "both", "which lanes' job topics the worker consumes: both, transactional or bulk",
+                 .custom { reader, configuration in
+                     guard let text = reader.string("PUSHWORKER_LANES") else { return }
+                     if let lanes = LaneSelection(rawValue: text.lowercased()) { configuration.lanes = lanes }
+                     else { reader.problems.append("PUSHWORKER_LANES must be both, transactional or bulk, got '\(text)'") }
+                 }),
+        Variable("PUSHWORKER_QUIET_HOURS", nil,
+                 "per-app default quiet hours of bulk jobs, app=HH:MM-HH:MM[,…] (e.g. app_shop=22:00-08:00)",
+                 .custom { reader, configuration in
+                     guard let text = reader.string("PUSHWORKER_QUIET_HOURS") else { return }
+                     switch QuietHours.parseDefaults(text) {
+                     case .success(let table): configuration.quietHours = table
+                     case .failure(let problem): reader.problems.append("PUSHWORKER_QUIET_HOURS: \(problem.message)")
+                     }
+                 }),
         Variable("PUSHWORKER_SATURATION_PAUSE_MS", "5000", "a saturation lasting this long pauses the partitions (shorter: waited out)",
                  .integer(\.saturationPauseMs, 0...600_000)),
         Variable("PUSHWORKER_MAX_ATTEMPTS", "5", "attempts per recipient before `failed`", .integer(\.maxAttempts, 1...100)),
@@ -359,7 +383,9 @@ struct ConfigurationReader {
 
     /// Topic names Kafka accepts, and no consumed topic among the produced ones.
     private mutating func checkTopics(_ configuration: Configuration) {
-        let consumed = [("PUSHWORKER_TOPIC_JOBS", configuration.topicJobs), ("PUSHWORKER_TOPIC_RETRY", configuration.topicRetry)]
+        let consumed = [("PUSHWORKER_TOPIC_JOBS", configuration.topicJobs),
+                        ("PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL", configuration.topicJobsTransactional),
+                        ("PUSHWORKER_TOPIC_RETRY", configuration.topicRetry)]
         let produced = [("PUSHWORKER_TOPIC_RESULTS", configuration.topicResults), ("PUSHWORKER_TOPIC_TOKENS", configuration.topicTokens),
                         ("PUSHWORKER_TOPIC_DLQ", configuration.topicDLQ), ("PUSHWORKER_TOPIC_EVENTS", configuration.topicEvents)]
         problems += (consumed + produced).compactMap { ConfigurationChecks.topic($0.1, variable: $0.0) }

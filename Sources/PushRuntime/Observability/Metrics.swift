@@ -62,6 +62,7 @@ public final class Metrics: Sendable {
         "pushworker_ready": ("gauge", "1 when the worker is ready (Redis reachable, group joined).", []),
         "pushworker_claims_total": ("counter", "Claim verdicts: send, resend (after an unanswered attempt), duplicate, wait (claimed by another processing), known_invalid, unanswered (no resend allowed), capped (a frequency cap).", ["verdict"]),
         "pushworker_unanswered_total": ("counter", "Requests written and never answered, by what followed: resend (once, same replace key), left (drain: for the job's next processing), failed (final, reason unanswered).", ["action"]),
+        "pushworker_deferred_total": ("counter", "Recipients sent to the retry topic to wait for their local time: the end of their quiet hours or their local send time.", ["reason"]),
         "pushworker_parked_total": ("counter", "Recipients sent to the retry topic instead of waiting in memory for a held endpoint (provider backoff, open breaker, throttle).", []),
         "pushworker_throttle_waits_total": ("counter", "Recipients that found their fleet-wide token bucket (app rate, campaign throttle) empty and waited.", []),
         "pushworker_campaign_controls": ("gauge", "Campaigns with work on this worker, by their control's state.", ["state"]),

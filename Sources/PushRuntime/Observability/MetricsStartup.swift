@@ -33,6 +33,7 @@ extension Metrics {
                 ("pushworker_claims_lost_total", [[]]),
                 ("pushworker_unanswered_total", ["resend", "left", "failed"].map { [("action", $0)] }),
                 ("pushworker_parked_total", [[]]),
+                ("pushworker_deferred_total", [[("reason", "quiet_hours")], [("reason", "send_at_local")]]),
                 ("pushworker_throttle_waits_total", [[]]),
                 ("pushworker_campaign_controls", ["active", "paused", "cancelled"].map { [("state", $0)] }),
                 ("pushworker_campaign_steered_total", ["parked", "cancelled", "expired"].map { [("action", $0)] }),

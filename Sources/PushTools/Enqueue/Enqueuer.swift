@@ -9,6 +9,8 @@ import Synchronization
 public struct Enqueuer: Sendable {
     public struct Options: Sendable {
         public var topic: String
+        /// Where transactional jobs go (docs/lanes.md); nil sends every job to `topic` (`--topic`).
+        public var transactionalTopic: String? = nil
         /// Recipients per batch; nil produces each job as it is.
         public var batchSize: Int?
         /// Produce the valid documents when some are invalid (listed on stderr, counted as skipped).
@@ -39,10 +41,15 @@ public struct Enqueuer: Sendable {
         public var recipients = 0
         /// Invalid documents skipped (`--skip-invalid`).
         public var skipped = 0
+        /// Of `batches`, the records produced to the transactional topic.
+        public var transactionalBatches = 0
         public var seconds = 0.0
         /// The summary line printed on stdout.
-        public func line(topic: String) -> String {
-            "enqueued jobs=\(jobs) batches=\(batches) recipients=\(recipients) skipped=\(skipped) topic=\(topic) seconds=\(String(format: "%.2f", seconds))"
+        /// `transactionalTopic`: named after `topic` when transactional jobs went there.
+        public func line(topic: String, transactionalTopic: String? = nil) -> String {
+            var topics = batches > transactionalBatches ? topic : ""
+            if let transactionalTopic, transactionalBatches > 0 { topics += (topics.isEmpty ? "" : ",") + transactionalTopic }
+            return "enqueued jobs=\(jobs) batches=\(batches) recipients=\(recipients) skipped=\(skipped) topic=\(topics.isEmpty ? topic : topics) seconds=\(String(format: "%.2f", seconds))"
         }
     }
 
@@ -73,6 +80,8 @@ public struct Enqueuer: Sendable {
         /// `line N: warning: $.path: …`, one per warning of a usable document.
         public var warnings: [String]
         public var recipients: Int
+        /// Valid jobs whose lane is transactional (docs/lanes.md).
+        public var transactionalJobs = 0
     }
 
     /// Pass 1: checks every document the way `render` and `send` do (every problem listed,
@@ -84,6 +93,7 @@ public struct Enqueuer: Sendable {
             switch JobInputCheck.check(document.bytes, now: now, strict: options.strict) {
             case .success(let checked):
                 result.recipients += checked.job.audience == nil ? checked.job.recipients.count : 1
+                if checked.job.lane == .transactional { result.transactionalJobs += 1 }
                 var usable = document
                 if !checked.resolvedDates.isEmpty { usable.bytes = ArraySlice(checked.job.document.jsonBytes()) }
                 result.valid.append(usable)
@@ -107,6 +117,8 @@ public struct Enqueuer: Sendable {
         /// `line N: warning: …` per warning of a valid document.
         public var warnings: [String]
         public var recipients: Int
+        /// Valid jobs whose lane is transactional.
+        public var transactionalJobs = 0
         var started: ContinuousClock.Instant
     }
 
@@ -126,7 +138,7 @@ public struct Enqueuer: Sendable {
         }
         if checked.valid.isEmpty { throw Failure(exitCode: ExitCode.dataError, messages: checked.errors + ["no valid job in the input"]) }
         return Checked(valid: checked.valid, errors: checked.errors, invalidCount: checked.invalidCount, warnings: checked.warnings,
-                       recipients: checked.recipients, started: started)
+                       recipients: checked.recipients, transactionalJobs: checked.transactionalJobs, started: started)
     }
 
     /// Validates, then produces with `producer`. Blocking: call from a thread of your own.
@@ -146,8 +158,10 @@ public struct Enqueuer: Sendable {
         var ticker = ProgressTicker(interval: options.progressInterval)
         for (position, document) in checked.valid.enumerated() {
             let records: [(key: String, recipients: Int, bytes: [UInt8])]
+            let topic: String
             do {
                 let job = try JobDecoder.decode(Array(document.bytes))
+                topic = job.lane == .transactional ? options.transactionalTopic ?? options.topic : options.topic
                 if let size = options.batchSize {
                     records = JobBatcher.batches(job, size: size).map { ($0.jobID, $0.recipients, $0.bytes) }
                 } else {
@@ -165,18 +179,19 @@ public struct Enqueuer: Sendable {
                 }
                 group.enter()
                 let line = document.line
-                producer.produce(topic: options.topic, key: Array(record.key.utf8), value: record.bytes) { result in
+                producer.produce(topic: topic, key: Array(record.key.utf8), value: record.bytes) { result in
                     state.withLock { s in
                         s.inFlight -= 1
                         s.inFlightBytes -= size
                         switch result {
                         case .success: s.delivered += 1
-                        case .failure(let error): if s.failure == nil { s.failure = (line, record.key, error) }
+                        case .failure(let error): if s.failure == nil { s.failure = (line, record.key, error, topic) }
                         }
                     }
                     group.leave()
                 }
                 summary.batches += 1
+                if topic != options.topic { summary.transactionalBatches += 1 }
                 summary.recipients += record.recipients
             }
             if state.withLock({ $0.failure != nil }) { break }
@@ -191,7 +206,7 @@ public struct Enqueuer: Sendable {
             progress("waiting for acknowledgements: \(delivered)/\(summary.batches)")
         }
         if let failure = state.withLock({ $0.failure }) {
-            var message = "line \(failure.line): jobId \(failure.key): not produced to \(options.topic): \(failure.error.message) [\(failure.error.name)]"
+            var message = "line \(failure.line): jobId \(failure.key): not produced to \(failure.topic): \(failure.error.message) [\(failure.error.name)]"
             if failure.error.name == "MSG_SIZE_TOO_LARGE" { message += " (split it with --batch N)" }
             let delivered = state.withLock { $0.delivered }
             throw Failure(exitCode: ExitCode.unavailable, messages: [message, "\(delivered) of \(summary.batches) records were acknowledged before the failure"])
@@ -213,7 +228,7 @@ public struct Enqueuer: Sendable {
             inFlightBytes += size
             return true
         }
-        var failure: (line: Int, key: String, error: KafkaError)?
+        var failure: (line: Int, key: String, error: KafkaError, topic: String)?
     }
 }
 

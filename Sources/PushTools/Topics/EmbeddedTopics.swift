@@ -38,6 +38,24 @@ extension TopicDeclarations {
   "purpose": "Delivered/opened/clicked/dismissed events posted by SDKs to `pushworker events`."
 }
 """##),
+        ("push.jobs.transactional.v1.json", ##"""
+{
+  "name": "push.jobs.transactional.v1",
+  "partitions": 12,
+  "replicationFactor": 3,
+  "config": {
+    "retention.ms": "604800000",
+    "cleanup.policy": "delete",
+    "min.insync.replicas": "2",
+    "max.message.bytes": "4194304",
+    "compression.type": "producer"
+  },
+  "key": "jobId",
+  "value": "fan-out job v1 (docs/reference/job.md) whose lane is transactional",
+  "valueSchema": "schemas/job.v1.schema.json",
+  "purpose": "Fan-out jobs of the transactional lane (docs/lanes.md): one-to-one messages (a password reset, an order update) that must not wait behind bulk campaigns. Keyed by jobId. Workers consume it beside push.jobs.v1 and keep polling it while bulk work saturates them; a dedicated Deployment can consume it alone (chart lanes.transactional.dedicated)."
+}
+"""##),
         ("push.jobs.v1.json", ##"""
 {
   "name": "push.jobs.v1",

@@ -73,6 +73,7 @@ final class ClaimStage: Sendable {
         var queueVersion: UInt64 = .max
         var endpointVersion: UInt64 = .max
         var room = -1
+        var bulkRoom = -1
         var parkHeld = false
         var nextDue = Double.infinity
     }
@@ -85,19 +86,20 @@ final class ClaimStage: Sendable {
         // No room and nothing to park: the queue is not even looked at.
         guard room > 0 || parkHeld else { return [] }
         let now = clock.monotonicSeconds
+        let bulkRoom = min(room, slots.bulkRoom)
         let queueVersion = queue.version, endpointVersion = endpoints.version
         let unchanged = last.withLock { last -> Bool in
             let sameState = last.queueVersion == queueVersion && last.endpointVersion == endpointVersion
-            let sameAsks = room <= last.room && parkHeld == last.parkHeld
+            let sameAsks = room <= last.room && parkHeld == last.parkHeld && bulkRoom <= last.bulkRoom
             return sameState && sameAsks && now < last.nextDue
         }
         if unchanged { return [] }
         let view = endpoints.admissionView(now: now)
         var nextDue = Double.infinity
         let selected = queue.select { requests in
-            let candidates = requests.map { Admission.Candidate(due: $0.due, endpoint: $0.endpoint) }
-            let choices = settings.admission.choose(candidates, room: room, now: now, inFlight: view.inFlight, gates: view.gates,
-                                                    parkHeld: parkHeld)
+            let candidates = requests.map { Admission.Candidate(due: $0.due, endpoint: $0.endpoint, transactional: $0.run.transactional) }
+            let choices = settings.admission.choose(candidates, room: room, bulkRoom: bulkRoom, now: now, inFlight: view.inFlight,
+                                                    gates: view.gates, parkHeld: parkHeld)
             for (candidate, choice) in zip(candidates, choices) where choice == .keep {
                 var due = candidate.due > now ? candidate.due : Double.infinity
                 if candidate.endpoint < view.gates.count, case .held(let until) = view.gates[candidate.endpoint] { due = min(due, until) }
@@ -105,7 +107,7 @@ final class ClaimStage: Sendable {
             }
             return choices
         }
-        last.withLock { $0 = LastRound(queueVersion: queueVersion, endpointVersion: endpointVersion, room: room, parkHeld: parkHeld,
+        last.withLock { $0 = LastRound(queueVersion: queueVersion, endpointVersion: endpointVersion, room: room, bulkRoom: bulkRoom, parkHeld: parkHeld,
                                        nextDue: nextDue) }
         // Recipients that waited in memory for tokens are out of the queue again: no longer counted.
         var takenNow = selected.taken
@@ -367,6 +369,7 @@ final class ClaimStage: Sendable {
         var again: [ClaimRequest] = []
         var releases: [DeliveryStateStore.RecordEntry] = []
         var taking: [Int: Int] = [:]
+        var bulkSending = 0
         var counts = (send: 0, resend: 0, duplicate: 0, wait: 0, invalid: 0, unanswered: 0, capped: 0)
         let nowMs = Int64(clock.wallSeconds * 1000)
         for (position, request) in taken.enumerated() {
@@ -412,6 +415,7 @@ final class ClaimStage: Sendable {
                     batches.append(SendBatch(run: run, items: [item], claimedAt: startedAt))
                 }
                 taking[request.endpoint, default: 0] += 1
+                if !run.transactional { bulkSending += 1 }
                 if verdict == .resend { counts.resend += 1 } else { counts.send += 1 }
             case .duplicate:
                 run.dropRequest(index) // never sent: its payload need not wait for the run's end
@@ -458,7 +462,7 @@ final class ClaimStage: Sendable {
         }
         let sending = counts.send + counts.resend
         if sending > 0 {
-            slots.take(sending)
+            slots.take(sending, bulk: bulkSending)
             endpoints.addInFlight(taking)
         }
         return batches

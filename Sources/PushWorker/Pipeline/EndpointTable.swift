@@ -158,19 +158,30 @@ final class ClaimQueue: Sendable {
     private let queue = Mutex<[ClaimRequest]>([])
     /// Bumped whenever requests are added: a claim round can tell that nothing changed.
     private let changes = Atomic<UInt64>(0)
+    /// Transactional requests in the queue (docs/lanes.md).
+    private let transactional = Atomic<Int>(0)
 
     var version: UInt64 { changes.load(ordering: .acquiring) }
+
+    /// Transactional requests queued (the loop keeps polling their topic below a bound).
+    var transactionalCount: Int { transactional.load(ordering: .relaxed) }
+
+    private func counted(_ requests: [ClaimRequest], _ sign: Int) {
+        let count = requests.reduce(0) { $0 + ($1.run.transactional ? 1 : 0) }
+        if count > 0 { transactional.add(sign * count, ordering: .relaxed) }
+    }
 
     func append(_ requests: [ClaimRequest]) {
         guard !requests.isEmpty else { return }
         queue.withLock { $0.append(contentsOf: requests) }
+        counted(requests, 1)
         changes.add(1, ordering: .releasing)
     }
 
     /// Takes out the requests `choose` picks (its choices are in queue order) and those it
     /// parks; the others stay, in order. In place: a kept request is moved, never copied.
     func select(_ choose: ([ClaimRequest]) -> [Admission.Choice]) -> (taken: [ClaimRequest], parked: [(request: ClaimRequest, until: Double)]) {
-        queue.withLock { queue in
+        let selected = queue.withLock { queue -> (taken: [ClaimRequest], parked: [(request: ClaimRequest, until: Double)]) in
             guard !queue.isEmpty else { return ([], []) }
             let choices = choose(queue)
             var taken: [ClaimRequest] = []
@@ -190,20 +201,26 @@ final class ClaimQueue: Sendable {
             queue.removeSubrange(write...)
             return (taken, parked)
         }
+        counted(selected.taken, -1)
+        counted(selected.parked.map(\.request), -1)
+        return selected
     }
 
     /// Takes everything (the caller puts back what it keeps).
     func takeAll() -> [ClaimRequest] {
-        queue.withLock { queue in
+        let all = queue.withLock { queue in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
+        counted(all, -1)
+        return all
     }
 
     /// Puts `kept` back before whatever was appended meanwhile.
     func restore(_ kept: [ClaimRequest]) {
         guard !kept.isEmpty else { return }
         queue.withLock { $0.insert(contentsOf: kept, at: 0) }
+        counted(kept, 1)
         changes.add(1, ordering: .releasing)
     }
 

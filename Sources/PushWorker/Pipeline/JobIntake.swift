@@ -14,6 +14,11 @@ final class JobIntake: Sendable {
         var dedupMaxSeconds: Int
         /// `PUSHWORKER_CAPS` (docs/caps.md).
         var caps = FrequencyCaps()
+        /// `PUSHWORKER_QUIET_HOURS`: per-app default quiet hours of bulk jobs (docs/local-time.md).
+        var quietHours: [String: QuietHours] = [:]
+        /// The longest wait a deferral puts on the retry topic (under
+        /// `PUSHWORKER_RETRY_MAX_DELAY_SECONDS`): a longer one is cut into hops.
+        var maxDeferSeconds: Double = 3540
     }
 
     let settings: Settings
@@ -79,6 +84,8 @@ final class JobIntake: Sendable {
         // A subscription listed twice in one job has one msgId, so one claim: this processing
         // would hold it for both listings and send twice. The later listing ends `duplicate`.
         var firstListing: [UInt64: Int] = [:]
+        // Only a job with local-time rules looks at any recipient's time (docs/local-time.md).
+        var local = LocalTimeRules.of(job, defaults: settings.quietHours).map { LocalTimeCheck(rules: $0, job: job, now: now) }
         for (index, start) in starts.enumerated() {
             switch start {
             case .expired:
@@ -91,6 +98,8 @@ final class JobIntake: Sendable {
                 } else if let key = run.keys[index], let first = firstListing[key.fingerprint], run.plans[first].msgID == run.plans[index].msgID {
                     run.dropRequest(index)
                     outcomes.add(run, index, .final(run.result(index, .duplicate, reason: nil, atMs: nowMs)), holdsSlot: false)
+                } else if local != nil, deferred(run, index, &local!, nowMs: nowMs) {
+                    continue
                 } else {
                     if let key = run.keys[index], firstListing[key.fingerprint] == nil { firstListing[key.fingerprint] = index }
                     requests.append(ClaimRequest(run: run, index: index, due: due, endpoint: run.endpoint(index)))
@@ -100,5 +109,65 @@ final class JobIntake: Sendable {
         if recipientCount == 0 { outcomes.finishIfEmpty(run) }
         queue.append(requests)
         return recipientCount
+    }
+
+    /// docs/local-time.md: a recipient whose zone is not a time zone is `rejected`
+    /// (`bad_timezone`); one whose local time says "later" goes to the retry topic, due then
+    /// (at most ``Settings/maxDeferSeconds`` ahead: a longer wait hops), or is `expired` when
+    /// then is past the job's `expiresAt` or `sendBy`. True when the recipient has its outcome.
+    private func deferred(_ run: JobRun, _ index: Int, _ local: inout LocalTimeCheck, nowMs: Int64) -> Bool {
+        let recipient = run.plans[index].recipient
+        guard let zone = local.zone(recipient.timezone) else {
+            run.dropRequest(index)
+            outcomes.add(run, index, .final(run.result(index, .rejected, reason: "bad_timezone", atMs: nowMs)), holdsSlot: false)
+            return true
+        }
+        guard case .deferred(let until, let reason) = local.timing(zone: zone) else { return false }
+        run.dropRequest(index)
+        let wait = until.timeIntervalSince1970 - local.now.timeIntervalSince1970
+        if let deadline = local.deadline, until.timeIntervalSince1970 > deadline {
+            let expiry: ExpiryReason = reason == .quietHours ? .inQuietHours : .beforeSendAtLocal
+            outcomes.add(run, index, .final(run.result(index, .expired, reason: expiry.rawValue, atMs: nowMs)), holdsSlot: false)
+            return true
+        }
+        metrics.increment("pushworker_deferred_total", [("reason", reason.rawValue)])
+        let hop = wait > settings.maxDeferSeconds
+        outcomes.add(run, index, .retry(recipient, attempts: run.job.attempt, delaySeconds: min(wait, settings.maxDeferSeconds),
+                                        keepsLocalTime: hop && reason == .sendAtLocal), holdsSlot: false)
+        return true
+    }
+}
+
+/// One job's local-time rules at one instant, with the zones it met (each looked up once).
+struct LocalTimeCheck {
+    let rules: LocalTimeRules
+    let now: Date
+    /// The earlier of the job's `expiresAt` and `sendBy` (Unix seconds), if any.
+    let deadline: Double?
+    private var zones: [String: TimeZone?] = [:]
+    private var timings: [String: LocalTiming] = [:]
+
+    init(rules: LocalTimeRules, job: FanOutJob, now: Double) {
+        self.rules = rules
+        self.now = Date(timeIntervalSince1970: now)
+        let limits = [job.expiresAt, job.sendBy].compactMap { $0?.timeIntervalSince1970 }
+        deadline = limits.min()
+    }
+
+    /// The recipient's zone (nil name: the job's default); nil when the name is no time zone.
+    mutating func zone(_ name: String?) -> TimeZone? {
+        guard let name else { return rules.defaultZone }
+        if let known = zones[name] { return known }
+        let zone = TimeZone(identifier: name)
+        zones[name] = zone
+        return zone
+    }
+
+    /// The rules' answer for `zone` now (the same for every recipient of the zone).
+    mutating func timing(zone: TimeZone) -> LocalTiming {
+        if let known = timings[zone.identifier] { return known }
+        let timing = rules.timing(now: now, zone: zone)
+        timings[zone.identifier] = timing
+        return timing
     }
 }

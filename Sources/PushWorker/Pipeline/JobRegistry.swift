@@ -52,20 +52,32 @@ final class JobRegistry: Sendable {
 /// (`PUSHWORKER_MAX_IN_FLIGHT`), the bound of the duplicates a `kill -9` can cause.
 final class InFlightSlots: Sendable {
     private let count = Atomic<Int>(0)
+    /// Of `count`, the bulk lane's (docs/lanes.md).
+    private let bulkCount = Atomic<Int>(0)
     let limit: Int
+    /// The most bulk recipients in flight: (1 − `PUSHWORKER_TRANSACTIONAL_RESERVE`) × `limit`, at least 1.
+    let bulkLimit: Int
     let room: RoomSignal
 
-    init(limit: Int, room: RoomSignal) {
+    init(limit: Int, reserve: Double = 0, room: RoomSignal) {
         self.limit = limit
+        self.bulkLimit = max(1, Int((Double(limit) * (1 - min(max(reserve, 0), 1))).rounded(.down)))
         self.room = room
     }
 
     var current: Int { count.load(ordering: .relaxed) }
+    var bulkCurrent: Int { bulkCount.load(ordering: .relaxed) }
+    /// Slots bulk recipients may still take.
+    var bulkRoom: Int { max(0, bulkLimit - bulkCurrent) }
 
-    func take(_ taken: Int) { if taken > 0 { count.add(taken, ordering: .relaxed) } }
+    func take(_ taken: Int, bulk: Int = 0) {
+        if taken > 0 { count.add(taken, ordering: .relaxed) }
+        if bulk > 0 { bulkCount.add(bulk, ordering: .relaxed) }
+    }
 
-    /// Recorded outcomes give their slots back.
-    func release(_ released: Int) {
+    /// Recorded outcomes give their slots back (`bulk` of them the bulk lane's).
+    func release(_ released: Int, bulk: Int = 0) {
+        if bulk > 0 { bulkCount.subtract(bulk, ordering: .relaxed) }
         if count.subtract(released, ordering: .relaxed).newValue < limit { room.signal() }
     }
 }

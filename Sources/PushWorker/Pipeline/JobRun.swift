@@ -15,8 +15,10 @@ enum RecipientOutcome: Sendable {
     /// provider accepted it (its msgId is recorded as sent); `countsUnanswered` when the attempt
     /// was written and never answered (the fleet counts it).
     case final(ResultRecord, token: TokenRecord? = nil, isSent: Bool = false, countsUnanswered: Bool = false)
-    /// To the retry topic after `attempts` attempts in all, due in `delaySeconds`.
-    case retry(Recipient, attempts: Int, delaySeconds: Double)
+    /// To the retry topic after `attempts` attempts in all, due in `delaySeconds`;
+    /// `keepsLocalTime`: the retry job keeps the job's `sendAtLocal` (a local-time wait cut to
+    /// the retry topic's longest delay, docs/local-time.md); every other retry job drops it.
+    case retry(Recipient, attempts: Int, delaySeconds: Double, keepsLocalTime: Bool = false)
     /// Written and never answered, first time: the fleet counts it, then it is claimed and sent
     /// once more (``PushPipeline/AttemptDecision/resend``). `attempts`: made so far.
     case resend(attempts: Int)
@@ -84,6 +86,9 @@ final class JobRun: Sendable {
         }
     }
 
+    /// The job's lane is transactional (docs/lanes.md): claimed first, free of the bulk bound.
+    let transactional: Bool
+
     private struct State {
         /// A final outcome or retry hand-off was decided (first one wins).
         var decided: [Bool]
@@ -121,6 +126,7 @@ final class JobRun: Sendable {
         var recipient: Recipient
         var attempts: Int
         var delay: Double
+        var keepsLocalTime = false
     }
 
     /// What each recipient's plan said before any claim.
@@ -195,6 +201,7 @@ final class JobRun: Sendable {
         self.retentionMs = retentionMs
         self.startedAt = startedAt
         self.endpoints = endpoints
+        transactional = job.lane == .transactional
         horizon = Self.horizon(job: job, seenAt: startedAt, retentionMs: retentionMs)
         state = Mutex(State(decided: Array(repeating: false, count: count), claimedAt: Array(repeating: 0, count: count),
                             unpublished: count))
@@ -424,10 +431,10 @@ final class JobRun: Sendable {
     }
 
     /// A recipient goes to the retry topic (with one of this processing's retry jobs).
-    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double) -> Next {
+    func deferToRetry(_ recipient: Recipient, attempts: Int, delay: Double, keepsLocalTime: Bool = false) -> Next {
         state.withLock { state in
             state.unpublished -= 1
-            state.retries.append(RetryEntry(recipient: recipient, attempts: attempts, delay: delay))
+            state.retries.append(RetryEntry(recipient: recipient, attempts: attempts, delay: delay, keepsLocalTime: keepsLocalTime))
             return Self.next(&state, holdMaxSeconds: Self.retryGroupSeconds)
         }
     }
@@ -456,8 +463,9 @@ final class JobRun: Sendable {
 
     /// Retries share a retry job (due at the group's longest wait) when their waits fall in the
     /// same window: 2 s wide up to a minute, a minute wide beyond. A short backoff is never
-    /// stretched to a long hold's end, and recipients parked for a token bucket at successive
-    /// turns come back spread, not all at the last one.
+    /// stretched to a long hold's end, recipients parked for a token bucket at successive turns
+    /// come back spread, and recipients deferred to different local times are each due at
+    /// theirs. Retries that keep the job's `sendAtLocal` never share a job with the others.
     static let retryGroupSeconds = 60.0
 
     /// The window a retry's wait falls in (``retryGroupSeconds``).
@@ -471,20 +479,35 @@ final class JobRun: Sendable {
         guard state.unpublished == 0, !state.isFinished else { return .nothing }
         if !state.retries.isEmpty && !state.retryJobsProduced {
             state.retryJobsProduced = true
-            var order: [Int] = []
-            var members: [Int: [RetryEntry]] = [:]
-            for retry in state.retries {
-                let group = retryGroup(retry.delay, holdMaxSeconds: holdMaxSeconds)
-                if members[group] == nil { order.append(group) }
-                members[group, default: []].append(retry)
-            }
-            let groups = order.sorted().compactMap { members[$0] }
+            let groups = retryGroups(state.retries, groupSeconds: holdMaxSeconds)
             state.unacknowledged += groups.count
             return .produceRetryJobs(groups)
         }
         guard state.unacknowledged == 0 else { return .nothing }
         state.isFinished = true
         return .finish
+    }
+
+    /// The retry jobs of `retries`: those due within `groupSeconds` together, the later ones by
+    /// `groupSeconds`-wide slice of due time; separately for those that keep `sendAtLocal`.
+    /// In order of first appearance.
+    static func retryGroups(_ retries: [RetryEntry], groupSeconds: Double) -> [[RetryEntry]] {
+        var groups: [[RetryEntry]] = []
+        var groupOf: [RetryGroupKey: Int] = [:]
+        for entry in retries {
+            let slice = retryGroup(entry.delay, holdMaxSeconds: groupSeconds)
+            let key = RetryGroupKey(slice: slice, keepsLocalTime: entry.keepsLocalTime)
+            if let index = groupOf[key] { groups[index].append(entry) } else {
+                groupOf[key] = groups.count
+                groups.append([entry])
+            }
+        }
+        return groups
+    }
+
+    private struct RetryGroupKey: Hashable {
+        var slice: Int
+        var keepsLocalTime: Bool
     }
 
     // MARK: results

@@ -87,7 +87,7 @@ final class ResultPublisher: Sendable {
             if holdsSlot {
                 var byEndpoint = Array(repeating: 0, count: run.endpoint(index) + 1)
                 byEndpoint[run.endpoint(index)] = -1
-                giveBack(byEndpoint, count: 1)
+                giveBack(byEndpoint, count: 1, bulk: run.transactional ? 0 : 1)
             }
             return
         }
@@ -175,7 +175,7 @@ final class ResultPublisher: Sendable {
             let sent = records.filter { $0.sentRetentionMs != nil }
             if !sent.isEmpty { recentSent.withLock { $0.append(contentsOf: sent, capacity: Self.recentSentCapacity) } }
         }
-        var released = 0
+        var released = 0, releasedBulk = 0
         var releasedBy: [Int] = []
         var tally = ResultTally()
         var output = ResultOutput()
@@ -185,6 +185,7 @@ final class ResultPublisher: Sendable {
             let run = entries[position].run, index = entries[position].index
             if entries[position].holdsSlot {
                 released += 1
+                if !run.transactional { releasedBulk += 1 }
                 let endpoint = run.endpoint(index)
                 if endpoint >= releasedBy.count { releasedBy += Array(repeating: 0, count: endpoint + 1 - releasedBy.count) }
                 releasedBy[endpoint] -= 1
@@ -192,9 +193,9 @@ final class ResultPublisher: Sendable {
             switch entries[position].outcome {
             case .final(let result, let token, _, _):
                 publish(run, result, token, &tally, &output)
-            case .retry(let recipient, let attempts, let delay):
+            case .retry(let recipient, let attempts, let delay, let keepsLocalTime):
                 metrics.increment("pushworker_retries_total")
-                perform(run, run.deferToRetry(recipient, attempts: attempts, delay: delay))
+                perform(run, run.deferToRetry(recipient, attempts: attempts, delay: delay, keepsLocalTime: keepsLocalTime))
             case .resend(let attempts):
                 if recorded {
                     // The unknown attempt is counted: the claim that follows says "resend".
@@ -217,12 +218,12 @@ final class ResultPublisher: Sendable {
         }
         tally.flush(into: metrics)
         claimQueue.append(requeues)
-        if released > 0 { giveBack(releasedBy, count: released) }
+        if released > 0 { giveBack(releasedBy, count: released, bulk: releasedBulk) }
     }
 
-    private func giveBack(_ byEndpoint: [Int], count: Int) {
+    private func giveBack(_ byEndpoint: [Int], count: Int, bulk: Int) {
         endpoints.addInFlight(byEndpoint)
-        slots.release(count)
+        slots.release(count, bulk: bulk)
     }
 
     /// Produces one recipient's result (and token invalidation).
@@ -270,7 +271,10 @@ final class ResultPublisher: Sendable {
         let attempts = retries.map(\.attempts).max() ?? 1
         let delay = retries.map(\.delay).max() ?? 1
         let notBefore = Date(timeIntervalSince1970: clock.wallSeconds + delay)
-        let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: notBefore)
+        // Past its local send time (a claimed retry, or deferred to that time), a recipient
+        // waits for it no more (docs/local-time.md).
+        let dropped = run.job.sendAtLocal != nil && !(retries.first?.keepsLocalTime ?? false) ? ["sendAtLocal"] : []
+        let value = run.job.encoded(recipients: retries.map(\.recipient), attempt: attempts, notBefore: notBefore, without: dropped)
         sink.produce(topic: topics.retry, key: Array(run.job.jobID.utf8), value: value, headers: []) { [self] in
             perform(run, run.acknowledged())
         }

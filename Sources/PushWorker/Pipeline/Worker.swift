@@ -98,10 +98,10 @@ public final class Worker: Sendable {
             // jobs of 500 recipients ahead and bounds peak RSS (docs/performance.md).
             properties: configuration.kafkaProperties(for: .consumer, defaults: ["queued.max.messages.kbytes": "16384"],
                                                       extra: ["group.id": configuration.kafkaGroup]),
-            topics: [configuration.topicJobs, configuration.topicRetry])
+            topics: Self.consumedTopics(configuration))
 
         registry = JobRegistry(room: room)
-        slots = InFlightSlots(limit: configuration.maxInFlight, room: room)
+        slots = InFlightSlots(limit: configuration.maxInFlight, reserve: configuration.transactionalReserve, room: room)
         health = RedisHealth(metrics: metrics, logger: logger)
         let endpoints = EndpointTable()
         let claimQueue = ClaimQueue()
@@ -117,7 +117,8 @@ public final class Worker: Sendable {
         claims = ClaimStage(
             settings: .init(leaseMs: leaseMs, unansweredLimit: policy.claimLimit,
                             admission: Admission(maxInFlightPerEndpoint: configuration.maxInFlightPerApp,
-                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds)),
+                                                 holdMaxSeconds: Double(configuration.holdMaxSeconds),
+                                                 transactionalReserve: configuration.transactionalReserve),
                             pauseRecheckSeconds: Double(configuration.pauseRecheckSeconds)),
             state: state, clock: clock, queue: claimQueue, endpoints: endpoints, slots: slots, registry: registry, outcomes: publisher,
             health: health, controls: controls, metrics: metrics, logger: logger)
@@ -128,7 +129,8 @@ public final class Worker: Sendable {
             logger: logger, background: finisher)
         let store = credentials
         intake = JobIntake(
-            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds, caps: configuration.caps), planner: planner,
+            settings: .init(dedupMaxSeconds: configuration.dedupMaxSeconds, caps: configuration.caps, quietHours: configuration.quietHours,
+                            maxDeferSeconds: Double(max(1, configuration.retryMaxDelaySeconds - 60))), planner: planner,
             credentials: { store.credentials(for: $0) }, clock: clock, registry: registry, queue: claimQueue, endpoints: endpoints,
             outcomes: publisher, deadLetter: { [publisher] in publisher.deadLetter($0, reason: $1) }, controls: controls, metrics: metrics,
             logger: logger)
@@ -167,14 +169,15 @@ public final class Worker: Sendable {
     /// Runs until ``requestStop()``; then stops claiming, waits for the answers in flight within
     /// the drain period, commits and closes. Returns the exit status.
     public func run() -> Int32 {
-        logger.info("worker started", ["kafka.group": configuration.kafkaGroup, "kafka.topics": "\(configuration.topicJobs),\(configuration.topicRetry)",
+        logger.info("worker started", ["kafka.group": configuration.kafkaGroup, "kafka.topics": Self.consumedTopics(configuration).joined(separator: ","),
                                        "claims.lease_ms": "\(claims.settings.leaseMs)", "unanswered.policy": configuration.resendUnanswered])
         do { try state.prepare() } catch { health.failed(error, during: "script load") }
         var loop = WorkerLoop(settings: WorkerLoop.Settings(
             maxInFlight: configuration.maxInFlight, saturationPauseSeconds: Double(configuration.saturationPauseMs) / 1000,
             drainSeconds: configuration.shutdownGraceSeconds, leaseRenewalSeconds: max(1, claims.leaseSeconds / 3),
             claimBatch: WorkerLoop.claimBatch(maxInFlight: configuration.maxInFlight),
-            retryMaxDelaySeconds: Double(configuration.retryMaxDelaySeconds)))
+            retryMaxDelaySeconds: Double(configuration.retryMaxDelaySeconds),
+            priorityTopics: configuration.lanes.consumes(.transactional) ? [configuration.topicJobsTransactional] : []))
         var polled: [WorkerLoop.Polled] = []
         while true {
             applyRebalances(&loop)
@@ -182,7 +185,7 @@ public final class Worker: Sendable {
                 now: clock.wallSeconds, inFlight: slots.current, unclaimed: claims.queue.count,
                 unfinishedMessages: registry.unfinishedMessages, assignment: assignment.withLock { $0 },
                 redisHealthy: health.isHealthy, stopRequested: stopRequested.load(ordering: .relaxed),
-                unfinishedRecipients: registry.unfinishedRecipients)
+                unfinishedRecipients: registry.unfinishedRecipients, priorityUnclaimed: claims.queue.transactionalCount)
             let actions = loop.turn(reading, polled: polled)
             polled = []
             for action in actions {
@@ -290,6 +293,16 @@ public final class Worker: Sendable {
         kafkaProducer.close(timeout: .seconds(2))
         logger.info("stopped", ["unfinished.jobs": "\(unfinished)"])
         return 0
+    }
+
+    /// The topics a worker consumes: its lanes' job topics (`PUSHWORKER_LANES`, docs/lanes.md)
+    /// and, unless it is dedicated to the transactional lane, the retry topic.
+    static func consumedTopics(_ configuration: Configuration) -> [String] {
+        var topics: [String] = []
+        if configuration.lanes.consumes(.transactional) { topics.append(configuration.topicJobsTransactional) }
+        if configuration.lanes.consumes(.bulk) { topics.append(configuration.topicJobs) }
+        if configuration.lanes.consumes(.bulk) { topics.append(configuration.topicRetry) }
+        return topics
     }
 
     /// A job at least this large (bytes) is followed by a heap trim.

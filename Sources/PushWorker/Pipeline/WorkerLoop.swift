@@ -47,6 +47,9 @@ struct WorkerLoop {
         /// Held retry messages kept without pausing their partitions.
         var maxHeldRetries = 10_000
         var maxHeldRetryBytes = 64 << 20
+        /// The transactional lane's job topic when this worker consumes it (docs/lanes.md): its
+        /// partitions stay unpaused and polled while bulk work saturates the worker.
+        var priorityTopics: Set<String> = []
     }
 
     /// The claim batch for a worker bounded at `maxInFlight`: an eighth of it, 1…256.
@@ -81,6 +84,8 @@ struct WorkerLoop {
         var stopRequested: Bool
         /// Recipients of the processings begun and not finished.
         var unfinishedRecipients = 0
+        /// Transactional recipients among `unclaimed` (docs/lanes.md).
+        var priorityUnclaimed = 0
     }
 
     /// A message a poll returned; `notBefore` (Unix seconds) decoded by the worker for retries.
@@ -222,16 +227,28 @@ struct WorkerLoop {
         phase = Self.next(phase, saturated: saturated, redisHealthy: reading.redisHealthy, now: now, pauseAfter: settings.saturationPauseSeconds)
         let pausedAll: Bool
         if case .paused = phase { pausedAll = true } else { pausedAll = false }
+        // docs/lanes.md: while bulk work saturates the worker, the transactional topic's
+        // partitions stay unpaused and polled (the others are paused at once, not waited out),
+        // until transactional work itself fills the worker or Redis is away.
+        let priorityOpen = saturated && reading.redisHealthy && reading.priorityUnclaimed < settings.maxInFlight
+            && reading.assignment.contains { settings.priorityTopics.contains($0.topic) }
         // Held retries pause their partitions only past the memory bound.
         var wanted = delayed.count > settings.maxHeldRetries || delayedBytes > settings.maxHeldRetryBytes
             ? Set(delayed.map { $0.message.topicPartition }) : []
-        if pausedAll { wanted.formUnion(reading.assignment) }
+        if priorityOpen {
+            wanted.formUnion(reading.assignment.filter { !settings.priorityTopics.contains($0.topic) })
+        } else if pausedAll {
+            wanted.formUnion(reading.assignment)
+        }
         let toPause = wanted.subtracting(paused), toResume = paused.subtracting(wanted)
         if !toPause.isEmpty { actions.append(.pause(Self.sorted(toPause))) }
         if !toResume.isEmpty { actions.append(.resume(Self.sorted(toResume))) }
         paused = wanted
 
-        if case .saturated = phase {
+        if priorityOpen {
+            // A short poll: the loop comes back for the slots that free meanwhile.
+            actions.append(.poll(max: 1, timeoutMs: settings.roomWaitMs))
+        } else if case .saturated = phase {
             actions.append(.waitForRoom(timeoutMs: settings.roomWaitMs))
         } else if waitingForBatch && !pausedAll {
             actions.append(.waitForRoom(timeoutMs: settings.roomWaitMs))

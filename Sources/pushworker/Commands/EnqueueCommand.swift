@@ -13,7 +13,8 @@ enum EnqueueCommand {
 
     Validates fan-out jobs (docs/reference/job.md) and produces them to PUSHWORKER_TOPIC_JOBS (default
     push.jobs.v1) at PUSHWORKER_KAFKA_BROKERS, keyed by jobId, then waits for every
-    acknowledgement. Input (a file, or standard input; at most 64 MiB): one job, or NDJSON
+    acknowledgement. Jobs whose lane is transactional go to PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL
+    (default push.jobs.transactional.v1, docs/lanes.md). Input (a file, or standard input; at most 64 MiB): one job, or NDJSON
     (one job per line) when it starts with `{` and holds more than one JSON value.
 
     Every line is validated before anything is produced: an invalid line prints
@@ -26,7 +27,7 @@ enum EnqueueCommand {
       --batch N          split each job into batches of N recipients (in order); batch k
                          (from 0) gets jobId <jobId>:<k>, k zero-padded to 4 digits (more when
                          there are over 10000 batches); every other member is kept
-      --topic T          produce here instead of PUSHWORKER_TOPIC_JOBS
+      --topic T          produce every job here instead of its lane's topic
       --skip-invalid     produce the valid jobs anyway; invalid lines are listed on stderr and
                          counted as skipped (exit 0 when the valid ones were produced)
       --strict           warnings make a job invalid
@@ -61,8 +62,10 @@ enum EnqueueCommand {
             printError("error: \(error)")
             return ExitCode.noInput
         }
-        let enqueuer = Enqueuer(options: .init(topic: topic, batchSize: batch, skipInvalid: parsed.flag("skip-invalid"),
-                                               strict: parsed.flag("strict"))) {
+        var options = Enqueuer.Options(topic: topic, batchSize: batch, skipInvalid: parsed.flag("skip-invalid"), strict: parsed.flag("strict"))
+        // docs/lanes.md: transactional jobs go to their own topic unless --topic names one for all.
+        if parsed.value("topic") == nil { options.transactionalTopic = configuration.topicJobsTransactional }
+        let enqueuer = Enqueuer(options: options) {
             printError($0)
         }
         // Validate before touching Kafka: an invalid file fails the same with the broker down.
@@ -85,14 +88,15 @@ enum EnqueueCommand {
         }
         defer { producer.close(timeout: .seconds(5)) }
         let admin: KafkaAdmin
-        switch preflight(configuration, topic: topic, timeout: .seconds(timeout)) {
+        let transactionalTopic = checked.transactionalJobs > 0 ? options.transactionalTopic : nil
+        switch preflight(configuration, topic: topic, also: transactionalTopic, timeout: .seconds(timeout)) {
         case .failure(let problem): printError("error: \(problem.message)"); return ExitCode.unavailable
         case .success(let client): admin = client
         }
         defer { admin.close() }
         do {
             let summary = try enqueuer.produce(checked, producer: producer)
-            CommandSupport.writeLine(summary.line(topic: topic))
+            CommandSupport.writeLine(summary.line(topic: topic, transactionalTopic: transactionalTopic))
             return ExitCode.ok
         } catch {
             for message in error.messages { printError(message) }
@@ -102,17 +106,19 @@ enum EnqueueCommand {
 
     struct Problem: Error { var message: String }
 
-    /// Checks that the cluster answers and has `topic`. The admin client is closed by the
-    /// caller at the end (librdkafka's destroy can take a second: not inside the timing).
-    static func preflight(_ configuration: Configuration, topic: String, timeout: Duration) -> Result<KafkaAdmin, Problem> {
+    /// Checks that the cluster answers and has `topic` (and `also`, the transactional topic when
+    /// jobs go there). The admin client is closed by the caller at the end (librdkafka's destroy
+    /// can take a second: not inside the timing).
+    static func preflight(_ configuration: Configuration, topic: String, also: String? = nil, timeout: Duration) -> Result<KafkaAdmin, Problem> {
         let admin: KafkaAdmin
         do { admin = try KafkaAdmin(properties: configuration.kafkaProperties(for: .producer), timeout: timeout) } catch {
             return .failure(Problem(message: error.message))
         }
         do {
-            guard try admin.metadata().topic(topic) != nil else {
+            let metadata = try admin.metadata()
+            for name in [topic] + (also.map { [$0] } ?? []) where metadata.topic(name) == nil {
                 admin.close()
-                return .failure(Problem(message: "topic \(topic) does not exist at \(configuration.kafkaBrokers) (create it: pushworker topics apply)"))
+                return .failure(Problem(message: "topic \(name) does not exist at \(configuration.kafkaBrokers) (create it: pushworker topics apply)"))
             }
             return .success(admin)
         } catch {

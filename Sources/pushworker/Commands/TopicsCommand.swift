@@ -113,7 +113,8 @@ enum TopicsCommand {
 
     /// The configured names by default name.
     static func names(_ configuration: Configuration) -> [String: String] {
-        ["push.jobs.v1": configuration.topicJobs, "push.retry.v1": configuration.topicRetry,
+        ["push.jobs.v1": configuration.topicJobs, "push.jobs.transactional.v1": configuration.topicJobsTransactional,
+         "push.retry.v1": configuration.topicRetry,
          "push.results.v1": configuration.topicResults, "push.tokens.v1": configuration.topicTokens,
          "push.dlq.v1": configuration.topicDLQ, "push.events.v1": configuration.topicEvents]
     }

@@ -54,6 +54,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: worker
 {{- end }}
 
+{{/* Selector labels of one lane's worker pods: (list root lane); lane "" is the main Deployment. */}}
+{{- define "pushworker.laneSelectorLabels" -}}
+{{- $root := index . 0 }}{{ $lane := index . 1 }}
+{{- if $lane }}
+app.kubernetes.io/name: {{ include "pushworker.name" $root }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/component: worker-{{ $lane }}
+{{- else }}
+{{- include "pushworker.selectorLabels" $root }}
+{{- end }}
+{{- end }}
+
 {{/* Selector labels of the events pods. */}}
 {{- define "pushworker.eventsSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "pushworker.name" . }}
@@ -427,7 +439,7 @@ already (kafka.secretProperties).
   value: {{ .Values.kafka.brokers | quote }}
 - name: PUSHWORKER_KAFKA_GROUP
   value: {{ .Values.kafka.group | quote }}
-{{- range $key, $name := dict "JOBS" .Values.kafka.topics.jobs "RETRY" .Values.kafka.topics.retry "RESULTS" .Values.kafka.topics.results "TOKENS" .Values.kafka.topics.tokens "DLQ" .Values.kafka.topics.dlq "EVENTS" .Values.kafka.topics.events }}
+{{- range $key, $name := dict "JOBS" .Values.kafka.topics.jobs "JOBS_TRANSACTIONAL" .Values.kafka.topics.jobsTransactional "RETRY" .Values.kafka.topics.retry "RESULTS" .Values.kafka.topics.results "TOKENS" .Values.kafka.topics.tokens "DLQ" .Values.kafka.topics.dlq "EVENTS" .Values.kafka.topics.events }}
 - name: PUSHWORKER_TOPIC_{{ $key }}
   value: {{ $name | quote }}
 {{- end }}
