@@ -15,7 +15,7 @@ public enum ChaosDrills {
     /// Drill names in the order `--drill all` runs them.
     public static let names = ["copies", "join-leave", "sigkill", "sigterm", "broker-outage", "redis-restart", "redis-empty",
                                "429-storm", "503-storm", "410-flood", "hostile-jobs", "fuzz"] + onceDrillNames + campaignDrillNames + ["caps"]
-        + clusterDrillNames + sentinelDrillNames + laneDrillNames
+        + clusterDrillNames + sentinelDrillNames + laneDrillNames + localTimeDrillNames
 
     /// The drills of the once-promise when the provider does not answer (docs/reliability.md).
     public static let onceDrillNames = ["slow-provider", "slow-provider-never", "drain-slow", "clock-skew", "tenant-429",
@@ -59,6 +59,7 @@ public enum ChaosDrills {
             case "cluster-failover": try withCluster(cluster, options) { try clusterFailover(options, cluster: $0, &report) }
             case "sentinel-failover": try sentinelFailover(options, &report)
             case "lanes-priority": try lanesPriority(options, &report)
+            case "quiet-hours": try quietHours(options, &report)
             default: report.check("known drill", name, false)
             }
         } catch {
