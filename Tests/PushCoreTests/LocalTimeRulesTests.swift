@@ -82,4 +82,26 @@ struct LocalTimeRulesTests {
         #expect(LocalTimeRules.of(job, defaults: ["other": Self.quiet]) == nil)
         #expect(LocalTimeRules.of(job, defaults: ["app_demo": Self.quiet])?.quietHours == Self.quiet)
     }
+
+    @Test("a recipient's decision: its zone (or the job's), now, deferred, bad_timezone, expired past sendBy")
+    func decision() throws {
+        let job = try JobFixtures.decode(JobFixtures.minimal)
+        let rules = LocalTimeRules(quietHours: Self.quiet, sendAtLocal: nil, defaultZone: Self.zone("Asia/Tokyo"))
+        let now = Self.date("2027-01-15T23:00:00Z")  // 00:00 in Paris, 08:00 in Tokyo, 18:00 in New York
+        var check = LocalTimeCheck(rules: rules, job: job, now: now.timeIntervalSince1970)
+        #expect(check.decision(timezone: "Europe/Paris") == .deferred(until: Self.date("2027-01-16T07:00:00Z"), reason: .quietHours))
+        #expect(check.decision(timezone: nil) == .now, "the job's zone: 08:00 in Tokyo is the end")
+        #expect(check.decision(timezone: "America/New_York") == .now)
+        #expect(check.decision(timezone: "Mars/Olympus") == .badTimezone)
+        #expect(check.decision(timezone: "Mars/Olympus") == .badTimezone, "a looked-up name answers the same")
+        let expiring = try JobFixtures.decode(JobFixtures.minimal.replacingOccurrences(
+            of: #""campaignId": "c1","#, with: #""campaignId": "c1", "sendBy": "2027-01-16T06:59:00Z","#))
+        var late = LocalTimeCheck(rules: rules, job: expiring, now: now.timeIntervalSince1970)
+        #expect(late.decision(timezone: "Europe/Paris") == .expired(.inQuietHours))
+        #expect(late.decision(timezone: "America/New_York") == .now)
+        let sendAt = LocalTimeRules(quietHours: nil, sendAtLocal: ClockTime(parsing: "09:00"), defaultZone: Self.zone("UTC"))
+        var send = LocalTimeCheck(rules: sendAt, job: expiring, now: now.timeIntervalSince1970)
+        #expect(send.decision(timezone: "Europe/Paris") == .expired(.beforeSendAtLocal), "09:00 Paris is 08:00Z, after sendBy")
+        #expect(send.decision(timezone: "Asia/Tokyo") == .deferred(until: Self.date("2027-01-16T00:00:00Z"), reason: .sendAtLocal))
+    }
 }

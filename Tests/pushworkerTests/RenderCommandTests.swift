@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushEncoding
 import PushTestSupport
 import Testing
 
@@ -257,5 +258,82 @@ struct RenderCommandTests {
         #expect(try runCommand(BuiltProducts.pushworker, ["render", "a.json", "b.json"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworker, ["render", "--bogus"]).status == 64)
         #expect(try runCommand(BuiltProducts.pushworker, ["render", "/nonexistent/job.json"], environment: CLITest.environment([:])).status == 66)
+    }
+
+    /// `HH:MM` (UTC) of now + `seconds`.
+    static func utcClock(_ seconds: Double) -> String {
+        let minute = Int(Date().addingTimeInterval(seconds).timeIntervalSince1970 / 60)
+        return String(format: "%02d:%02d", minute / 60 % 24, minute % 60)
+    }
+
+    static func render(_ job: String, _ environment: [String: String] = [:]) throws -> (status: Int32, lines: [String: [String: Any]], stderr: String) {
+        let result = try runCommand(BuiltProducts.pushworker, ["render", try CLITest.write(job)], environment: CLITest.environment(environment))
+        return (result.status, CLITest.bySubscription(CLITest.lines(result.stdout)), result.stderr)
+    }
+
+    static let zoned = [
+        #"{"subscriptionId":"utc","platform":"ios","token":"\#(CLITest.iosToken)","timezone":"UTC"}"#,
+        #"{"subscriptionId":"tokyo","platform":"ios","token":"\#(CLITest.iosToken)","timezone":"Asia/Tokyo"}"#,
+        #"{"subscriptionId":"mars","platform":"ios","token":"\#(CLITest.iosToken)","timezone":"Mars/Olympus"}"#,
+        #"{"subscriptionId":"job","platform":"android","token":"\#(CLITest.fcmToken)"}"#,
+    ]
+
+    @Test("quiet hours: each recipient deferred to their end (reason, until), sent now (deferral null), or rejected/bad_timezone")
+    func quietHours() throws {
+        // Quiet from an hour ago to an hour ahead in UTC: 9 hours off in Tokyo, so not there.
+        let hours = #","timezone":"UTC","quietHours":{"start":"\#(Self.utcClock(-3600))","end":"\#(Self.utcClock(3600))"}"#
+        let run = try Self.render(CLITest.job(expiresAt: CLITest.future(4 * 3600), extra: hours, recipients: Self.zoned))
+        #expect(run.status == 0, "\(run.stderr)")
+        for id in ["utc", "job"] {
+            let deferral = try #require(run.lines[id]?["deferral"] as? [String: Any], "\(id)")
+            #expect(run.lines[id]?["status"] as? String == "deferred")
+            #expect(deferral["reason"] as? String == "quiet_hours")
+            let until = try #require((deferral["until"] as? String).flatMap(RFC3339Timestamp.parse))
+            #expect(until.timeIntervalSinceNow > 3500 && until.timeIntervalSinceNow <= 3600, "\(until)")
+            #expect(run.lines[id]?["request"] is [String: Any], "the request it will send")
+        }
+        #expect(run.lines["tokyo"]?["status"] as? String == "ready")
+        #expect(run.lines["tokyo"]?["deferral"] is NSNull)
+        #expect(run.lines["mars"]?["status"] as? String == "rejected")
+        #expect(run.lines["mars"]?["reason"] as? String == "bad_timezone")
+        #expect(run.lines["mars"]?["request"] is NSNull)
+
+        // The end is after sendBy: expired, the reason named.
+        let sendBy = #","sendBy":"\#(CLITest.future(1800))""# + hours
+        let late = try Self.render(CLITest.job(expiresAt: CLITest.future(4 * 3600), extra: sendBy, recipients: Self.zoned))
+        #expect(late.lines["utc"]?["status"] as? String == "expired")
+        #expect(late.lines["utc"]?["reason"] as? String == "expired_in_quiet_hours")
+        #expect(late.lines["utc"]?["request"] is NSNull)
+        #expect(late.lines["tokyo"]?["status"] as? String == "ready")
+    }
+
+    @Test("sendAtLocal defers to the next such time in each zone; a job without rules has no deferral member")
+    func sendAtLocal() throws {
+        let extra = #","timezone":"UTC","sendAtLocal":"\#(Self.utcClock(7200))""#
+        let run = try Self.render(CLITest.job(expiresAt: CLITest.future(4 * 3600), extra: extra, recipients: Self.zoned))
+        #expect(run.status == 0, "\(run.stderr)")
+        let deferral = try #require(run.lines["job"]?["deferral"] as? [String: Any])
+        #expect(deferral["reason"] as? String == "send_at_local")
+        let until = try #require((deferral["until"] as? String).flatMap(RFC3339Timestamp.parse))
+        #expect(until.timeIntervalSinceNow > 7100 && until.timeIntervalSinceNow <= 7200, "\(until)")
+        #expect(run.lines["tokyo"]?["status"] as? String == "expired", "that time comes 17 hours later in Tokyo: past expiresAt")
+        #expect(run.lines["tokyo"]?["reason"] as? String == "expired_before_send_at_local")
+        let plain = try Self.render(CLITest.job(recipients: [Self.zoned[0]]))
+        #expect(plain.lines["utc"].map { Set($0.keys) } == Self.expectedKeys)
+    }
+
+    @Test("PUSHWORKER_QUIET_HOURS: a bulk job takes the app's default, a transactional one ignores it; a bad value exits 78")
+    func appDefault() throws {
+        let environment = ["PUSHWORKER_QUIET_HOURS": "app_cli=\(Self.utcClock(-3600))-\(Self.utcClock(3600))"]
+        let bulk = try Self.render(CLITest.job(recipients: [Self.zoned[0]]), environment)
+        #expect(bulk.status == 0, "\(bulk.stderr)")
+        #expect((bulk.lines["utc"]?["deferral"] as? [String: Any])?["reason"] as? String == "quiet_hours")
+        let transactional = try Self.render(CLITest.job(extra: #","lane":"transactional""#, recipients: [Self.zoned[0]]), environment)
+        #expect(transactional.lines["utc"]?["status"] as? String == "ready")
+        #expect(transactional.lines["utc"]?["deferral"] == nil)
+        let bad = try Self.render(CLITest.job(recipients: [Self.zoned[0]]), ["PUSHWORKER_QUIET_HOURS": "app_cli=22:00"])
+        #expect(bad.status == 78)
+        #expect(bad.stderr.contains("PUSHWORKER_QUIET_HOURS"), "\(bad.stderr)")
+        #expect(bad.lines.isEmpty)
     }
 }

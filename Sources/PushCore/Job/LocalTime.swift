@@ -189,3 +189,62 @@ public struct LocalTimeRules: Sendable, Equatable {
         return occurrence(of: hours.end, onOrAfter: now, zone: zone)
     }
 }
+
+/// What a job's local-time rules decide for one recipient (docs/local-time.md).
+public enum LocalDecision: Sendable, Equatable {
+    /// Sent at once.
+    case now
+    /// Deferred through the retry topic, due at `until`.
+    case deferred(until: Date, reason: DeferralReason)
+    /// Its `timezone` names no time zone: it ends `rejected`, reason `bad_timezone`.
+    case badTimezone
+    /// Its wait ends after the job's `expiresAt` or `sendBy`: it ends `expired` with `reason`.
+    case expired(ExpiryReason)
+}
+
+/// One job's local-time rules at one instant, with the zones it met (each looked up once). The
+/// worker's intake and `pushworker render` both decide through ``decision(timezone:)``.
+public struct LocalTimeCheck: Sendable {
+    public let rules: LocalTimeRules
+    public let now: Date
+    /// The earlier of the job's `expiresAt` and `sendBy` (Unix seconds), if any.
+    public let deadline: Double?
+    private var zones: [String: TimeZone?] = [:]
+    private var timings: [String: LocalTiming] = [:]
+
+    /// `now`: Unix seconds.
+    public init(rules: LocalTimeRules, job: FanOutJob, now: Double) {
+        self.rules = rules
+        self.now = Date(timeIntervalSince1970: now)
+        let limits = [job.expiresAt, job.sendBy].compactMap { $0?.timeIntervalSince1970 }
+        deadline = limits.min()
+    }
+
+    /// The recipient's zone (nil name: the job's default); nil when the name is no time zone.
+    public mutating func zone(_ name: String?) -> TimeZone? {
+        guard let name else { return rules.defaultZone }
+        if let known = zones[name] { return known }
+        let zone = TimeZone(identifier: name)
+        zones[name] = zone
+        return zone
+    }
+
+    /// The rules' answer for `zone` now (the same for every recipient of the zone).
+    public mutating func timing(zone: TimeZone) -> LocalTiming {
+        if let known = timings[zone.identifier] { return known }
+        let timing = rules.timing(now: now, zone: zone)
+        timings[zone.identifier] = timing
+        return timing
+    }
+
+    /// The decision for a recipient whose `timezone` is `name` (nil: the job's zone): a bad zone,
+    /// sent now, deferred to the end of its wait, or expired when that end is past the deadline.
+    public mutating func decision(timezone name: String?) -> LocalDecision {
+        guard let zone = zone(name) else { return .badTimezone }
+        guard case .deferred(let until, let reason) = timing(zone: zone) else { return .now }
+        if let deadline, until.timeIntervalSince1970 > deadline {
+            return .expired(reason == .quietHours ? .inQuietHours : .beforeSendAtLocal)
+        }
+        return .deferred(until: until, reason: reason)
+    }
+}

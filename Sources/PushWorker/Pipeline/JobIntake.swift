@@ -117,57 +117,23 @@ final class JobIntake: Sendable {
     /// then is past the job's `expiresAt` or `sendBy`. True when the recipient has its outcome.
     private func deferred(_ run: JobRun, _ index: Int, _ local: inout LocalTimeCheck, nowMs: Int64) -> Bool {
         let recipient = run.plans[index].recipient
-        guard let zone = local.zone(recipient.timezone) else {
+        switch local.decision(timezone: recipient.timezone) {
+        case .now:
+            return false
+        case .badTimezone:
             run.dropRequest(index)
             outcomes.add(run, index, .final(run.result(index, .rejected, reason: "bad_timezone", atMs: nowMs)), holdsSlot: false)
-            return true
-        }
-        guard case .deferred(let until, let reason) = local.timing(zone: zone) else { return false }
-        run.dropRequest(index)
-        let wait = until.timeIntervalSince1970 - local.now.timeIntervalSince1970
-        if let deadline = local.deadline, until.timeIntervalSince1970 > deadline {
-            let expiry: ExpiryReason = reason == .quietHours ? .inQuietHours : .beforeSendAtLocal
+        case .expired(let expiry):
+            run.dropRequest(index)
             outcomes.add(run, index, .final(run.result(index, .expired, reason: expiry.rawValue, atMs: nowMs)), holdsSlot: false)
-            return true
+        case .deferred(let until, let reason):
+            run.dropRequest(index)
+            metrics.increment("pushworker_deferred_total", [("reason", reason.rawValue)])
+            let wait = until.timeIntervalSince1970 - local.now.timeIntervalSince1970
+            let hop = wait > settings.maxDeferSeconds
+            outcomes.add(run, index, .retry(recipient, attempts: run.job.attempt, delaySeconds: min(wait, settings.maxDeferSeconds),
+                                            keepsLocalTime: hop && reason == .sendAtLocal), holdsSlot: false)
         }
-        metrics.increment("pushworker_deferred_total", [("reason", reason.rawValue)])
-        let hop = wait > settings.maxDeferSeconds
-        outcomes.add(run, index, .retry(recipient, attempts: run.job.attempt, delaySeconds: min(wait, settings.maxDeferSeconds),
-                                        keepsLocalTime: hop && reason == .sendAtLocal), holdsSlot: false)
         return true
-    }
-}
-
-/// One job's local-time rules at one instant, with the zones it met (each looked up once).
-struct LocalTimeCheck {
-    let rules: LocalTimeRules
-    let now: Date
-    /// The earlier of the job's `expiresAt` and `sendBy` (Unix seconds), if any.
-    let deadline: Double?
-    private var zones: [String: TimeZone?] = [:]
-    private var timings: [String: LocalTiming] = [:]
-
-    init(rules: LocalTimeRules, job: FanOutJob, now: Double) {
-        self.rules = rules
-        self.now = Date(timeIntervalSince1970: now)
-        let limits = [job.expiresAt, job.sendBy].compactMap { $0?.timeIntervalSince1970 }
-        deadline = limits.min()
-    }
-
-    /// The recipient's zone (nil name: the job's default); nil when the name is no time zone.
-    mutating func zone(_ name: String?) -> TimeZone? {
-        guard let name else { return rules.defaultZone }
-        if let known = zones[name] { return known }
-        let zone = TimeZone(identifier: name)
-        zones[name] = zone
-        return zone
-    }
-
-    /// The rules' answer for `zone` now (the same for every recipient of the zone).
-    mutating func timing(zone: TimeZone) -> LocalTiming {
-        if let known = timings[zone.identifier] { return known }
-        let timing = rules.timing(now: now, zone: zone)
-        timings[zone.identifier] = timing
-        return timing
     }
 }

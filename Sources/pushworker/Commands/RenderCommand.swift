@@ -20,7 +20,10 @@ enum RenderCommand {
     budget). A Huawei line also has "batch": {"id","size"}, and its request is the batch's
     (up to 1000 tokens sharing one payload), the same on every line of the batch. A job with an
     audience (an FCM topic or condition, docs/reference/job.md) prints one line: subscriptionId is the
-    topic or condition.
+    topic or condition. In a job with quiet hours or sendAtLocal (or an app default of
+    PUSHWORKER_QUIET_HOURS), a line has "deferral": null when sent at once, or status "deferred"
+    with "deferral": {"reason","until"}; a bad recipient timezone is rejected/bad_timezone, a
+    wait past expiresAt or sendBy is expired (docs/local-time.md).
     Every problem of an invalid job is listed on stderr; unknown fields and template variables
     without a value or default are warnings on stderr (--strict: errors, exit 65).
     createdAt/expiresAt may be relative ("now", "+4h", "-10m": examples/README.md).
@@ -43,7 +46,7 @@ enum RenderCommand {
                                                    overrides: hasKeys ? [:] : ["PUSHWORKER_MSGID_KEYS": CommandSupport.ephemeralKeySpecification()],
                                                    purpose: .render)
         } catch {
-            if hasKeys || environment["PUSHWORKER_CREDENTIALS_DIR"] != nil {
+            if hasKeys || environment["PUSHWORKER_CREDENTIALS_DIR"] != nil || !(environment["PUSHWORKER_QUIET_HOURS"] ?? "").isEmpty {
                 printError("configuration problems:\n\(error)")
                 return ExitCode.config
             }
@@ -67,8 +70,13 @@ enum RenderCommand {
         let apnsAuthentication = profile?.apns?.authentication ?? .token
         let plans = planner.plan(job, profile: profile, now: now)
         let batches = batchesByPosition(plans)
+        // The worker's own rule (docs/local-time.md), at the same instant for every recipient.
+        var local = LocalTimeRules.of(job, defaults: configuration?.quietHours ?? [:])
+            .map { LocalTimeCheck(rules: $0, job: job, now: now.timeIntervalSince1970) }
         for (position, plan) in plans.enumerated() {
-            CommandSupport.writeLine(line(plan, apnsAuthentication: apnsAuthentication, batch: batches[position]))
+            var decision: LocalDecision?
+            if case .ready = plan.state, local != nil { decision = local!.decision(timezone: plan.recipient.timezone) }
+            CommandSupport.writeLine(line(plan, apnsAuthentication: apnsAuthentication, batch: batches[position], local: decision))
         }
         return ExitCode.ok
     }
@@ -92,27 +100,34 @@ enum RenderCommand {
         return batches
     }
 
-    static func line(_ plan: PlannedRecipient, apnsAuthentication: AppProfile.APNS.Authentication = .token, batch: Batch? = nil) -> String {
+    /// One recipient's line. `local`: the local-time decision of a ready recipient in a job with
+    /// local-time rules (docs/local-time.md); such a line has `"deferral"`: null when it is sent
+    /// at once, `{"reason","until"}` when it is deferred (status `deferred`); a bad zone or a wait
+    /// past the deadline makes it `rejected`/`expired` without a request.
+    static func line(_ plan: PlannedRecipient, apnsAuthentication: AppProfile.APNS.Authentication = .token, batch: Batch? = nil,
+                     local: LocalDecision? = nil) -> String {
         JSONWriter.object { w in
             w.member("subscriptionId", plan.recipient.subscriptionID)
             w.member("platform", plan.platform)
             w.member("language", orNull: plan.language)
             w.member("msgId", orNull: plan.msgID)
-            switch plan.state {
-            case .expired:
-                w.member("status", "expired")
-                w.member("reason", ExpiryReason.expiresAtPassed.rawValue)
-                w.key("payloadBytes"); w.null()
-                w.key("truncated"); w.null()
-                w.key("request"); w.null()
-            case .rejected(let reason):
-                w.member("status", "rejected")
-                w.member("reason", reason)
-                w.key("payloadBytes"); w.null()
-                w.key("truncated"); w.null()
-                w.key("request"); w.null()
-            case .ready(let request):
-                w.member("status", "ready")
+            switch (plan.state, local) {
+            case (.expired, _):
+                writeFinal(status: "expired", reason: ExpiryReason.expiresAtPassed.rawValue, to: &w)
+            case (.rejected(let reason), _):
+                writeFinal(status: "rejected", reason: reason, to: &w)
+            case (.ready, .badTimezone?):
+                writeFinal(status: "rejected", reason: "bad_timezone", to: &w)
+            case (.ready, .expired(let reason)?):
+                writeFinal(status: "expired", reason: reason.rawValue, to: &w)
+            case (.ready(let request), _):
+                if case .deferred(let until, let reason) = local {
+                    w.member("status", "deferred")
+                    w.member("deferral") { d in d.member("reason", reason.rawValue); d.member("until", RFC3339Timestamp.format(until)) }
+                } else {
+                    w.member("status", "ready")
+                    if local != nil { w.key("deferral"); w.null() }
+                }
                 w.member("reason", orNull: nil)
                 w.member("payloadBytes", request.body.count)
                 w.member("truncated", strings: request.truncatedFields)
@@ -122,6 +137,15 @@ enum RenderCommand {
                 w.key("request"); writeRequest(request, apnsAuthentication: apnsAuthentication, batchTokens: batch?.tokens, to: &w)
             }
         }.text
+    }
+
+    /// The members of a line without a request: `status`, `reason` and nulls.
+    private static func writeFinal(status: String, reason: String, to w: inout JSONWriter) {
+        w.member("status", status)
+        w.member("reason", reason)
+        w.key("payloadBytes"); w.null()
+        w.key("truncated"); w.null()
+        w.key("request"); w.null()
     }
 
     static func writeRequest(_ request: ProviderRequest, apnsAuthentication: AppProfile.APNS.Authentication = .token,
