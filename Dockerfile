@@ -51,13 +51,14 @@ RUN --mount=type=cache,target=/src/.build \
  && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/pushworker" /out/pushworker
 
 FROM ${RUNTIME_IMAGE} AS runtime
-# Runtime libraries only (scripts/check_image_libs.sh checks this list against `ldd pushworker`).
+# Runtime libraries (scripts/check_image_libs.sh checks this list against `ldd pushworker`), and
+# tzdata: /usr/share/zoneinfo, the IANA zones of quiet hours and local send times (docs/local-time.md).
 # libcurl4 from bookworm-backports (>= 8, see the build stage).
 # hadolint ignore=DL3008
 RUN export DEBIAN_FRONTEND=noninteractive \
  && echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/backports.list \
  && apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4/bookworm-backports libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 libjemalloc2 ca-certificates \
+ && apt-get install -y -qq --no-install-recommends librdkafka1 libcurl4/bookworm-backports libssl3 libhiredis0.14 libnghttp2-14 libmicrohttpd12 libjemalloc2 ca-certificates tzdata \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 65532 pushworker \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \

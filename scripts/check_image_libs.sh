@@ -14,6 +14,9 @@
 #    libFoundation*, lib_Foundation*, libdispatch, libBlocksRuntime, libicu*) counts as
 #    covered: the release image links it statically (--static-swift-stdlib), so a debug
 #    build's dynamic Swift libraries are expected here.
+# 4. The runtime stage installs tzdata itself: recipients' IANA time zones are read from
+#    /usr/share/zoneinfo (docs/local-time.md), which no library pulls in and slim base images
+#    may lack.
 #
 # Prints how each library is covered; exits 1 listing the missing ones, 2 on usage errors.
 set -euo pipefail
@@ -159,6 +162,14 @@ while IFS= read -r line; do
         missing+=("$lib (package $pkg)")
     fi
 done <<<"$ldd_out"
+
+# --- 4. data files no library brings ----------------------------------------------------------
+if ! grep -qx tzdata <<<"$runtime_packages"; then
+    missing+=("tzdata (/usr/share/zoneinfo: the recipients' time zones, docs/local-time.md)")
+else
+    printf '  %-28s %-22s %s\n' "/usr/share/zoneinfo" "tzdata" "${in_image[tzdata]}"
+    covered=$((covered + 1))
+fi
 
 if [[ ${#missing[@]} -gt 0 ]]; then
     echo "missing from the runtime image:"

@@ -22,6 +22,8 @@ packages=(
   fonts-dejavu-core     # a font for chromium's screenshots
   openssl ca-certificates curl python3-venv
 )
+# The IANA time zones of quiet hours and local send times (docs/local-time.md); slim images lack them.
+if [ ! -d /usr/share/zoneinfo ]; then packages+=(tzdata); fi
 
 missing=()
 for package in "${packages[@]}"; do
