@@ -237,6 +237,8 @@ SETS: dict[str, dict] = {
     "keda": merged(REQUIRED, {"autoscaling": {"keda": {"enabled": True, "maxReplicaCount": 24, "includeRetryTopic": True,
                                                         "authenticationRef": "kafka-trigger-auth"}}}),
     "hpa": merged(REQUIRED, {"autoscaling": {"hpa": {"enabled": True}}}),
+    "lanes-dedicated": merged(REQUIRED, {"lanes": {"transactional": {"dedicated": True}}, "serviceMonitor": {"enabled": True},
+                                         "networkPolicy": {"enabled": True}, "events": {"enabled": True}}),
     "events-netpol-monitor": merged(REQUIRED, CREDENTIALS, {
         "events": {"enabled": True}, "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
         "networkPolicy": {"enabled": True, "kafka": {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kafka"}}}]},
@@ -692,6 +694,9 @@ def presence(set_name: str, docs: list[dict], eff: dict) -> None:
         ("ScaledObject", FULLNAME): on(eff, "autoscaling", "keda", "enabled"),
         ("HorizontalPodAutoscaler", FULLNAME): on(eff, "autoscaling", "hpa", "enabled"),
         ("Deployment", f"{FULLNAME}-events"): ev,
+        ("Deployment", f"{FULLNAME}-transactional"): on(eff, "lanes", "transactional", "dedicated"),
+        ("Service", f"{FULLNAME}-transactional"): on(eff, "lanes", "transactional", "dedicated"),
+        ("PodDisruptionBudget", f"{FULLNAME}-transactional"): on(eff, "lanes", "transactional", "dedicated") and on(eff, "pdb", "enabled"),
         ("Service", f"{FULLNAME}-events"): ev,
         ("PodDisruptionBudget", f"{FULLNAME}-events"): ev and on(eff, "pdb", "enabled"),
         ("Ingress", f"{FULLNAME}-events"): ev and on(eff, "events", "ingress", "enabled"),
@@ -1084,6 +1089,32 @@ def expect_monitoring(set_name: str, docs: list[dict], eff: dict) -> None:
                   json.loads(dash["data"]["pushworker.json"]) == json.loads(DASHBOARD.read_text()))
         except ValueError as e:
             fail(L("dashboard ConfigMap JSON"), str(e))
+
+
+def expect_worker_coverage(set_name: str, docs: list[dict], eff: dict) -> None:
+    """Every worker Deployment's pods (the dedicated transactional one's too, docs/lanes.md) are
+    behind a Service with the http port that the ServiceMonitor selects, in a PodDisruptionBudget
+    and under the NetworkPolicy, and no other worker Deployment's pods share them."""
+    L = lambda what: f"[{set_name}] {what}"
+    workers = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] in (FULLNAME, f"{FULLNAME}-transactional")]
+    services = [d for d in docs if d["kind"] == "Service"]
+    budgets = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
+    sm, np_ = find(docs, "ServiceMonitor"), find(docs, "NetworkPolicy", FULLNAME)
+    for dep in workers:
+        name, labels = dep["metadata"]["name"], dep["spec"]["template"]["metadata"]["labels"]
+        own = [s for s in services if s["spec"].get("selector") and selector_matches({"matchLabels": s["spec"]["selector"]}, labels)]
+        check(L(f"{name}: its pods are behind one Service with the http port"),
+              len(own) == 1 and any(p["name"] == "http" for p in own[0]["spec"]["ports"]), str([s["metadata"]["name"] for s in own]))
+        others = [d["metadata"]["name"] for d in workers if d is not dep and own
+                  and selector_matches({"matchLabels": own[0]["spec"]["selector"]}, d["spec"]["template"]["metadata"]["labels"])]
+        check(L(f"{name}: its Service selects no other worker Deployment's pods"), not others, str(others))
+        if sm is not None and own:
+            check(L(f"{name}: the ServiceMonitor selects its Service"), selector_matches(sm["spec"]["selector"], own[0]["metadata"]["labels"]))
+        if on(eff, "pdb", "enabled"):
+            check(L(f"{name}: its pods are in one PodDisruptionBudget"),
+                  sum(selector_matches(b["spec"]["selector"], labels) for b in budgets) == 1)
+        if np_ is not None:
+            check(L(f"{name}: its pods are under the NetworkPolicy"), selector_matches(np_["spec"]["podSelector"], labels))
 
 
 def expected_alerts(eff: dict) -> set[str]:
@@ -1628,6 +1659,7 @@ def main() -> int:
             expect_events(set_name, docs, eff, notes)
             expect_api(set_name, docs, eff, notes)
             expect_monitoring(set_name, docs, eff)
+            expect_worker_coverage(set_name, docs, eff)
             expect_prometheus_rule(set_name, docs, eff)
             expect_operator_features(set_name, docs, eff, values)
             if set_name == "prometheus-rule":
