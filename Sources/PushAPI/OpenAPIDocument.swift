@@ -41,7 +41,7 @@ public enum OpenAPIDocument {
           "jobs"
         ],
         "summary": "Validate jobs and produce them to the jobs topic",
-        "description": "One fan-out job (docs/reference/job.md) or an array of 1 to 10000 jobs. Every job is validated as `pushworker enqueue` validates it (relative createdAt/expiresAt such as \"+4h\" are resolved); one invalid job and nothing is produced: 422 lists every problem with its JSON path (`$.recipients[3].token`, `$[2].content` in an array). Valid jobs are produced to PUSHWORKER_TOPIC_JOBS keyed by jobId; 202 once Kafka acknowledged every one. With an Idempotency-Key, a retry with the same key and body gets the first 202 again (Idempotent-Replayed: true) without producing anything.",
+        "description": "One fan-out job (docs/reference/job.md) or an array of 1 to 10000 jobs. Every job is validated as `pushworker enqueue` validates it (relative createdAt/expiresAt such as \"+4h\" are resolved); one invalid job and nothing is produced: 422 lists every problem with its JSON path (`$.recipients[3].token`, `$[2].content` in an array). Valid jobs are produced to their lane's topic keyed by jobId: `lane` `bulk` (the default) to PUSHWORKER_TOPIC_JOBS, `transactional` to PUSHWORKER_TOPIC_JOBS_TRANSACTIONAL (docs/lanes.md); 202 once Kafka acknowledged every one. With an Idempotency-Key, a retry with the same key and body gets the first 202 again (Idempotent-Replayed: true) without producing anything.",
         "parameters": [
           {
             "$ref": "#/components/parameters/IdempotencyKey"
