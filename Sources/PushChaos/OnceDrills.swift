@@ -262,7 +262,7 @@ extension ChaosDrills {
         let settings = ["PUSHWORKER_DRAIN_SECONDS": "3", "PUSHWORKER_REQUEST_TIMEOUT_MS": "10000", "PUSHWORKER_CLAIM_LEASE_SECONDS": "25",
                         "PUSHWORKER_MAX_IN_FLIGHT": "100"]
         let first = try harness.startWorker(extra: settings)
-        guard ChildProcess.waitFor(timeout: 60, { (first.inFlight() ?? 0) >= 50 }) else {
+        guard ChildProcess.waitFor(timeout: 60, { (first.inFlight() ?? 0) >= 30 }) else {
             report.check("sends in flight before SIGTERM", "\(first.inFlight() ?? -1)", false)
             first.signal(SIGKILL)
             return

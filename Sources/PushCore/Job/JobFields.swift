@@ -252,7 +252,7 @@ public enum RecipientField: String, JobFieldTable {
         "pushSubscription": .subscription, "webPushSubscription": .subscription,
         "vars": .properties, "variables": .properties, "attributes": .properties, "tags": .properties, "data": .properties,
         "personalization": .properties, "tokenUpdated": .tokenUpdatedAt, "registeredAt": .tokenUpdatedAt,
-        "tz": .timezone, "timeZone": .timezone, "zone": .timezone,
+        "tz": .timezone, "zone": .timezone,
     ]
     public var shape: JobFieldShape {
         switch self {

@@ -39,7 +39,7 @@ public enum MetricLabels {
         .union([PayloadError.noCredentials.reason, PayloadError.payloadTooLarge.reason])
         .union(["known_invalid", "timeout", "connect_error", "tls_error", "protocol_error", "shutdown", "invalid_request",
                 "transport_error", "dns_error", "auth_unavailable", "auth_error", "internal_error", "unanswered",
-                "withheld"])
+                "withheld", "bad_timezone"])
         .union(ExpiryReason.allCases.map(\.rawValue))
 
     /// `http_<status>` (a provider answer without a reason string) for the statuses providers

@@ -107,8 +107,12 @@ final class ClaimStage: Sendable {
             }
             return choices
         }
-        last.withLock { $0 = LastRound(queueVersion: queueVersion, endpointVersion: endpointVersion, room: room, bulkRoom: bulkRoom, parkHeld: parkHeld,
-                                       nextDue: nextDue) }
+        // A round that took anything changed the queue: whatever it kept back (a cap, the room)
+        // is looked at again next turn, even when what it took needed no slot (duplicates,
+        // finals, parked, capped).
+        let tookAny = !selected.taken.isEmpty || !selected.parked.isEmpty
+        last.withLock { $0 = LastRound(queueVersion: tookAny ? .max : queueVersion, endpointVersion: endpointVersion, room: room,
+                                       bulkRoom: bulkRoom, parkHeld: parkHeld, nextDue: nextDue) }
         // Recipients that waited in memory for tokens are out of the queue again: no longer counted.
         var takenNow = selected.taken
         if takenNow.contains(where: { $0.waitsForBucket != nil }) || selected.parked.contains(where: { $0.request.waitsForBucket != nil }) {
