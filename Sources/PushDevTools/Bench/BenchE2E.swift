@@ -292,6 +292,10 @@ package struct BenchE2E: Benchmark {
             let log = folder.appendingPathComponent("worker-\(index).log")
             let child: ChildProcess
             let isB = options.isComparing && index % 2 == 1
+            // The bench's jobs are all bulk: against another build (which may predate lanes and
+            // subscribe to fewer topics, which one consumer group cannot split fairly), A
+            // consumes the bulk lane only, like B.
+            if options.compareBinary != nil && !isB { env["PUSHWORKER_LANES"] = "bulk" }
             if isB, let plainRedisURL {
                 env["PUSHWORKER_REDIS_URL"] = plainRedisURL
                 env["PUSHWORKER_REDIS_CA_FILE"] = nil
