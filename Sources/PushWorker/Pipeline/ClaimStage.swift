@@ -183,7 +183,6 @@ final class ClaimStage: Sendable {
     /// A paused campaign's recipient goes to the retry topic, looked at again after the recheck
     /// period (it holds no slot and no memory meanwhile).
     private func parkPaused(_ request: ClaimRequest, now: Double) {
-        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "parked")])
         park(request, until: now + settings.pauseRecheckSeconds, now: now)
     }
@@ -192,7 +191,6 @@ final class ClaimStage: Sendable {
     private func cancel(_ request: ClaimRequest, wallNow: Double) {
         let run = request.run, index = request.index
         run.dropRequest(index)
-        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "cancelled")])
         outcomes.add(run, index, .final(run.result(index, .cancelled, reason: nil, atMs: Int64(wallNow * 1000), attempts: run.attemptsBefore(index))),
                      holdsSlot: false)
@@ -202,16 +200,9 @@ final class ClaimStage: Sendable {
     private func expireForDeadline(_ request: ClaimRequest, wallNow: Double) {
         let run = request.run, index = request.index
         run.dropRequest(index)
-        forgetLastRound()
         metrics.increment("pushworker_campaign_steered_total", [("action", "expired")])
         outcomes.add(run, index, .final(run.result(index, .expired, reason: ExpiryReason.sendByPassed.rawValue, atMs: Int64(wallNow * 1000),
                                                    attempts: run.attemptsBefore(index))), holdsSlot: false)
-    }
-
-    /// Recipients left the queue without taking a slot (a campaign control stopped them): the
-    /// per-endpoint cap may have kept others back this round, so the next round looks again.
-    private func forgetLastRound() {
-        last.withLock { $0.queueVersion = .max }
     }
 
     /// A held recipient goes to the retry topic, due when its hold ends; if that is past its
@@ -220,7 +211,6 @@ final class ClaimStage: Sendable {
         let run = request.run, index = request.index
         let wait = max(0, until - now)
         let wallNow = clock.wallSeconds
-        forgetLastRound()
         metrics.increment("pushworker_parked_total")
         if let sendBy = run.sendBy, wallNow + wait > sendBy, sendBy < run.horizon {
             expireForDeadline(request, wallNow: wallNow)
@@ -452,7 +442,6 @@ final class ClaimStage: Sendable {
                 outcomes.add(run, index, .final(run.result(index, .capped, reason: nil, atMs: nowMs, attempts: run.attemptsBefore(index))),
                              holdsSlot: false)
                 metrics.increment("pushworker_capped_total", [("category", run.capPolicy?.category ?? "")])
-                if counts.capped == 0 { forgetLastRound() } // it took no slot: the next round looks again
                 counts.capped += 1
             }
         }
