@@ -20,6 +20,8 @@ extension ChaosDrills {
         var transactionalTotal = 0
         var bulkComplete = false
         var duplicates = 0
+        /// The slowest enqueue of a single job (a fresh producer, produce, acknowledgement).
+        var slowestEnqueueMs: Int64 = 0
     }
 
     static func lanesPriority(_ options: ChaosOptions, _ report: inout DrillReport) throws {
@@ -32,6 +34,7 @@ extension ChaosDrills {
         report.figure("bulk campaign", "\(lanes.bulkTotal) recipients, 1 worker of 500 in flight, provider latency \(campaignLatencyMs) ms")
         report.figure("transactional lane: enqueue → sent", summary(lanes))
         report.figure("every job on the bulk lane: enqueue → sent", summary(bulkOnly))
+        report.figure("slowest enqueue of one transactional job (new producer → acknowledged)", "\(lanes.slowestEnqueueMs) ms")
         report.figure("bulk sent when the last transactional job was sent (lanes)", "\(lanes.bulkSentWhenDone) of \(lanes.bulkTotal)")
         report.check("every transactional job sent", "\(lanes.transactionalSent)/\(lanes.transactionalTotal)",
                      lanes.transactionalSent == lanes.transactionalTotal)
@@ -72,6 +75,7 @@ extension ChaosDrills {
         for job in singles.jobs {
             enqueuedAt[job.key] = Int64(Date().timeIntervalSince1970 * 1000)
             try harness.produce([job], topic: transactional ? "push.jobs.transactional.v1" : "push.jobs.v1")
+            run.slowestEnqueueMs = max(run.slowestEnqueueMs, Int64(Date().timeIntervalSince1970 * 1000) - (enqueuedAt[job.key] ?? 0))
             let next = Date().addingTimeInterval(0.25)
             while Date() < next { watcher.update(0.02) }
         }

@@ -7,10 +7,10 @@ import Testing
 /// against a 200 ms provider, single-recipient transactional jobs enqueued meanwhile.
 @Suite("Lanes: drill", .serialized)
 struct LaneDrillTests {
-    /// The drill's 1 s bound is checked at full scale by `pushworker-dev chaos --drill
-    /// lanes-priority` (docs/lanes.md: one job in some runs waits out librdkafka's fixed 1 s fetch
-    /// back-off); here, beside the whole test suite: every other check, and transactional jobs
-    /// sent in a fraction of the time the same jobs take on the bulk lane.
+    /// The drill's absolute 1 s bound is checked at full scale by `pushworker-dev chaos --drill
+    /// lanes-priority` on a machine of its own (docs/lanes.md); here, beside the whole test suite
+    /// on the same cores: every other check, and transactional jobs sent in a fraction of the time
+    /// the same jobs take on the bulk lane.
     @Test("transactional jobs are sent long before the same jobs on the bulk lane while a bulk campaign saturates the worker")
     func lanesPriority() {
         let report = ChaosDrills.run("lanes-priority", ReliabilityTests.options(scale: 0.2))

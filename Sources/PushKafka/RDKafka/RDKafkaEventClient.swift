@@ -19,6 +19,8 @@ package final class RDKafkaEventClient: @unchecked Sendable {
     private let pollThreadExited = DispatchSemaphore(value: 0)
     private let pollThread = Mutex<pthread_t?>(nil)
     private let errors = Mutex<[KafkaError]>([])
+    /// Topic handles of the topics produced to (``announce(_:)``), destroyed by `close`.
+    private let announcedTopics = Mutex<[String: OpaquePointer]>([:])
     private let name: String
     /// The poll thread's name, for Foundation and the kernel alike (which keeps 15 bytes).
     private var threadName: String { String("pw-rdk-\(name)".prefix(15)) }
@@ -176,6 +178,18 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         }
     }
 
+    /// Makes librdkafka look up `topic`'s partition leaders now, the first time this client
+    /// produces to it. `rd_kafka_produceva` creates an unknown topic without asking for its
+    /// metadata: when the connection's own metadata request went out before the topic existed,
+    /// the first record waits for librdkafka's 1 s topic scan (librdkafka issue #5032, fixed in
+    /// 2.10.1; Debian ships 2.0). `rd_kafka_topic_new` asks at once. Called inside `handleGuard`.
+    private func announce(_ topic: String) {
+        announcedTopics.withLock { topics in
+            guard topics[topic] == nil, let created = rd_kafka_topic_new(handle, topic, nil) else { return }
+            topics[topic] = created
+        }
+    }
+
     /// Produces one message (to `partition`, or where the partitioner puts its key when nil);
     /// `completion` runs on the poll thread (or right here on a synchronous failure).
     func produce(topic: String, partition: Int32? = nil, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader],
@@ -185,6 +199,7 @@ package final class RDKafkaEventClient: @unchecked Sendable {
             return
         }
         defer { handleGuard.leave() }
+        announce(topic)
         var hdrs: OpaquePointer?
         if !headers.isEmpty {
             hdrs = rd_kafka_headers_new(headers.count)
@@ -227,6 +242,7 @@ package final class RDKafkaEventClient: @unchecked Sendable {
         }
         guard handleGuard.enter() else { return refused(KafkaError(code: KafkaError.destroyed, message: "producer is closed")) }
         defer { handleGuard.leave() }
+        announce(topic)
         let opaque = Unmanaged.passRetained(handler).toOpaque()
         // Key and value are copied by librdkafka (RD_KAFKA_MSG_F_COPY) before this returns.
         // An empty key needs a non-NULL pointer: NULL means no key.
@@ -273,6 +289,7 @@ package final class RDKafkaEventClient: @unchecked Sendable {
             handle(event: event)
         }
         rd_kafka_queue_destroy(mainQueue)
+        for topic in announcedTopics.withLock({ Array($0.values) }) { rd_kafka_topic_destroy(topic) }
         rd_kafka_destroy(handle)
     }
 }
