@@ -64,7 +64,7 @@ extension ChaosDrills {
             }
         }
         let watcher = try ResultWatcher(harness, expected: bulk.expected.union(singles.expected))
-        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "500", "PUSHWORKER_RDKAFKA_FETCH_WAIT_MAX_MS": "50"])
+        let worker = try harness.startWorker(extra: ["PUSHWORKER_MAX_IN_FLIGHT": "500"])
         _ = ChildProcess.waitFor(timeout: 60) { worker.readyz() == 200 }
         try harness.produce(bulk.jobs)
         var run = LaneRun(bulkTotal: bulk.recipientCount, transactionalTotal: singles.recipientCount)

@@ -239,6 +239,16 @@ struct ConfigurationTests {
         #expect(overridden["compression.type"] == "lz4")
     }
 
+    @Test("the worker's consumer prefetches at most 16 MiB and waits at most 100 ms per fetch unless PUSHWORKER_RDKAFKA_* says otherwise")
+    func workerConsumerDefaults() throws {
+        let unset = try Self.load([:])
+        let defaults = unset.kafkaProperties(for: .consumer, defaults: Configuration.workerConsumerDefaults)
+        #expect(defaults["queued.max.messages.kbytes"] == "16384")
+        #expect(defaults["fetch.wait.max.ms"] == "100")
+        let set = try Self.load(["PUSHWORKER_RDKAFKA_FETCH_WAIT_MAX_MS": "500"])
+        #expect(set.kafkaProperties(for: .consumer, defaults: Configuration.workerConsumerDefaults)["fetch.wait.max.ms"] == "500")
+    }
+
     @Test("PUSHWORKER_RECORD_DELAY_MS is read, printed, and refused outside 0…1000")
     func recordDelay() throws {
         let c = try Self.load(["PUSHWORKER_RECORD_DELAY_MS": "0"])

@@ -267,6 +267,15 @@ public struct Configuration: Sendable {
     /// client reads snappy.
     public static let workerProducerDefaults = ["linger.ms": "50", "compression.type": "snappy"]
 
+    /// Defaults of `pushworker run`'s consumer, under any `PUSHWORKER_RDKAFKA_*`. librdkafka
+    /// prefetches up to 64 MiB by default; 16 MiB is still ~128 jobs of 500 recipients ahead and
+    /// bounds peak RSS (docs/performance.md). A fetch waits at most 100 ms (librdkafka: 500) for
+    /// data: a broker that answers an empty fetch only when that wait ends (the dev broker) would
+    /// otherwise hold a transactional job up to half a second (docs/lanes.md). A Kafka broker
+    /// answers as soon as data arrives; on an idle topic the worker then sends up to ten fetches
+    /// a second per broker instead of two.
+    public static let workerConsumerDefaults = ["queued.max.messages.kbytes": "16384", "fetch.wait.max.ms": "100"]
+
     /// librdkafka properties for a client of this configuration.
     /// `defaults` are ours and yield to pass-through properties; `extra` overrides both.
     public func kafkaProperties(for kind: KafkaClientKind, defaults: [String: String] = [:],

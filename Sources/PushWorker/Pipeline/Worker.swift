@@ -94,9 +94,7 @@ public final class Worker: Sendable {
         ReliableProducer.declareFailures(in: metrics, topics: [configuration.topicResults, configuration.topicTokens, configuration.topicRetry],
                                          dlq: configuration.topicDLQ)
         consumer = try KafkaConsumer(
-            // librdkafka prefetches up to 64 MiB per consumer by default; 16 MiB is still ~128
-            // jobs of 500 recipients ahead and bounds peak RSS (docs/performance.md).
-            properties: configuration.kafkaProperties(for: .consumer, defaults: ["queued.max.messages.kbytes": "16384"],
+            properties: configuration.kafkaProperties(for: .consumer, defaults: Configuration.workerConsumerDefaults,
                                                       extra: ["group.id": configuration.kafkaGroup]),
             topics: Self.consumedTopics(configuration))
 
