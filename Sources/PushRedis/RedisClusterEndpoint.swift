@@ -27,14 +27,9 @@ public struct RedisClusterEndpoint: Sendable, Equatable, CustomStringConvertible
     }
 
     public init(url: String) throws(RedisError) {
-        let isTLS = url.hasPrefix(Self.tlsScheme)
-        guard isTLS || url.hasPrefix(Self.scheme) else {
-            throw RedisEndpoint.invalid("a cluster URL starts with \(Self.scheme) or \(Self.tlsScheme)")
-        }
-        var rest = Substring(url.dropFirst(isTLS ? Self.tlsScheme.count : Self.scheme.count))
-        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            throw RedisEndpoint.invalid("a cluster URL takes no \(rest[mark]) part")
-        }
+        let parsed = try RedisEndpoint.afterScheme(url, scheme: Self.scheme, tlsScheme: Self.tlsScheme, kind: "a cluster URL")
+        let isTLS = parsed.isTLS
+        var rest = parsed.rest
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
             guard path.isEmpty else {

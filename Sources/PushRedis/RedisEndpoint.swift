@@ -139,6 +139,17 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     static func invalid(_ why: String) -> RedisError { RedisError("invalid Redis URL (\(why))") }
 
+    /// What follows the scheme of a Cluster or Sentinel URL (`scheme` or `tlsScheme`), and
+    /// whether it is the TLS one; such URLs take no `?` or `#` part. `kind` names the URL in the
+    /// errors ("a cluster URL").
+    static func afterScheme(_ url: String, scheme: String, tlsScheme: String, kind: String) throws(RedisError) -> (isTLS: Bool, rest: Substring) {
+        let isTLS = url.hasPrefix(tlsScheme)
+        guard isTLS || url.hasPrefix(scheme) else { throw invalid("\(kind) starts with \(scheme) or \(tlsScheme)") }
+        let rest = Substring(url.dropFirst(isTLS ? tlsScheme.count : scheme.count))
+        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { throw invalid("\(kind) takes no \(rest[mark]) part") }
+        return (isTLS, rest)
+    }
+
     /// The address with the user (never the password), the database when not 0, and `rediss://`
     /// in front for TLS.
     public var description: String {

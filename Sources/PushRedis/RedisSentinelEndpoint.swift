@@ -48,14 +48,9 @@ public struct RedisSentinelEndpoint: Sendable, Equatable, CustomStringConvertibl
     }
 
     public init(url: String) throws(RedisError) {
-        let isTLS = url.hasPrefix(Self.tlsScheme)
-        guard isTLS || url.hasPrefix(Self.scheme) else {
-            throw RedisEndpoint.invalid("a Sentinel URL starts with \(Self.scheme) or \(Self.tlsScheme)")
-        }
-        var rest = Substring(url.dropFirst(isTLS ? Self.tlsScheme.count : Self.scheme.count))
-        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            throw RedisEndpoint.invalid("a Sentinel URL takes no \(rest[mark]) part")
-        }
+        let parsed = try RedisEndpoint.afterScheme(url, scheme: Self.scheme, tlsScheme: Self.tlsScheme, kind: "a Sentinel URL")
+        let isTLS = parsed.isTLS
+        var rest = parsed.rest
         let usage = "name the master after the Sentinels: \(Self.scheme)host:26379,…/<master-name>[/db]"
         guard let slash = rest.firstIndex(of: "/") else { throw RedisEndpoint.invalid(usage) }
         let path = rest[rest.index(after: slash)...].split(separator: "/", omittingEmptySubsequences: false)
