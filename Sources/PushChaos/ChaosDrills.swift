@@ -85,6 +85,19 @@ public enum ChaosDrills {
         return true
     }
 
+    /// Waits (at most 10 s, or until the campaign completes) until `worker` has at least `target`
+    /// sends in flight, and returns the last reading of its gauge (read at scrape time), nil
+    /// when unreadable: a fault then lands while sends are in flight.
+    static func inFlightReading(_ worker: ChaosHarness.Worker, _ watcher: ResultWatcher, atLeast target: Int) -> Int? {
+        var inFlight = worker.inFlight()
+        let deadline = Date().addingTimeInterval(10)
+        while (inFlight ?? 0) < target && Date() < deadline && !watcher.complete {
+            watcher.update(0.02)
+            inFlight = worker.inFlight()
+        }
+        return inFlight
+    }
+
     /// The closing figures of an outage drill: nothing lost, duplicate results and sends,
     /// result statuses.
     static func outcome(_ watcher: ResultWatcher, _ harness: ChaosHarness, _ report: inout DrillReport) {

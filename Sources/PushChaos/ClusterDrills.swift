@@ -250,13 +250,8 @@ extension ChaosDrills {
         // The replica waits (cluster-replica-no-failover) so the drill sees the slot range
         // without a master for a few seconds, then takes over by itself.
         try cluster.holdFailover(of: replica, true)
-        // Hit while sends are in flight (the gauge is read at scrape time).
-        var inFlight = worker.inFlight()
-        let aimDeadline = Date().addingTimeInterval(10)
-        while (inFlight ?? 0) < maxInFlight / 2 && Date() < aimDeadline && !watcher.complete {
-            watcher.update(0.02)
-            inFlight = worker.inFlight()
-        }
+        // Hit while sends are in flight.
+        let inFlight = inFlightReading(worker, watcher, atLeast: maxInFlight / 2)
         var lagBytes: Int64?
         if let master = cluster.replicationOffset(victim), let copy = cluster.replicationOffset(replica) { lagBytes = master - copy }
         let before = watcher.covered.count

@@ -39,13 +39,8 @@ extension ChaosDrills {
         try harness.produce(campaign.jobs)
         guard campaignStarted(watcher, fraction: 0.25, &report) else { return }
 
-        // Hit while sends are in flight (the gauge is read at scrape time).
-        var inFlight = worker.inFlight()
-        let aimDeadline = Date().addingTimeInterval(10)
-        while (inFlight ?? 0) < maxInFlight / 2 && Date() < aimDeadline && !watcher.complete {
-            watcher.update(0.02)
-            inFlight = worker.inFlight()
-        }
+        // Hit while sends are in flight.
+        let inFlight = inFlightReading(worker, watcher, atLeast: maxInFlight / 2)
         var lagBytes: Int64?
         if let master = sentinel.replicationOffset(victim), let copy = sentinel.replicationOffset(replica) { lagBytes = master - copy }
         let before = watcher.covered.count
